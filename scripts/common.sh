@@ -1,0 +1,50 @@
+# Shared by scripts/demo.sh and scripts/test.sh: installs the Debian packages
+# Cairn needs (only the missing ones) and builds into build/.
+# Usage: source scripts/common.sh; cairn_setup [extra packages...]
+
+CAIRN_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+CAIRN_BUILD="${CAIRN_BUILD:-$CAIRN_ROOT/build}"
+
+# Build and run-time dependencies of every component and test.
+CAIRN_PACKAGES=(
+  cmake g++ make pkg-config ccache git
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  librocksdb-dev libeigen3-dev prometheus-cpp-dev libabsl-dev
+  libcli11-dev libyaml-cpp-dev nlohmann-json3-dev liblbfgspp-dev libspdlog-dev
+  libgtest-dev libgmock-dev zlib1g-dev
+  prometheus python3 python3-grpcio python3-grpc-tools python3-numpy
+  python3-sklearn
+)
+
+cairn_log() { printf '\033[1m[cairn]\033[0m %s\n' "$*" >&2; }
+
+cairn_install_packages() {
+  local missing=()
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  cairn_log "installing Debian packages: ${missing[*]}"
+  local sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+cairn_build() {
+  local jobs
+  jobs="$(nproc 2>/dev/null || echo 2)"
+  if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
+    export PATH="/usr/local/cuda/bin:$PATH"
+  fi
+  cairn_log "configuring into $CAIRN_BUILD"
+  cmake -S "$CAIRN_ROOT" -B "$CAIRN_BUILD" -DCMAKE_BUILD_TYPE=Release >"$CAIRN_BUILD.configure.log" 2>&1 \
+    || { cat "$CAIRN_BUILD.configure.log"; return 1; }
+  cairn_log "building with $jobs jobs"
+  cmake --build "$CAIRN_BUILD" -j "$jobs"
+}
+
+cairn_setup() {
+  cairn_install_packages "${CAIRN_PACKAGES[@]}" "$@"
+  cairn_build
+}

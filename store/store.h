@@ -1,0 +1,117 @@
+// Durable persistence of studies, trials and measurements.
+//
+// Store is the interface; Store::Open returns the RocksDB implementation
+// (store/rocksdb_store.cc). Every mutating call returns only after its write is
+// durable (WAL fsynced when StoreOptions::sync is true), so a caller may
+// acknowledge a client as soon as the call returns OK: kill -9 loses nothing.
+// Concurrent synced writers are group-committed by RocksDB.
+//
+// Key layout (one RocksDB column family, keys are byte strings; ids are
+// 16-digit lower-case hex so lexical order equals numeric order):
+//   meta/schema_version              -> decimal schema version ("1")
+//   meta/next_study_id               -> decimal next study id
+//   s/<study>                        -> cairn.v1.Study
+//   n/<display_name>                 -> decimal study id (name index)
+//   k/<study>                        -> decimal largest trial id ever written
+//   t/<study>/<trial>                -> cairn.v1.Trial without measurements
+//   m/<study>/<trial>/<seq>          -> cairn.v1.Measurement (seq from 0)
+// Later components add their own prefixes (j/ for jobs, a/ for audit).
+//
+// A Store is safe for concurrent use without external locking.
+#ifndef CAIRN_STORE_STORE_H_
+#define CAIRN_STORE_STORE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "cairn/v1/study.pb.h"
+
+namespace cairn {
+
+struct StoreOptions {
+  // fsync the WAL before a write returns. Default: true. Tests of the
+  // non-durable path and benchmarks may turn it off.
+  bool sync = true;
+  // Create the database if it does not exist. Default: true.
+  bool create_if_missing = true;
+};
+
+// Everything the store holds for one study, as loaded at recovery.
+struct StoredStudy {
+  cairn::v1::Study study;
+  int64_t study_id = 0;
+  // Trials in id order, without measurements.
+  std::vector<cairn::v1::Trial> trials;
+  // Largest trial id ever written for this study (0 if none); new ids must
+  // be larger, also after trials were deleted.
+  int64_t max_trial_id = 0;
+};
+
+class Store {
+ public:
+  // Opens (creating if asked) the store in directory `path`.
+  // Returns FailedPrecondition if the schema version on disk is newer than
+  // this binary understands, and Internal/Unavailable on RocksDB errors
+  // (e.g. the directory is locked by another cairnd).
+  static absl::StatusOr<std::unique_ptr<Store>> Open(
+      const StoreOptions& options, const std::string& path);
+
+  Store() = default;
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+  virtual ~Store() = default;
+
+  // Allocates a new study id (persisting the counter), assigns it to
+  // study.name ("studies/<id>") and writes the study and its name index in
+  // one atomic batch. Returns the id.
+  // Returns AlreadyExists if display_name is taken.
+  virtual absl::StatusOr<int64_t> CreateStudy(cairn::v1::Study study) = 0;
+
+  // Overwrites the study record (state, reason, ...). The display name must
+  // not change. NotFound if the study does not exist.
+  virtual absl::Status UpdateStudy(int64_t study_id,
+                                   const cairn::v1::Study& study) = 0;
+
+  // Deletes the study, its name index, trials and measurements atomically.
+  // Study ids are never reused. NotFound if absent.
+  virtual absl::Status DeleteStudy(int64_t study_id) = 0;
+
+  // Loads every study with its trials (no measurements), in study id order.
+  virtual absl::StatusOr<std::vector<StoredStudy>> LoadAll() = 0;
+
+  // Writes (inserts or overwrites) trials of one study in one atomic batch
+  // and raises the study's max trial id to at least the largest trial.id.
+  // Each trial must have id > 0; its measurements field is not stored
+  // (use AppendMeasurements). NotFound if the study does not exist.
+  virtual absl::Status PutTrials(
+      int64_t study_id, const std::vector<cairn::v1::Trial>& trials) = 0;
+
+  // Deletes one trial and its measurements. Its id is not reused.
+  virtual absl::Status DeleteTrial(int64_t study_id, int64_t trial_id) = 0;
+
+  // Appends measurements to trials in one atomic, durable batch; each entry
+  // is (study id, trial id, measurement), appended in the given order.
+  // NotFound if a study does not exist.
+  struct MeasurementWrite {
+    int64_t study_id;
+    int64_t trial_id;
+    cairn::v1::Measurement measurement;
+  };
+  virtual absl::Status AppendMeasurements(
+      const std::vector<MeasurementWrite>& measurements) = 0;
+
+  // Returns the measurements of one trial in append order.
+  virtual absl::StatusOr<std::vector<cairn::v1::Measurement>> ListMeasurements(
+      int64_t study_id, int64_t trial_id) = 0;
+
+  // Approximate bytes the store takes on disk (for monitoring).
+  virtual uint64_t ApproximateSizeBytes() = 0;
+};
+
+}  // namespace cairn
+
+#endif  // CAIRN_STORE_STORE_H_

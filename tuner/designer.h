@@ -1,0 +1,59 @@
+// Designers propose new trials for a study. One interface, one factory; the
+// algorithms live in their own files (random, grid, quasi-random, GP bandit).
+#ifndef CAIRN_TUNER_DESIGNER_H_
+#define CAIRN_TUNER_DESIGNER_H_
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "cairn/v1/study.pb.h"
+
+namespace cairn::tuner {
+
+// One proposed parameter assignment, in the API's representation: numbers as
+// number_value (integral for INTEGER), categories as string_value; only the
+// parameters active under the chosen parent values are present.
+struct Suggestion {
+  std::vector<cairn::v1::Parameter> parameters;
+  // Designer metadata stored on the trial (e.g. "suggestion_seconds").
+  std::map<std::string, std::string> metadata;
+};
+
+// Everything a designer may look at.
+struct DesignerContext {
+  // The study's spec; already validated by ValidateStudySpec. Not owned.
+  const cairn::v1::StudySpec* spec = nullptr;
+  // Every trial of the study, in id order and any state: REQUESTED, ACTIVE
+  // and STOPPING are pending (no result yet), SUCCEEDED carry a
+  // final_measurement, INFEASIBLE and FAILED have no usable value. Not owned.
+  std::vector<const cairn::v1::Trial*> trials;
+};
+
+// A Designer is a pure function of (spec, seed, trials): after a restart the
+// same context yields the same suggestions, so no designer state needs to be
+// persisted. Implementations may cache work between calls (e.g. a GP fit) as
+// long as results do not depend on the cache.
+// A Designer is not thread-safe; the caller serializes calls per study.
+class Designer {
+ public:
+  virtual ~Designer() = default;
+
+  // Proposes up to `count` (>= 1) new assignments that differ from the
+  // pending trials. Returning fewer (possibly none) means the search space is
+  // exhausted (e.g. GRID_SEARCH visited every point).
+  virtual absl::StatusOr<std::vector<Suggestion>> Suggest(
+      const DesignerContext& context, int count) = 0;
+};
+
+// Creates the designer the spec's algorithm names. ALGORITHM_UNSPECIFIED maps
+// to the default designer. REQUIRES: spec passed ValidateStudySpec.
+// Returns InvalidArgument for an algorithm this build does not implement.
+absl::StatusOr<std::unique_ptr<Designer>> CreateDesigner(
+    const cairn::v1::StudySpec& spec);
+
+}  // namespace cairn::tuner
+
+#endif  // CAIRN_TUNER_DESIGNER_H_
