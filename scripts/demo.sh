@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds into build/, starts cairnd on an embedded
+# store in a temp dir and tunes the Branin function end to end through the
+# cairn CLI (examples/studies/branin.yaml: 30 trials), printing progress and
+# the best trial.
+set -euo pipefail
+source "$(dirname "$0")/common.sh"
+cairn_setup
+cd "$CAIRN_ROOT"
+
+BIN="$CAIRN_BUILD/bin"
+DATA="$(mktemp -d "${TMPDIR:-/tmp}/cairn-demo.XXXXXX")"
+"$BIN/cairnd" --data-dir "$DATA" --listen 127.0.0.1:0 --port-file "$DATA/port" \
+  >"$DATA/cairnd.log" 2>&1 &
+CAIRND_PID=$!
+trap 'kill $CAIRND_PID 2>/dev/null; wait $CAIRND_PID 2>/dev/null || true' EXIT
+for _ in $(seq 1 200); do [ -s "$DATA/port" ] && break; sleep 0.05; done
+[ -s "$DATA/port" ] || { cat "$DATA/cairnd.log"; exit 1; }
+export CAIRN_SERVER="127.0.0.1:$(cat "$DATA/port")"
+cairn_log "cairnd is serving on $CAIRN_SERVER with its store in $DATA"
+
+STUDY="$("$BIN/cairn" study create --config examples/studies/branin.yaml --name branin-demo)"
+cairn_log "created $STUDY from examples/studies/branin.yaml"
+
+best=""
+n=0
+while :; do
+  suggestion="$("$BIN/cairn" trial suggest "$STUDY" --client-id demo --json 2>/dev/null)"
+  [ "$suggestion" = "[]" ] && break
+  while read -r id loss; do
+    "$BIN/cairn" trial report "$STUDY" "$id" --step 1 "loss=$loss" >/dev/null
+    "$BIN/cairn" trial complete "$STUDY" "$id" "loss=$loss" >/dev/null
+    n=$((n + 1))
+    if [ -z "$best" ] || /usr/bin/python3 -c "import sys; sys.exit(0 if $loss < $best else 1)"; then
+      best="$loss"
+    fi
+    printf 'trial %2d  loss %-10.5f best %.5f\n' "$n" "$loss" "$best"
+  done < <(printf '%s' "$suggestion" | /usr/bin/python3 examples/objectives/branin.py)
+done
+
+cairn_log "study finished after $n trials (the known optimum is 0.397887); best trial:"
+"$BIN/cairn" study best "$STUDY"
+"$BIN/cairn" study list

@@ -1,0 +1,58 @@
+// cairnd: the Cairn server process, assembled from the components: the store,
+// the study controller and the gRPC services (StudyService, health,
+// reflection).
+#ifndef CAIRN_SERVER_CAIRND_H_
+#define CAIRN_SERVER_CAIRND_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "grpcpp/server.h"
+#include "server/study_service.h"
+#include "store/store.h"
+#include "trials/study_manager.h"
+
+namespace cairn {
+
+struct CairndOptions {
+  // Directory of the embedded store (RocksDB lives in <data_dir>/store).
+  // Default: ./cairn-data.
+  std::string data_dir = "cairn-data";
+  // gRPC listen address. Port 0 picks a free port (see port_file).
+  // Default: 127.0.0.1:50051.
+  std::string listen = "127.0.0.1:50051";
+  // If non-empty, the bound port is written there once serving (for tests
+  // and scripts that start cairnd on port 0).
+  std::string port_file;
+};
+
+// A running cairnd. Thread-safe: Shutdown may be called from any thread.
+class Cairnd {
+ public:
+  // Opens the store, recovers every study and starts serving. Errors name
+  // the data dir or address that failed.
+  static absl::StatusOr<std::unique_ptr<Cairnd>> Start(
+      const CairndOptions& options);
+  ~Cairnd();
+
+  // Blocks until Shutdown completes.
+  void Wait();
+  // Stops accepting calls, lets in-flight calls finish (up to a deadline).
+  void Shutdown();
+
+  int port() const { return port_; }
+  StudyManager* manager() { return manager_.get(); }
+
+ private:
+  Cairnd() = default;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<StudyManager> manager_;
+  std::unique_ptr<StudyServiceImpl> service_;
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+};
+
+}  // namespace cairn
+
+#endif  // CAIRN_SERVER_CAIRND_H_

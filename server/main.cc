@@ -1,0 +1,52 @@
+// cairnd: serves the Cairn API over gRPC on an embedded RocksDB store.
+#include <pthread.h>
+
+#include <csignal>
+#include <cstdio>
+#include <thread>
+
+#include "CLI/CLI.hpp"
+#include "server/cairnd.h"
+#include "spdlog/spdlog.h"
+
+int main(int argc, char** argv) {
+  cairn::CairndOptions options;
+  CLI::App app{"cairnd: the Cairn hyperparameter-tuning server"};
+  app.add_option("--data-dir", options.data_dir,
+                 "Directory of the embedded store")
+      ->capture_default_str();
+  app.add_option("--listen", options.listen,
+                 "gRPC listen address HOST:PORT (port 0 picks a free one)")
+      ->capture_default_str();
+  app.add_option("--port-file", options.port_file,
+                 "Write the bound port to this file once serving");
+  app.set_version_flag("--version", CAIRN_VERSION);
+  CLI11_PARSE(app, argc, argv);
+
+  // Block the shutdown signals in every thread; one thread waits for them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+  absl::StatusOr<std::unique_ptr<cairn::Cairnd>> server =
+      cairn::Cairnd::Start(options);
+  if (!server.ok()) {
+    std::fprintf(stderr, "cairnd: error: %s\n",
+                 std::string(server.status().message()).c_str());
+    return 1;
+  }
+  std::thread waiter([&signals, &server] {
+    int signal_number = 0;
+    sigwait(&signals, &signal_number);
+    spdlog::info("cairnd: received signal {}, shutting down", signal_number);
+    (*server)->Shutdown();
+  });
+  (*server)->Wait();
+  waiter.join();
+  server->reset();
+  spdlog::info("cairnd: stopped cleanly");
+  return 0;
+}

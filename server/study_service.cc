@@ -1,0 +1,207 @@
+// Thin gRPC adapter over StudyManager.
+#include "server/study_service.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "server/status_util.h"
+
+namespace cairn {
+namespace {
+
+// Copies a StatusOr's value into *out, or returns its status.
+template <typename T, typename U>
+grpc::Status Reply(absl::StatusOr<T> result, U* out) {
+  if (!result.ok()) return ToGrpcStatus(result.status());
+  *out = std::move(*result);
+  return grpc::Status::OK;
+}
+
+// Measurements from one stream are written in batches of this size; all of
+// them are durable before the response is sent.
+constexpr size_t kStreamBatch = 1024;
+
+}  // namespace
+
+grpc::Status StudyServiceImpl::CreateStudy(
+    grpc::ServerContext*, const cairn::v1::CreateStudyRequest* request,
+    cairn::v1::Study* response) {
+  return Reply(manager_->CreateStudy(request->study()), response);
+}
+
+grpc::Status StudyServiceImpl::GetStudy(
+    grpc::ServerContext*, const cairn::v1::GetStudyRequest* request,
+    cairn::v1::Study* response) {
+  return Reply(manager_->GetStudy(request->name()), response);
+}
+
+grpc::Status StudyServiceImpl::ListStudies(
+    grpc::ServerContext*, const cairn::v1::ListStudiesRequest* request,
+    cairn::v1::ListStudiesResponse* response) {
+  absl::StatusOr<StudyPage> page =
+      manager_->ListStudies(request->page_size(), request->page_token());
+  if (!page.ok()) return ToGrpcStatus(page.status());
+  for (auto& s : page->studies) *response->add_studies() = std::move(s);
+  response->set_next_page_token(page->next_page_token);
+  return grpc::Status::OK;
+}
+
+grpc::Status StudyServiceImpl::LookupStudy(
+    grpc::ServerContext*, const cairn::v1::LookupStudyRequest* request,
+    cairn::v1::Study* response) {
+  return Reply(manager_->LookupStudy(request->display_name()), response);
+}
+
+grpc::Status StudyServiceImpl::DeleteStudy(
+    grpc::ServerContext*, const cairn::v1::DeleteStudyRequest* request,
+    google::protobuf::Empty*) {
+  return ToGrpcStatus(manager_->DeleteStudy(request->name()));
+}
+
+grpc::Status StudyServiceImpl::SetStudyState(
+    grpc::ServerContext*, const cairn::v1::SetStudyStateRequest* request,
+    cairn::v1::Study* response) {
+  return Reply(manager_->SetStudyState(request->name(), request->state()),
+               response);
+}
+
+grpc::Status StudyServiceImpl::SuggestTrials(
+    grpc::ServerContext*, const cairn::v1::SuggestTrialsRequest* request,
+    cairn::v1::SuggestTrialsResponse* response) {
+  const int count =
+      request->suggestion_count() == 0 ? 1 : request->suggestion_count();
+  absl::StatusOr<SuggestResult> result =
+      manager_->SuggestTrials(request->parent(), count, request->client_id());
+  if (!result.ok()) return ToGrpcStatus(result.status());
+  for (auto& t : result->trials) *response->add_trials() = std::move(t);
+  response->set_study_state(result->study_state);
+  response->set_message(result->message);
+  return grpc::Status::OK;
+}
+
+grpc::Status StudyServiceImpl::CreateTrial(
+    grpc::ServerContext*, const cairn::v1::CreateTrialRequest* request,
+    cairn::v1::Trial* response) {
+  return Reply(manager_->CreateTrial(request->parent(), request->trial()),
+               response);
+}
+
+grpc::Status StudyServiceImpl::GetTrial(
+    grpc::ServerContext*, const cairn::v1::GetTrialRequest* request,
+    cairn::v1::Trial* response) {
+  return Reply(manager_->GetTrial(request->name()), response);
+}
+
+grpc::Status StudyServiceImpl::ListTrials(
+    grpc::ServerContext*, const cairn::v1::ListTrialsRequest* request,
+    cairn::v1::ListTrialsResponse* response) {
+  absl::StatusOr<TrialPage> page = manager_->ListTrials(
+      request->parent(), request->page_size(), request->page_token(),
+      request->include_measurements());
+  if (!page.ok()) return ToGrpcStatus(page.status());
+  for (auto& t : page->trials) *response->add_trials() = std::move(t);
+  response->set_next_page_token(page->next_page_token);
+  return grpc::Status::OK;
+}
+
+grpc::Status StudyServiceImpl::DeleteTrial(
+    grpc::ServerContext*, const cairn::v1::DeleteTrialRequest* request,
+    google::protobuf::Empty*) {
+  return ToGrpcStatus(manager_->DeleteTrial(request->name()));
+}
+
+grpc::Status StudyServiceImpl::AddTrialMeasurement(
+    grpc::ServerContext*, const cairn::v1::AddTrialMeasurementRequest* request,
+    cairn::v1::Trial* response) {
+  return Reply(
+      manager_->AddMeasurement(request->trial_name(), request->measurement()),
+      response);
+}
+
+grpc::Status StudyServiceImpl::ReportMeasurements(
+    grpc::ServerContext*,
+    grpc::ServerReader<cairn::v1::ReportMeasurementsRequest>* reader,
+    cairn::v1::ReportMeasurementsResponse* response) {
+  std::vector<MeasurementReport> batch;
+  batch.reserve(kStreamBatch);
+  int64_t written = 0;
+  auto flush = [&]() -> absl::Status {
+    absl::StatusOr<int64_t> n = manager_->AddMeasurements(batch);
+    batch.clear();
+    if (!n.ok()) {
+      return absl::Status(
+          n.status().code(),
+          absl::StrCat(n.status().message(), " (", written,
+                       " earlier measurements of this stream were written)"));
+    }
+    written += *n;
+    return absl::OkStatus();
+  };
+  cairn::v1::ReportMeasurementsRequest request;
+  while (reader->Read(&request)) {
+    batch.push_back(
+        {request.trial_name(), std::move(*request.mutable_measurement())});
+    if (batch.size() >= kStreamBatch) {
+      if (absl::Status s = flush(); !s.ok()) return ToGrpcStatus(s);
+    }
+  }
+  if (absl::Status s = flush(); !s.ok()) return ToGrpcStatus(s);
+  response->set_measurements_written(written);
+  return grpc::Status::OK;
+}
+
+grpc::Status StudyServiceImpl::CompleteTrial(
+    grpc::ServerContext*, const cairn::v1::CompleteTrialRequest* request,
+    cairn::v1::Trial* response) {
+  std::optional<cairn::v1::Measurement> final_measurement;
+  if (request->has_final_measurement()) {
+    final_measurement = request->final_measurement();
+  }
+  return Reply(manager_->CompleteTrial(request->name(), final_measurement,
+                                       request->trial_infeasible(),
+                                       request->infeasible_reason()),
+               response);
+}
+
+grpc::Status StudyServiceImpl::StopTrial(
+    grpc::ServerContext*, const cairn::v1::StopTrialRequest* request,
+    cairn::v1::Trial* response) {
+  return Reply(manager_->StopTrial(request->name()), response);
+}
+
+grpc::Status StudyServiceImpl::CheckTrialEarlyStoppingState(
+    grpc::ServerContext*,
+    const cairn::v1::CheckTrialEarlyStoppingStateRequest* request,
+    cairn::v1::CheckTrialEarlyStoppingStateResponse* response) {
+  auto result = manager_->CheckEarlyStopping(request->trial_name());
+  if (!result.ok()) return ToGrpcStatus(result.status());
+  response->set_should_stop(result->first);
+  response->set_reason(result->second);
+  return grpc::Status::OK;
+}
+
+grpc::Status StudyServiceImpl::ListOptimalTrials(
+    grpc::ServerContext*, const cairn::v1::ListOptimalTrialsRequest* request,
+    cairn::v1::ListOptimalTrialsResponse* response) {
+  auto trials = manager_->ListOptimalTrials(request->parent());
+  if (!trials.ok()) return ToGrpcStatus(trials.status());
+  for (auto& t : *trials) *response->add_optimal_trials() = std::move(t);
+  return grpc::Status::OK;
+}
+
+grpc::Status StudyServiceImpl::GetMetricHistory(
+    grpc::ServerContext*, const cairn::v1::GetMetricHistoryRequest* request,
+    cairn::v1::GetMetricHistoryResponse* response) {
+  auto history =
+      manager_->GetMetricHistory(request->trial_name(), request->metric_id());
+  if (!history.ok()) return ToGrpcStatus(history.status());
+  for (const auto& m : *history) {
+    cairn::v1::MetricPoint* p = response->add_points();
+    p->set_step_count(m.step_count());
+    *p->mutable_elapsed_duration() = m.elapsed_duration();
+    p->set_value(m.metrics(0).value());
+  }
+  return grpc::Status::OK;
+}
+
+}  // namespace cairn

@@ -1,0 +1,81 @@
+// The gRPC StudyService: converts requests to StudyManager calls and results
+// back. No business logic lives here (see trials/study_manager.h).
+#ifndef CAIRN_SERVER_STUDY_SERVICE_H_
+#define CAIRN_SERVER_STUDY_SERVICE_H_
+
+#include "cairn/v1/study_service.grpc.pb.h"
+#include "trials/study_manager.h"
+
+namespace cairn {
+
+// Thread-safe: all state lives in the StudyManager.
+class StudyServiceImpl final : public cairn::v1::StudyService::Service {
+ public:
+  // `manager` is not owned and must outlive the service.
+  explicit StudyServiceImpl(StudyManager* manager) : manager_(manager) {}
+
+  grpc::Status CreateStudy(grpc::ServerContext*,
+                           const cairn::v1::CreateStudyRequest* request,
+                           cairn::v1::Study* response) override;
+  grpc::Status GetStudy(grpc::ServerContext*,
+                        const cairn::v1::GetStudyRequest* request,
+                        cairn::v1::Study* response) override;
+  grpc::Status ListStudies(grpc::ServerContext*,
+                           const cairn::v1::ListStudiesRequest* request,
+                           cairn::v1::ListStudiesResponse* response) override;
+  grpc::Status LookupStudy(grpc::ServerContext*,
+                           const cairn::v1::LookupStudyRequest* request,
+                           cairn::v1::Study* response) override;
+  grpc::Status DeleteStudy(grpc::ServerContext*,
+                           const cairn::v1::DeleteStudyRequest* request,
+                           google::protobuf::Empty* response) override;
+  grpc::Status SetStudyState(grpc::ServerContext*,
+                             const cairn::v1::SetStudyStateRequest* request,
+                             cairn::v1::Study* response) override;
+  grpc::Status SuggestTrials(
+      grpc::ServerContext*, const cairn::v1::SuggestTrialsRequest* request,
+      cairn::v1::SuggestTrialsResponse* response) override;
+  grpc::Status CreateTrial(grpc::ServerContext*,
+                           const cairn::v1::CreateTrialRequest* request,
+                           cairn::v1::Trial* response) override;
+  grpc::Status GetTrial(grpc::ServerContext*,
+                        const cairn::v1::GetTrialRequest* request,
+                        cairn::v1::Trial* response) override;
+  grpc::Status ListTrials(grpc::ServerContext*,
+                          const cairn::v1::ListTrialsRequest* request,
+                          cairn::v1::ListTrialsResponse* response) override;
+  grpc::Status DeleteTrial(grpc::ServerContext*,
+                           const cairn::v1::DeleteTrialRequest* request,
+                           google::protobuf::Empty* response) override;
+  grpc::Status AddTrialMeasurement(
+      grpc::ServerContext*,
+      const cairn::v1::AddTrialMeasurementRequest* request,
+      cairn::v1::Trial* response) override;
+  grpc::Status ReportMeasurements(
+      grpc::ServerContext*,
+      grpc::ServerReader<cairn::v1::ReportMeasurementsRequest>* reader,
+      cairn::v1::ReportMeasurementsResponse* response) override;
+  grpc::Status CompleteTrial(grpc::ServerContext*,
+                             const cairn::v1::CompleteTrialRequest* request,
+                             cairn::v1::Trial* response) override;
+  grpc::Status StopTrial(grpc::ServerContext*,
+                         const cairn::v1::StopTrialRequest* request,
+                         cairn::v1::Trial* response) override;
+  grpc::Status CheckTrialEarlyStoppingState(
+      grpc::ServerContext*,
+      const cairn::v1::CheckTrialEarlyStoppingStateRequest* request,
+      cairn::v1::CheckTrialEarlyStoppingStateResponse* response) override;
+  grpc::Status ListOptimalTrials(
+      grpc::ServerContext*, const cairn::v1::ListOptimalTrialsRequest* request,
+      cairn::v1::ListOptimalTrialsResponse* response) override;
+  grpc::Status GetMetricHistory(
+      grpc::ServerContext*, const cairn::v1::GetMetricHistoryRequest* request,
+      cairn::v1::GetMetricHistoryResponse* response) override;
+
+ private:
+  StudyManager* const manager_;
+};
+
+}  // namespace cairn
+
+#endif  // CAIRN_SERVER_STUDY_SERVICE_H_

@@ -1,0 +1,152 @@
+// Implementation of the shared test helpers.
+#include "tests/testing/test_util.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "grpcpp/create_channel.h"
+
+namespace cairn::testing {
+
+TempDir::TempDir() {
+  const char* base = std::getenv("TMPDIR");
+  std::string templ = std::string(base ? base : "/tmp") + "/cairn-test-XXXXXX";
+  std::vector<char> buf(templ.begin(), templ.end());
+  buf.push_back('\0');
+  path_ = mkdtemp(buf.data());
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+std::string BinDir() {
+  const char* dir = std::getenv("CAIRN_BIN_DIR");
+  return dir ? dir : "build/bin";
+}
+
+CairndProcess::CairndProcess(std::string data_dir,
+                             std::vector<std::string> extra_args)
+    : data_dir_(std::move(data_dir)), extra_args_(std::move(extra_args)) {}
+
+CairndProcess::~CairndProcess() { Kill9(); }
+
+bool CairndProcess::Start(std::string* error) {
+  const std::string port_file = data_dir_ + "/cairnd.port";
+  std::filesystem::create_directories(data_dir_);
+  std::filesystem::remove(port_file);
+  std::vector<std::string> args = {
+      BinDir() + "/cairnd", "--data-dir",  data_dir_, "--listen",
+      "127.0.0.1:0",        "--port-file", port_file};
+  args.insert(args.end(), extra_args_.begin(), extra_args_.end());
+  pid_ = fork();
+  if (pid_ == 0) {
+    int fd = open(log_path().c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < deadline) {
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      std::ifstream log(log_path());
+      std::stringstream ss;
+      ss << log.rdbuf();
+      *error = "cairnd exited during start: " + ss.str();
+      return false;
+    }
+    std::ifstream in(port_file);
+    if (in >> port_ && port_ > 0) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  *error = "cairnd did not write its port file within 20 s";
+  return false;
+}
+
+void CairndProcess::Kill9() {
+  if (pid_ <= 0) return;
+  kill(pid_, SIGKILL);
+  waitpid(pid_, nullptr, 0);
+  pid_ = -1;
+}
+
+int CairndProcess::Terminate() {
+  if (pid_ <= 0) return -1;
+  kill(pid_, SIGTERM);
+  int status = 0;
+  waitpid(pid_, &status, 0);
+  pid_ = -1;
+  return status;
+}
+
+std::string CairndProcess::address() const {
+  return "127.0.0.1:" + std::to_string(port_);
+}
+
+std::unique_ptr<cairn::v1::StudyService::Stub> CairndProcess::NewStub() const {
+  return cairn::v1::StudyService::NewStub(
+      grpc::CreateChannel(address(), grpc::InsecureChannelCredentials()));
+}
+
+namespace {
+
+std::string ReadAll(int fd) {
+  std::string out;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof(buf))) > 0) out.append(buf, n);
+  return out;
+}
+
+}  // namespace
+
+CommandResult RunCommand(const std::vector<std::string>& argv_in,
+                         const std::vector<std::string>& extra_env) {
+  CommandResult result;
+  int out_pipe[2], err_pipe[2];
+  if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0) return result;
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(out_pipe[1], 1);
+    dup2(err_pipe[1], 2);
+    close(out_pipe[0]);
+    close(err_pipe[0]);
+    for (const auto& kv : extra_env) putenv(strdup(kv.c_str()));
+    std::vector<std::string> args = argv_in;
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
+    _exit(127);
+  }
+  close(out_pipe[1]);
+  close(err_pipe[1]);
+  std::thread err_reader([&] { result.err = ReadAll(err_pipe[0]); });
+  result.out = ReadAll(out_pipe[0]);
+  err_reader.join();
+  close(out_pipe[0]);
+  close(err_pipe[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+}  // namespace cairn::testing

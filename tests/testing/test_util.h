@@ -1,0 +1,71 @@
+// Test helpers shared by the suites: temp dirs and a real cairnd child
+// process on a free loopback port.
+#ifndef CAIRN_TESTS_TESTING_TEST_UTIL_H_
+#define CAIRN_TESTS_TESTING_TEST_UTIL_H_
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cairn/v1/study_service.grpc.pb.h"
+
+namespace cairn::testing {
+
+// A fresh directory under $TMPDIR, removed (recursively) on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Directory holding the built binaries (env CAIRN_BIN_DIR, set by ctest).
+std::string BinDir();
+
+// A cairnd child process. Start() launches build/bin/cairnd on port 0 with
+// --port-file and waits until it serves; the destructor SIGKILLs it if still
+// running.
+class CairndProcess {
+ public:
+  explicit CairndProcess(std::string data_dir,
+                         std::vector<std::string> extra_args = {});
+  ~CairndProcess();
+
+  // Returns false (with a gtest failure message in *error) if cairnd did not
+  // come up within 20 s.
+  bool Start(std::string* error);
+  // SIGKILL and reap.
+  void Kill9();
+  // SIGTERM, wait; returns the exit status (as from waitpid) or -1.
+  int Terminate();
+
+  int port() const { return port_; }
+  std::string address() const;
+  pid_t pid() const { return pid_; }
+  std::unique_ptr<cairn::v1::StudyService::Stub> NewStub() const;
+  std::string log_path() const { return data_dir_ + "/cairnd.log"; }
+
+ private:
+  std::string data_dir_;
+  std::vector<std::string> extra_args_;
+  pid_t pid_ = -1;
+  int port_ = 0;
+};
+
+// Runs argv as a child process (no shell), capturing stdout and stderr.
+struct CommandResult {
+  int exit_code = -1;  // -1 when killed by a signal.
+  std::string out;
+  std::string err;
+};
+CommandResult RunCommand(const std::vector<std::string>& argv,
+                         const std::vector<std::string>& extra_env = {});
+
+}  // namespace cairn::testing
+
+#endif  // CAIRN_TESTS_TESTING_TEST_UTIL_H_

@@ -1,0 +1,306 @@
+// StudyManager on a real RocksDB store in a temp dir: lifecycle, limits,
+// idempotent suggestions, bad input, recovery.
+#include "trials/study_manager.h"
+
+#include <set>
+
+#include "google/protobuf/text_format.h"
+#include "gtest/gtest.h"
+#include "tests/testing/test_util.h"
+
+namespace cairn {
+namespace {
+
+using cairn::v1::Measurement;
+using cairn::v1::Study;
+using cairn::v1::Trial;
+
+Study BraninStudy(const std::string& name, int max_trials,
+                  int max_parallel = 0) {
+  Study study;
+  study.set_display_name(name);
+  google::protobuf::TextFormat::ParseFromString(
+      R"pb(
+        parameters {
+          parameter_id: "x1"
+          type: DOUBLE
+          min_value: -5
+          max_value: 10
+        }
+        parameters {
+          parameter_id: "x2"
+          type: DOUBLE
+          min_value: 0
+          max_value: 15
+        }
+        metrics { metric_id: "loss" goal: MINIMIZE }
+        algorithm: RANDOM_SEARCH
+        seed: 7
+      )pb",
+      study.mutable_spec());
+  study.mutable_spec()->set_max_trials(max_trials);
+  study.mutable_spec()->set_max_parallel_trials(max_parallel);
+  return study;
+}
+
+Measurement Loss(double value, int64_t step = 0) {
+  Measurement m;
+  m.set_step_count(step);
+  auto* metric = m.add_metrics();
+  metric->set_metric_id("loss");
+  metric->set_value(value);
+  return m;
+}
+
+class StudyManagerTest : public ::testing::Test {
+ protected:
+  void SetUp() override { Reopen(); }
+
+  void Reopen() {
+    manager_.reset();
+    store_.reset();
+    auto store = Store::Open(StoreOptions(), dir_.path());
+    ASSERT_TRUE(store.ok()) << store.status();
+    store_ = std::move(*store);
+    auto manager = StudyManager::Open(store_.get(), StudyManagerOptions());
+    ASSERT_TRUE(manager.ok()) << manager.status();
+    manager_ = std::move(*manager);
+  }
+
+  testing::TempDir dir_;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<StudyManager> manager_;
+};
+
+TEST_F(StudyManagerTest, RunsAStudyToMaxTrialsAndCompletes) {
+  auto study = manager_->CreateStudy(BraninStudy("branin", 5));
+  ASSERT_TRUE(study.ok()) << study.status();
+  EXPECT_EQ(study->name(), "studies/1");
+  EXPECT_EQ(study->state(), Study::ACTIVE);
+  std::set<int64_t> ids;
+  for (int i = 0; i < 5; ++i) {
+    auto r = manager_->SuggestTrials(study->name(), 1, "");
+    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_EQ(r->trials.size(), 1u);
+    const Trial& t = r->trials[0];
+    EXPECT_EQ(t.state(), Trial::ACTIVE);
+    EXPECT_EQ(t.parameters_size(), 2);
+    EXPECT_TRUE(t.metadata().count("suggestion_seconds"));
+    ids.insert(t.id());
+    ASSERT_TRUE(manager_->AddMeasurement(t.name(), Loss(10.0 - i, 1)).ok());
+    auto done = manager_->CompleteTrial(t.name(), Loss(i + 1.0), false, "");
+    ASSERT_TRUE(done.ok()) << done.status();
+    EXPECT_EQ(done->state(), Trial::SUCCEEDED);
+  }
+  EXPECT_EQ(ids, (std::set<int64_t>{1, 2, 3, 4, 5}));
+  auto more = manager_->SuggestTrials(study->name(), 3, "");
+  ASSERT_TRUE(more.ok());
+  EXPECT_TRUE(more->trials.empty());
+  EXPECT_EQ(more->study_state, Study::COMPLETED);
+  EXPECT_NE(more->message.find("max_trials (5) reached"), std::string::npos)
+      << more->message;
+  auto best = manager_->ListOptimalTrials(study->name());
+  ASSERT_TRUE(best.ok());
+  ASSERT_EQ(best->size(), 1u);
+  EXPECT_EQ((*best)[0].id(), 1);  // loss 1.0 is the smallest.
+}
+
+TEST_F(StudyManagerTest, MaxParallelTrialsLimitsPendingTrials) {
+  auto study = manager_->CreateStudy(BraninStudy("par", 10, 2));
+  ASSERT_TRUE(study.ok());
+  auto r = manager_->SuggestTrials(study->name(), 5, "");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->trials.size(), 2u);
+  EXPECT_NE(r->message.find("max_parallel_trials"), std::string::npos);
+  auto none = manager_->SuggestTrials(study->name(), 1, "");
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->trials.empty());
+  ASSERT_TRUE(
+      manager_->CompleteTrial(r->trials[0].name(), Loss(1), false, "").ok());
+  auto one = manager_->SuggestTrials(study->name(), 5, "");
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(one->trials.size(), 1u);
+}
+
+TEST_F(StudyManagerTest, SameClientGetsItsPendingTrialsBack) {
+  auto study = manager_->CreateStudy(BraninStudy("client", 10));
+  ASSERT_TRUE(study.ok());
+  auto first = manager_->SuggestTrials(study->name(), 2, "worker-1");
+  ASSERT_TRUE(first.ok());
+  ASSERT_EQ(first->trials.size(), 2u);
+  auto again = manager_->SuggestTrials(study->name(), 2, "worker-1");
+  ASSERT_TRUE(again.ok());
+  ASSERT_EQ(again->trials.size(), 2u);
+  EXPECT_EQ(again->trials[0].id(), first->trials[0].id());
+  EXPECT_EQ(again->trials[1].id(), first->trials[1].id());
+  auto other = manager_->SuggestTrials(study->name(), 1, "worker-2");
+  ASSERT_TRUE(other.ok());
+  ASSERT_EQ(other->trials.size(), 1u);
+  EXPECT_EQ(other->trials[0].id(), 3);
+}
+
+TEST_F(StudyManagerTest, BadInputIsRejectedAndNothingIsWritten) {
+  Study bad = BraninStudy("bad", 5);
+  bad.mutable_spec()->mutable_parameters(0)->set_min_value(20);
+  auto s = manager_->CreateStudy(bad);
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.status().message().find("x1"), std::string::npos)
+      << s.status().message();
+  EXPECT_EQ(manager_->num_studies(), 0);
+
+  auto study = manager_->CreateStudy(BraninStudy("good", 5));
+  ASSERT_TRUE(study.ok());
+  EXPECT_EQ(manager_->CreateStudy(BraninStudy("good", 5)).status().code(),
+            absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(manager_->GetStudy("studies/99").status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(manager_->GetStudy("nonsense").status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(manager_->GetTrial("studies/1/trials/9").status().code(),
+            absl::StatusCode::kNotFound);
+
+  auto r = manager_->SuggestTrials(study->name(), 1, "");
+  ASSERT_TRUE(r.ok());
+  const std::string trial = r->trials[0].name();
+  Measurement nan = Loss(std::nan(""));
+  EXPECT_EQ(manager_->AddMeasurement(trial, nan).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  Measurement unknown;
+  auto* m = unknown.add_metrics();
+  m->set_metric_id("accuracy");
+  m->set_value(0.5);
+  auto c = manager_->CompleteTrial(trial, unknown, false, "");
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(c.status().message().find("loss"), std::string::npos)
+      << c.status().message();
+  // No measurement yet: completing without a final one is refused.
+  EXPECT_EQ(
+      manager_->CompleteTrial(trial, std::nullopt, false, "").status().code(),
+      absl::StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(manager_->CompleteTrial(trial, Loss(3), false, "").ok());
+  auto twice = manager_->CompleteTrial(trial, Loss(2), false, "");
+  EXPECT_EQ(twice.status().code(), absl::StatusCode::kFailedPrecondition);
+  auto stored = manager_->GetTrial(trial);
+  ASSERT_TRUE(stored.ok());
+  EXPECT_EQ(stored->final_measurement().metrics(0).value(), 3);
+  EXPECT_TRUE(stored->measurements().empty());
+}
+
+TEST_F(StudyManagerTest, LastMeasurementBecomesFinalAndHistoryIsKept) {
+  auto study = manager_->CreateStudy(BraninStudy("curve", 3));
+  ASSERT_TRUE(study.ok());
+  auto r = manager_->SuggestTrials(study->name(), 1, "");
+  ASSERT_TRUE(r.ok());
+  const std::string trial = r->trials[0].name();
+  for (int step = 1; step <= 5; ++step) {
+    ASSERT_TRUE(manager_->AddMeasurement(trial, Loss(10.0 / step, step)).ok());
+  }
+  auto done = manager_->CompleteTrial(trial, std::nullopt, false, "");
+  ASSERT_TRUE(done.ok()) << done.status();
+  EXPECT_EQ(done->final_measurement().step_count(), 5);
+  EXPECT_DOUBLE_EQ(done->final_measurement().metrics(0).value(), 2.0);
+  auto history = manager_->GetMetricHistory(trial, "loss");
+  ASSERT_TRUE(history.ok());
+  ASSERT_EQ(history->size(), 5u);
+  EXPECT_EQ((*history)[0].step_count(), 1);
+  EXPECT_DOUBLE_EQ((*history)[4].metrics(0).value(), 2.0);
+}
+
+TEST_F(StudyManagerTest, InfeasibleAndStopAndManualTrials) {
+  auto study = manager_->CreateStudy(BraninStudy("misc", 4));
+  ASSERT_TRUE(study.ok());
+  auto r = manager_->SuggestTrials(study->name(), 2, "");
+  ASSERT_TRUE(r.ok());
+  auto inf = manager_->CompleteTrial(r->trials[0].name(), std::nullopt, true,
+                                     "diverged");
+  ASSERT_TRUE(inf.ok());
+  EXPECT_EQ(inf->state(), Trial::INFEASIBLE);
+  EXPECT_EQ(inf->infeasible_reason(), "diverged");
+  auto stop = manager_->StopTrial(r->trials[1].name());
+  ASSERT_TRUE(stop.ok());
+  EXPECT_EQ(stop->state(), Trial::STOPPING);
+  auto check = manager_->CheckEarlyStopping(r->trials[1].name());
+  ASSERT_TRUE(check.ok());
+  EXPECT_TRUE(check->first);
+  auto done = manager_->CompleteTrial(r->trials[1].name(), Loss(4), false, "");
+  ASSERT_TRUE(done.ok());
+  EXPECT_TRUE(done->stopped_early());
+
+  Trial manual;
+  auto* p = manual.add_parameters();
+  p->set_parameter_id("x1");
+  p->mutable_value()->set_number_value(1.0);
+  auto* q = manual.add_parameters();
+  q->set_parameter_id("x2");
+  q->mutable_value()->set_number_value(99.0);  // Out of range.
+  auto bad = manager_->CreateTrial(study->name(), manual);
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("x2"), std::string::npos);
+  q->mutable_value()->set_number_value(2.0);
+  *manual.mutable_final_measurement() = Loss(0.5);
+  auto good = manager_->CreateTrial(study->name(), manual);
+  ASSERT_TRUE(good.ok()) << good.status();
+  EXPECT_EQ(good->id(), 3);
+  EXPECT_EQ(good->state(), Trial::SUCCEEDED);
+}
+
+TEST_F(StudyManagerTest, RecoversEverythingAndContinuesToMaxTrials) {
+  auto study = manager_->CreateStudy(BraninStudy("recover", 6));
+  ASSERT_TRUE(study.ok());
+  std::vector<Trial> first;
+  for (int i = 0; i < 3; ++i) {
+    auto r = manager_->SuggestTrials(study->name(), 1, "");
+    ASSERT_TRUE(r.ok());
+    first.push_back(r->trials[0]);
+    ASSERT_TRUE(manager_->AddMeasurement(r->trials[0].name(), Loss(i, 1)).ok());
+  }
+  ASSERT_TRUE(
+      manager_->CompleteTrial(first[0].name(), Loss(5), false, "").ok());
+  Reopen();
+  EXPECT_EQ(manager_->num_studies(), 1);
+  EXPECT_EQ(manager_->num_trials(), 3);
+  auto t2 = manager_->GetTrial(first[1].name());
+  ASSERT_TRUE(t2.ok());
+  EXPECT_EQ(t2->state(), Trial::ACTIVE);
+  ASSERT_EQ(t2->measurements_size(), 1);
+  EXPECT_EQ(t2->parameters(0).value().number_value(),
+            first[1].parameters(0).value().number_value());
+  // The last measurement survives the restart as the default final one.
+  auto done = manager_->CompleteTrial(first[1].name(), std::nullopt, false, "");
+  ASSERT_TRUE(done.ok()) << done.status();
+  ASSERT_TRUE(
+      manager_->CompleteTrial(first[2].name(), Loss(1), false, "").ok());
+  int created = 0;
+  while (true) {
+    auto r = manager_->SuggestTrials(study->name(), 1, "");
+    ASSERT_TRUE(r.ok());
+    if (r->trials.empty()) break;
+    EXPECT_GT(r->trials[0].id(), 3);
+    ASSERT_TRUE(
+        manager_->CompleteTrial(r->trials[0].name(), Loss(2), false, "").ok());
+    ++created;
+  }
+  EXPECT_EQ(created, 3);
+  auto final_study = manager_->GetStudy(study->name());
+  EXPECT_EQ(final_study->trial_count(), 6);
+  EXPECT_EQ(final_study->state(), Study::COMPLETED);
+}
+
+TEST_F(StudyManagerTest, DeletedTrialIdsAreNotReused) {
+  auto study = manager_->CreateStudy(BraninStudy("ids", 0));
+  ASSERT_TRUE(study.ok());
+  auto r = manager_->SuggestTrials(study->name(), 2, "");
+  ASSERT_TRUE(r.ok());
+  ASSERT_TRUE(manager_->DeleteTrial(r->trials[1].name()).ok());
+  Reopen();
+  auto next = manager_->SuggestTrials(study->name(), 1, "");
+  ASSERT_TRUE(next.ok());
+  EXPECT_EQ(next->trials[0].id(), 3);
+  ASSERT_TRUE(manager_->DeleteStudy(study->name()).ok());
+  auto again = manager_->CreateStudy(BraninStudy("ids", 0));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->name(), "studies/2");
+}
+
+}  // namespace
+}  // namespace cairn

@@ -1,0 +1,62 @@
+// Best-trial and Pareto-front selection.
+#include "trials/optimal.h"
+
+#include <string>
+
+namespace cairn {
+
+std::optional<double> FinalMetricValue(const cairn::v1::Trial& trial,
+                                       const std::string& metric_id) {
+  for (const auto& m : trial.final_measurement().metrics()) {
+    if (m.metric_id() == metric_id) return m.value();
+  }
+  return std::nullopt;
+}
+
+std::vector<size_t> OptimalTrialIndices(
+    const cairn::v1::StudySpec& spec,
+    const std::vector<const cairn::v1::Trial*>& trials) {
+  const int k = spec.metrics_size();
+  // Objective vectors, sign-flipped so that larger is better everywhere.
+  std::vector<size_t> candidates;
+  std::vector<std::vector<double>> values;
+  for (size_t i = 0; i < trials.size(); ++i) {
+    if (trials[i]->state() != cairn::v1::Trial::SUCCEEDED) continue;
+    std::vector<double> v;
+    for (const auto& metric : spec.metrics()) {
+      auto value = FinalMetricValue(*trials[i], metric.metric_id());
+      if (!value) break;
+      v.push_back(metric.goal() == cairn::v1::MetricSpec::MINIMIZE ? -*value
+                                                                   : *value);
+    }
+    if (static_cast<int>(v.size()) != k) continue;
+    candidates.push_back(i);
+    values.push_back(std::move(v));
+  }
+  std::vector<size_t> out;
+  if (candidates.empty()) return out;
+  if (k == 1) {
+    size_t best = 0;
+    for (size_t j = 1; j < candidates.size(); ++j) {
+      if (values[j][0] > values[best][0]) best = j;
+    }
+    out.push_back(candidates[best]);
+    return out;
+  }
+  for (size_t a = 0; a < candidates.size(); ++a) {
+    bool dominated = false;
+    for (size_t b = 0; b < candidates.size() && !dominated; ++b) {
+      if (a == b) continue;
+      bool all_ge = true, one_gt = false;
+      for (int m = 0; m < k; ++m) {
+        if (values[b][m] < values[a][m]) all_ge = false;
+        if (values[b][m] > values[a][m]) one_gt = true;
+      }
+      dominated = all_ge && one_gt;
+    }
+    if (!dominated) out.push_back(candidates[a]);
+  }
+  return out;
+}
+
+}  // namespace cairn

@@ -1,0 +1,183 @@
+// The study controller: every study's state in memory, written through to the
+// Store before any change is acknowledged, with designers proposing trials.
+//
+// Semantics follow Vizier: SuggestTrials hands out ACTIVE trials, honouring
+// max_trials (all trials count, whatever their state) and max_parallel_trials
+// (pending = REQUESTED, ACTIVE or STOPPING); a client that asks again with the
+// same client_id while its trials are pending gets those trials back. A study
+// whose budget is spent (or whose search space is exhausted) becomes
+// COMPLETED once no trial is pending, and then suggests nothing, saying why.
+//
+// Recovery: Open() loads every study and trial from the store. Designers are
+// pure functions of (spec, trials), so suggestion sequences continue exactly
+// where they were after a crash.
+//
+// A StudyManager is safe for concurrent use without external locking. Calls
+// on one study are serialized by that study's mutex; different studies
+// proceed in parallel.
+#ifndef CAIRN_TRIALS_STUDY_MANAGER_H_
+#define CAIRN_TRIALS_STUDY_MANAGER_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "cairn/v1/study.pb.h"
+#include "store/store.h"
+#include "trials/clock.h"
+#include "trials/observer.h"
+
+namespace cairn {
+
+struct StudyManagerOptions {
+  // Not owned; must outlive the manager. Default: Clock::Real().
+  Clock* clock = nullptr;
+  // Not owned; may be null (no hooks). Must outlive the manager.
+  StudyObserver* observer = nullptr;
+};
+
+struct SuggestResult {
+  std::vector<cairn::v1::Trial> trials;
+  cairn::v1::Study::State study_state = cairn::v1::Study::STATE_UNSPECIFIED;
+  // Why fewer trials than asked were returned; empty otherwise.
+  std::string message;
+};
+
+struct TrialPage {
+  std::vector<cairn::v1::Trial> trials;
+  std::string next_page_token;
+};
+
+struct StudyPage {
+  std::vector<cairn::v1::Study> studies;
+  std::string next_page_token;
+};
+
+// One measurement for one trial, as received from a client.
+struct MeasurementReport {
+  std::string trial_name;
+  cairn::v1::Measurement measurement;
+};
+
+// Counts the controller exposes to monitoring.
+struct StudySummary {
+  cairn::v1::Study study;  // With trial counts filled in.
+  std::map<std::string, int64_t> trials_by_state;
+  // Best objective value per metric (single-objective studies: the best
+  // trial's value; several objectives: best per metric independently).
+  std::map<std::string, double> best_by_metric;
+  // Latest reported value per metric of each pending trial.
+  std::map<int64_t, std::map<std::string, double>> running_metrics;
+};
+
+class StudyManager {
+ public:
+  // Recovers every study from `store` (not owned; must outlive the manager).
+  static absl::StatusOr<std::unique_ptr<StudyManager>> Open(
+      Store* store, const StudyManagerOptions& options);
+
+  StudyManager(const StudyManager&) = delete;
+  StudyManager& operator=(const StudyManager&) = delete;
+  ~StudyManager();
+
+  // --- Studies. Errors: InvalidArgument (bad spec or name, naming the field
+  // and value), NotFound, AlreadyExists (display name taken). ---
+  absl::StatusOr<cairn::v1::Study> CreateStudy(const cairn::v1::Study& study);
+  absl::StatusOr<cairn::v1::Study> GetStudy(const std::string& name);
+  absl::StatusOr<cairn::v1::Study> LookupStudy(const std::string& display_name);
+  // page_size 0 means 100. page_token is opaque (from next_page_token).
+  absl::StatusOr<StudyPage> ListStudies(int page_size,
+                                        const std::string& page_token);
+  absl::Status DeleteStudy(const std::string& name);
+  // ACTIVE, INACTIVE or COMPLETED. FailedPrecondition to reactivate a study
+  // whose max_trials is already reached.
+  absl::StatusOr<cairn::v1::Study> SetStudyState(const std::string& name,
+                                                 cairn::v1::Study::State state);
+
+  // --- Trials. ---
+  // count >= 1. Returns fewer trials (possibly none) with a message when the
+  // study is not ACTIVE, its budget or parallelism is used up, or its space
+  // is exhausted.
+  absl::StatusOr<SuggestResult> SuggestTrials(const std::string& parent,
+                                              int count,
+                                              const std::string& client_id);
+  // A manual trial with given parameters (validated against the spec). With
+  // a final_measurement it is created SUCCEEDED, else ACTIVE. Counts toward
+  // max_trials (ResourceExhausted when the budget is spent).
+  absl::StatusOr<cairn::v1::Trial> CreateTrial(const std::string& parent,
+                                               const cairn::v1::Trial& trial);
+  // With measurements (read from the store).
+  absl::StatusOr<cairn::v1::Trial> GetTrial(const std::string& name);
+  // page_size 0 means 1000.
+  absl::StatusOr<TrialPage> ListTrials(const std::string& parent, int page_size,
+                                       const std::string& page_token,
+                                       bool include_measurements);
+  absl::Status DeleteTrial(const std::string& name);
+
+  // Appends an intermediate measurement to a pending trial (a REQUESTED one
+  // becomes ACTIVE). Any metric id may be tracked; values must be finite.
+  // An unset elapsed_duration is filled in from the trial's start time.
+  // Returns the trial without its measurement list.
+  absl::StatusOr<cairn::v1::Trial> AddMeasurement(
+      const std::string& trial_name, const cairn::v1::Measurement& m);
+  // Validates all, then writes all in one durable batch (all or nothing).
+  // Returns the number written.
+  absl::StatusOr<int64_t> AddMeasurements(
+      const std::vector<MeasurementReport>& reports);
+
+  // Completes a pending trial. With `final_measurement` it must report every
+  // objective metric of the spec and no other; without one, the last
+  // reported measurement becomes final (FailedPrecondition if none).
+  // FailedPrecondition if the trial is already completed.
+  absl::StatusOr<cairn::v1::Trial> CompleteTrial(
+      const std::string& name,
+      const std::optional<cairn::v1::Measurement>& final_measurement,
+      bool infeasible, const std::string& infeasible_reason);
+  // Asks a pending trial to stop (state STOPPING); its worker completes it.
+  absl::StatusOr<cairn::v1::Trial> StopTrial(const std::string& name);
+  // true with a reason when the trial should stop (it is STOPPING).
+  absl::StatusOr<std::pair<bool, std::string>> CheckEarlyStopping(
+      const std::string& trial_name);
+  // The best SUCCEEDED trial (one objective) or the Pareto front (several).
+  absl::StatusOr<std::vector<cairn::v1::Trial>> ListOptimalTrials(
+      const std::string& parent);
+  // One metric's learning curve: (step, elapsed, value) in report order.
+  absl::StatusOr<std::vector<cairn::v1::Measurement>> GetMetricHistory(
+      const std::string& trial_name, const std::string& metric_id);
+
+  // Counts recovered at Open: studies and trials.
+  int64_t num_studies() const;
+  int64_t num_trials() const;
+  // A consistent snapshot of every study, for monitoring.
+  std::vector<StudySummary> Summaries() const;
+
+ private:
+  struct StudyState;
+  StudyManager(Store* store, const StudyManagerOptions& options);
+
+  absl::StatusOr<std::shared_ptr<StudyState>> FindStudy(int64_t study_id) const;
+  absl::StatusOr<std::shared_ptr<StudyState>> FindStudyByName(
+      const std::string& name, const char* field) const;
+
+  Store* const store_;
+  Clock* const clock_;
+  StudyObserver* const observer_;
+
+  // State below is protected by mu_. Each StudyState has its own mutex for
+  // its contents; lock order: mu_ before a study's mutex, never the reverse.
+  mutable absl::Mutex mu_;
+  std::map<int64_t, std::shared_ptr<StudyState>> studies_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, int64_t> by_display_name_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace cairn
+
+#endif  // CAIRN_TRIALS_STUDY_MANAGER_H_
