@@ -29,10 +29,35 @@ absl::StatusOr<std::unique_ptr<Cairnd>> Cairnd::Start(
       Store::Open(StoreOptions(), store_path.string());
   if (!store.ok()) return store.status();
   d->store_ = std::move(*store);
+  const std::string jobs_root =
+      options.jobs_root.empty()
+          ? (std::filesystem::path(options.data_dir) / "jobs").string()
+          : options.jobs_root;
+  std::filesystem::create_directories(jobs_root, ec);
+  if (ec) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "--jobs-root: cannot create '", jobs_root, "': ", ec.message()));
+  }
+  const int gpus = options.gpus >= 0 ? options.gpus : exec::DetectGpuCount();
+  StudyManagerOptions manager_options;
+  manager_options.validate_spec =
+      [jobs_root, gpus](const cairn::v1::StudySpec& spec) -> absl::Status {
+    if (absl::Status s = exec::JobRunner::ValidateTemplate(jobs_root, spec);
+        !s.ok()) {
+      return s;
+    }
+    if (spec.job_template().gpus_per_trial() > gpus) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "job_template.gpus_per_trial: ", spec.job_template().gpus_per_trial(),
+          " exceeds the ", gpus, " GPU(s) this cairnd schedules (--gpus)"));
+    }
+    return absl::OkStatus();
+  };
   absl::StatusOr<std::unique_ptr<StudyManager>> manager =
-      StudyManager::Open(d->store_.get(), StudyManagerOptions());
+      StudyManager::Open(d->store_.get(), manager_options);
   if (!manager.ok()) return manager.status();
   d->manager_ = std::move(*manager);
+  d->executor_ = exec::NewLocalProcessExecutor();
   d->service_ = std::make_unique<StudyServiceImpl>(d->manager_.get());
 
   grpc::EnableDefaultHealthCheckService(true);
@@ -48,6 +73,15 @@ absl::StatusOr<std::unique_ptr<Cairnd>> Cairnd::Start(
         absl::StrCat("--listen: cannot listen on '", options.listen,
                      "' (address in use or invalid)"));
   }
+  exec::JobRunnerOptions runner_options;
+  runner_options.jobs_root = jobs_root;
+  runner_options.server_address = absl::StrCat("127.0.0.1:", d->port_);
+  runner_options.gpus = gpus;
+  runner_options.grace_period = absl::Seconds(options.grace_seconds);
+  d->runner_ = std::make_unique<exec::JobRunner>(
+      d->manager_.get(), d->executor_.get(), runner_options);
+  d->service_->set_job_runner(d->runner_.get());
+  d->runner_->Start();
   if (!options.port_file.empty()) {
     const std::string tmp = options.port_file + ".tmp";
     {
@@ -73,6 +107,7 @@ Cairnd::~Cairnd() {
     Shutdown();
     server_->Wait();
   }
+  if (runner_ != nullptr) runner_->Stop();
 }
 
 void Cairnd::Wait() { server_->Wait(); }

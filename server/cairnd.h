@@ -11,6 +11,7 @@
 #include "grpcpp/server.h"
 #include "server/study_service.h"
 #include "store/store.h"
+#include "trainer/exec/job_runner.h"
 #include "trials/study_manager.h"
 
 namespace cairn {
@@ -25,6 +26,12 @@ struct CairndOptions {
   // If non-empty, the bound port is written there once serving (for tests
   // and scripts that start cairnd on port 0).
   std::string port_file;
+  // Root of every study's trial job dirs. Empty means <data_dir>/jobs.
+  std::string jobs_root;
+  // GPUs the job runner schedules; -1 asks the CUDA runtime.
+  int gpus = -1;
+  // Seconds a job has between SIGTERM and SIGKILL.
+  double grace_seconds = 10;
 };
 
 // A running cairnd. Thread-safe: Shutdown may be called from any thread.
@@ -43,11 +50,14 @@ class Cairnd {
 
   int port() const { return port_; }
   StudyManager* manager() { return manager_.get(); }
+  exec::JobRunner* runner() { return runner_.get(); }
 
  private:
   Cairnd() = default;
   std::unique_ptr<Store> store_;
   std::unique_ptr<StudyManager> manager_;
+  std::unique_ptr<exec::Executor> executor_;
+  std::unique_ptr<exec::JobRunner> runner_;
   std::unique_ptr<StudyServiceImpl> service_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;

@@ -20,6 +20,14 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--port-file", options.port_file,
                  "Write the bound port to this file once serving");
+  app.add_option("--jobs-root", options.jobs_root,
+                 "Root of the trial job dirs (default <data-dir>/jobs)");
+  app.add_option("--gpus", options.gpus,
+                 "GPUs to schedule trial jobs on (-1: ask the CUDA runtime)")
+      ->capture_default_str();
+  app.add_option("--grace-seconds", options.grace_seconds,
+                 "Seconds between SIGTERM and SIGKILL when a job is stopped")
+      ->capture_default_str();
   app.set_version_flag("--version", CAIRN_VERSION);
   CLI11_PARSE(app, argc, argv);
 

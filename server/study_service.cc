@@ -204,4 +204,20 @@ grpc::Status StudyServiceImpl::GetMetricHistory(
   return grpc::Status::OK;
 }
 
+grpc::Status StudyServiceImpl::ReadTrialLogs(
+    grpc::ServerContext*, const cairn::v1::ReadTrialLogsRequest* request,
+    cairn::v1::ReadTrialLogsResponse* response) {
+  if (runner_ == nullptr) {
+    return grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
+                        "this server runs no training jobs");
+  }
+  auto chunk = runner_->ReadLogs(request->name(), request->offset(),
+                                 request->max_bytes());
+  if (!chunk.ok()) return ToGrpcStatus(chunk.status());
+  response->set_data(std::move(chunk->data));
+  response->set_next_offset(chunk->next_offset);
+  response->set_complete(chunk->complete);
+  return grpc::Status::OK;
+}
+
 }  // namespace cairn

@@ -4,6 +4,7 @@
 #define CAIRN_SERVER_STUDY_SERVICE_H_
 
 #include "cairn/v1/study_service.grpc.pb.h"
+#include "trainer/exec/job_runner.h"
 #include "trials/study_manager.h"
 
 namespace cairn {
@@ -13,6 +14,8 @@ class StudyServiceImpl final : public cairn::v1::StudyService::Service {
  public:
   // `manager` is not owned and must outlive the service.
   explicit StudyServiceImpl(StudyManager* manager) : manager_(manager) {}
+  // Enables ReadTrialLogs. Not owned; call before serving.
+  void set_job_runner(exec::JobRunner* runner) { runner_ = runner; }
 
   grpc::Status CreateStudy(grpc::ServerContext*,
                            const cairn::v1::CreateStudyRequest* request,
@@ -71,9 +74,13 @@ class StudyServiceImpl final : public cairn::v1::StudyService::Service {
   grpc::Status GetMetricHistory(
       grpc::ServerContext*, const cairn::v1::GetMetricHistoryRequest* request,
       cairn::v1::GetMetricHistoryResponse* response) override;
+  grpc::Status ReadTrialLogs(
+      grpc::ServerContext*, const cairn::v1::ReadTrialLogsRequest* request,
+      cairn::v1::ReadTrialLogsResponse* response) override;
 
  private:
   StudyManager* const manager_;
+  exec::JobRunner* runner_ = nullptr;
 };
 
 }  // namespace cairn

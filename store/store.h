@@ -13,9 +13,16 @@
 //   s/<study>                        -> cairn.v1.Study
 //   n/<display_name>                 -> decimal study id (name index)
 //   k/<study>                        -> decimal largest trial id ever written
+//                                       (may lag while trial writes race; the
+//                                       max trial id is max(k/, largest t/ id),
+//                                       and deleting a trial always updates k/)
 //   t/<study>/<trial>                -> cairn.v1.Trial without measurements
 //   m/<study>/<trial>/<seq>          -> cairn.v1.Measurement (seq from 0)
 // Later components add their own prefixes (j/ for jobs, a/ for audit).
+// The byte after a prefix's last id is '/', so [prefix, prefix with '/'
+// replaced by '0') bounds one study's or trial's keys (used for DeleteRange).
+// Ids in keys are > 0; measurement sequence numbers start at 0 and may have
+// gaps (a failed append consumes its numbers), only their order matters.
 //
 // A Store is safe for concurrent use without external locking.
 #ifndef CAIRN_STORE_STORE_H_
@@ -55,8 +62,11 @@ class Store {
  public:
   // Opens (creating if asked) the store in directory `path`.
   // Returns FailedPrecondition if the schema version on disk is newer than
-  // this binary understands, and Internal/Unavailable on RocksDB errors
-  // (e.g. the directory is locked by another cairnd).
+  // this binary understands (the message names both versions), Unavailable
+  // naming the path if the directory is locked (another cairnd, or another
+  // open Store in this process), NotFound if it holds no database and
+  // create_if_missing is false, and Internal/DataLoss on other RocksDB
+  // errors.
   static absl::StatusOr<std::unique_ptr<Store>> Open(
       const StoreOptions& options, const std::string& path);
 
@@ -67,12 +77,14 @@ class Store {
 
   // Allocates a new study id (persisting the counter), assigns it to
   // study.name ("studies/<id>") and writes the study and its name index in
-  // one atomic batch. Returns the id.
-  // Returns AlreadyExists if display_name is taken.
+  // one atomic batch. Returns the id. Ids start at 1 and are never reused.
+  // Returns AlreadyExists if display_name is taken, InvalidArgument if it is
+  // empty.
   virtual absl::StatusOr<int64_t> CreateStudy(cairn::v1::Study study) = 0;
 
-  // Overwrites the study record (state, reason, ...). The display name must
-  // not change. NotFound if the study does not exist.
+  // Overwrites the study record (state, reason, ...); study.name is set to
+  // "studies/<id>". The display name must not change (InvalidArgument).
+  // NotFound if the study does not exist.
   virtual absl::Status UpdateStudy(int64_t study_id,
                                    const cairn::v1::Study& study) = 0;
 
@@ -85,17 +97,20 @@ class Store {
 
   // Writes (inserts or overwrites) trials of one study in one atomic batch
   // and raises the study's max trial id to at least the largest trial.id.
-  // Each trial must have id > 0; its measurements field is not stored
-  // (use AppendMeasurements). NotFound if the study does not exist.
+  // Each trial must have id > 0 (InvalidArgument naming trials[i].id); its
+  // measurements field is not stored (use AppendMeasurements). NotFound if the
+  // study does not exist.
   virtual absl::Status PutTrials(
       int64_t study_id, const std::vector<cairn::v1::Trial>& trials) = 0;
 
-  // Deletes one trial and its measurements. Its id is not reused.
+  // Deletes one trial and its measurements, atomically. Its id is not reused:
+  // max_trial_id keeps counting it. NotFound if the study or trial is absent.
   virtual absl::Status DeleteTrial(int64_t study_id, int64_t trial_id) = 0;
 
   // Appends measurements to trials in one atomic, durable batch; each entry
   // is (study id, trial id, measurement), appended in the given order.
-  // NotFound if a study does not exist.
+  // NotFound if a study does not exist (nothing is written then); the trials
+  // are not checked. Ids must be > 0 (InvalidArgument). An empty list is OK.
   struct MeasurementWrite {
     int64_t study_id;
     int64_t trial_id;
@@ -104,11 +119,13 @@ class Store {
   virtual absl::Status AppendMeasurements(
       const std::vector<MeasurementWrite>& measurements) = 0;
 
-  // Returns the measurements of one trial in append order.
+  // Returns the measurements of one trial in append order (empty if none).
+  // NotFound if the study does not exist.
   virtual absl::StatusOr<std::vector<cairn::v1::Measurement>> ListMeasurements(
       int64_t study_id, int64_t trial_id) = 0;
 
-  // Approximate bytes the store takes on disk (for monitoring).
+  // Approximate bytes the store takes on disk (for monitoring): SST files
+  // plus live WAL files.
   virtual uint64_t ApproximateSizeBytes() = 0;
 };
 

@@ -11,6 +11,7 @@
 #include "trials/optimal.h"
 #include "trials/resource_names.h"
 #include "tuner/designer.h"
+#include "tuner/early_stopping.h"
 #include "tuner/spec_validation.h"
 
 namespace cairn {
@@ -97,10 +98,31 @@ struct StudyManager::StudyState {
   std::unique_ptr<tuner::Designer> designer ABSL_GUARDED_BY(mu);
   // Latest measurement of each pending trial (the default final one).
   std::map<int64_t, Measurement> last_measurement ABSL_GUARDED_BY(mu);
+  // Objective curves of every trial, kept only for studies with an
+  // early-stopping rule (the rules compare a trial with all others).
+  std::map<int64_t, tuner::Curve> curves ABSL_GUARDED_BY(mu);
   // The designer returned nothing: the search space is exhausted.
   bool exhausted ABSL_GUARDED_BY(mu) = false;
   // Set once the study is deleted; late callers holding a pointer see it.
   bool deleted ABSL_GUARDED_BY(mu) = false;
+
+  bool HasEarlyStopping() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    return study.spec().early_stopping().rule_case() !=
+               cairn::v1::EarlyStoppingConfig::RULE_NOT_SET &&
+           study.spec().metrics_size() > 0;
+  }
+
+  // Adds the objective value of `m` (if reported) to the trial's curve.
+  void AddToCurve(int64_t trial_id, const Measurement& m)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    const std::string& objective = study.spec().metrics(0).metric_id();
+    for (const auto& metric : m.metrics()) {
+      if (metric.metric_id() != objective) continue;
+      tuner::Curve& c = curves[trial_id];
+      c.trial_id = trial_id;
+      c.points.emplace_back(m.step_count(), metric.value());
+    }
+  }
 
   int64_t CountPending() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     int64_t n = 0;
@@ -170,7 +192,8 @@ struct StudyManager::StudyState {
 StudyManager::StudyManager(Store* store, const StudyManagerOptions& options)
     : store_(store),
       clock_(options.clock != nullptr ? options.clock : Clock::Real()),
-      observer_(options.observer) {}
+      observer_(options.observer),
+      validate_spec_(options.validate_spec) {}
 
 StudyManager::~StudyManager() = default;
 
@@ -185,13 +208,21 @@ absl::StatusOr<std::unique_ptr<StudyManager>> StudyManager::Open(
     absl::MutexLock study_lock(&state->mu);
     state->study = std::move(stored.study);
     state->max_trial_id = stored.max_trial_id;
+    const bool curves = state->HasEarlyStopping();
     for (Trial& t : stored.trials) {
       const int64_t id = t.id();
-      if (IsPending(t.state())) {
+      if (IsPending(t.state()) || curves) {
         absl::StatusOr<std::vector<Measurement>> ms =
             store->ListMeasurements(stored.study_id, id);
         if (!ms.ok()) return ms.status();
-        if (!ms->empty()) state->last_measurement[id] = ms->back();
+        if (!ms->empty() && IsPending(t.state())) {
+          state->last_measurement[id] = ms->back();
+        }
+        if (curves) {
+          for (const Measurement& m : *ms) state->AddToCurve(id, m);
+          state->curves[id].trial_id = id;
+          state->curves[id].completed = t.state() == Trial::SUCCEEDED;
+        }
       }
       state->trials.emplace(id, std::move(t));
     }
@@ -240,6 +271,9 @@ absl::StatusOr<Study> StudyManager::CreateStudy(const Study& request) {
   }
   if (absl::Status s = tuner::ValidateStudySpec(request.spec()); !s.ok()) {
     return s;
+  }
+  if (validate_spec_) {
+    if (absl::Status s = validate_spec_(request.spec()); !s.ok()) return s;
   }
   absl::StatusOr<std::unique_ptr<tuner::Designer>> designer =
       tuner::CreateDesigner(request.spec());
@@ -706,8 +740,36 @@ absl::StatusOr<int64_t> StudyManager::AddMeasurements(
     WriteTimer timer(observer_);
     if (absl::Status s = store_->AppendMeasurements(writes); !s.ok()) return s;
   }
+  std::set<std::pair<int64_t, int64_t>> to_check;
   for (Store::MeasurementWrite& w : writes) {
-    states[w.study_id]->last_measurement[w.trial_id] = std::move(w.measurement);
+    StudyState& st = *states[w.study_id];
+    if (st.HasEarlyStopping()) {
+      st.AddToCurve(w.trial_id, w.measurement);
+      to_check.emplace(w.study_id, w.trial_id);
+    }
+    st.last_measurement[w.trial_id] = std::move(w.measurement);
+  }
+  // Early stopping: a trial the rule stops becomes STOPPING; its worker (or
+  // the job runner) sees that and completes it with its last measurement.
+  for (const auto& [study_id, trial_id] : to_check) {
+    StudyState& st = *states[study_id];
+    Trial& t = st.trials[trial_id];
+    if (t.state() != Trial::ACTIVE) continue;
+    std::vector<tuner::Curve> others;
+    for (const auto& [id, c] : st.curves) {
+      if (id != trial_id) others.push_back(c);
+    }
+    tuner::StopDecision d =
+        tuner::ShouldStop(st.study.spec(), st.curves[trial_id], others);
+    if (!d.stop) continue;
+    Trial stopping = t;
+    stopping.set_state(Trial::STOPPING);
+    (*stopping.mutable_metadata())["early_stopping_reason"] = d.reason;
+    WriteTimer timer(observer_);
+    if (absl::Status s = store_->PutTrials(study_id, {stopping}); !s.ok()) {
+      return s;
+    }
+    t = std::move(stopping);
   }
   if (observer_ != nullptr) {
     observer_->OnMeasurementsWritten(static_cast<int64_t>(writes.size()));
@@ -788,8 +850,13 @@ absl::StatusOr<Trial> StudyManager::CompleteTrial(
   }
   it->second = t;
   st.last_measurement.erase(t.id());
-  if (observer_ != nullptr)
+  if (st.HasEarlyStopping() && t.state() == Trial::SUCCEEDED) {
+    st.curves[t.id()].trial_id = t.id();
+    st.curves[t.id()].completed = true;
+  }
+  if (observer_ != nullptr) {
     observer_->OnTrialFinished(st.study.name(), outcome);
+  }
   Study::State next;
   std::string reason;
   if (st.NextState(&next, &reason)) {
@@ -844,7 +911,10 @@ absl::StatusOr<std::pair<bool, std::string>> StudyManager::CheckEarlyStopping(
         absl::StrCat("trial ", trial_name, " not found"));
   }
   if (it->second.state() == Trial::STOPPING) {
-    return std::make_pair(true, std::string("trial was asked to stop"));
+    auto reason = it->second.metadata().find("early_stopping_reason");
+    return std::make_pair(true, reason != it->second.metadata().end()
+                                    ? reason->second
+                                    : std::string("trial was asked to stop"));
   }
   return std::make_pair(false, std::string());
 }
@@ -895,6 +965,108 @@ absl::StatusOr<std::vector<Measurement>> StudyManager::GetMetricHistory(
     }
   }
   return out;
+}
+
+std::vector<JobStudyView> StudyManager::JobStudies() const {
+  std::vector<std::shared_ptr<StudyState>> states;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [id, s] : studies_) states.push_back(s);
+  }
+  std::vector<JobStudyView> out;
+  for (const auto& s : states) {
+    absl::MutexLock lock(&s->mu);
+    if (s->deleted || s->study.spec().job_template().command().empty()) {
+      continue;
+    }
+    JobStudyView view;
+    view.study_id = s->id;
+    view.study = s->View();
+    for (const auto& [id, t] : s->trials) {
+      if (IsPending(t.state())) view.pending.push_back(t);
+    }
+    out.push_back(std::move(view));
+  }
+  return out;
+}
+
+absl::Status StudyManager::UpdateTrialJob(const std::string& trial_name,
+                                          const cairn::v1::TrialJob& job) {
+  absl::StatusOr<TrialName> tn = ParseTrialName(trial_name, "name");
+  if (!tn.ok()) return tn.status();
+  auto state = FindStudy(tn->study_id);
+  if (!state.ok()) return state.status();
+  StudyState& st = **state;
+  absl::MutexLock lock(&st.mu);
+  auto it = st.trials.find(tn->trial_id);
+  if (it == st.trials.end()) {
+    return absl::NotFoundError(
+        absl::StrCat("trial ", trial_name, " not found"));
+  }
+  Trial t = it->second;
+  *t.mutable_job() = job;
+  WriteTimer timer(observer_);
+  if (absl::Status s = store_->PutTrials(st.id, {t}); !s.ok()) return s;
+  it->second = std::move(t);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Trial> StudyManager::FailTrial(const std::string& trial_name,
+                                              const std::string& reason) {
+  absl::StatusOr<TrialName> tn = ParseTrialName(trial_name, "name");
+  if (!tn.ok()) return tn.status();
+  auto state = FindStudy(tn->study_id);
+  if (!state.ok()) return state.status();
+  StudyState& st = **state;
+  absl::MutexLock lock(&st.mu);
+  auto it = st.trials.find(tn->trial_id);
+  if (it == st.trials.end()) {
+    return absl::NotFoundError(
+        absl::StrCat("trial ", trial_name, " not found"));
+  }
+  if (!IsPending(it->second.state())) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("trial ", trial_name, " is already ",
+                     Trial::State_Name(it->second.state())));
+  }
+  Trial t = it->second;
+  t.set_state(Trial::FAILED);
+  t.set_infeasible_reason(reason);
+  SetTimestamp(clock_->Now(), t.mutable_end_time());
+  {
+    WriteTimer timer(observer_);
+    if (absl::Status s = store_->PutTrials(st.id, {t}); !s.ok()) return s;
+  }
+  it->second = t;
+  st.last_measurement.erase(t.id());
+  if (observer_ != nullptr)
+    observer_->OnTrialFinished(st.study.name(), "failed");
+  Study::State next;
+  std::string why;
+  if (st.NextState(&next, &why)) {
+    Study updated = st.study;
+    updated.set_state(next);
+    updated.set_inactive_reason(why);
+    WriteTimer timer(observer_);
+    if (absl::Status s = store_->UpdateStudy(st.id, updated); !s.ok()) {
+      return s;
+    }
+    st.study = std::move(updated);
+  }
+  return t;
+}
+
+absl::StatusOr<Trial> StudyManager::GetTrialBasic(const std::string& name) {
+  absl::StatusOr<TrialName> tn = ParseTrialName(name, "name");
+  if (!tn.ok()) return tn.status();
+  auto state = FindStudy(tn->study_id);
+  if (!state.ok()) return state.status();
+  absl::MutexLock lock(&(*state)->mu);
+  auto it = (*state)->trials.find(tn->trial_id);
+  if (it == (*state)->trials.end()) {
+    return absl::NotFoundError(absl::StrCat("trial ", name, " not found"));
+  }
+  return it->second;
 }
 
 int64_t StudyManager::num_studies() const {

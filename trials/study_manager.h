@@ -19,6 +19,7 @@
 #define CAIRN_TRIALS_STUDY_MANAGER_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -37,11 +38,22 @@
 
 namespace cairn {
 
+// A study that runs its trials as training jobs, as the job runner sees it.
+struct JobStudyView {
+  int64_t study_id = 0;
+  cairn::v1::Study study;
+  // Pending trials (REQUESTED, ACTIVE, STOPPING) in id order.
+  std::vector<cairn::v1::Trial> pending;
+};
+
 struct StudyManagerOptions {
   // Not owned; must outlive the manager. Default: Clock::Real().
   Clock* clock = nullptr;
   // Not owned; may be null (no hooks). Must outlive the manager.
   StudyObserver* observer = nullptr;
+  // Extra validation of a new study's spec (e.g. the job runner checking the
+  // job template against its jobs root). May be empty.
+  std::function<absl::Status(const cairn::v1::StudySpec&)> validate_spec;
 };
 
 struct SuggestResult {
@@ -153,6 +165,19 @@ class StudyManager {
   absl::StatusOr<std::vector<cairn::v1::Measurement>> GetMetricHistory(
       const std::string& trial_name, const std::string& metric_id);
 
+  // --- Training jobs (used by the job runner). ---
+  // Every study with a job template (job_template.command non-empty).
+  std::vector<JobStudyView> JobStudies() const;
+  // Persists the job record of a trial (any state).
+  absl::Status UpdateTrialJob(const std::string& trial_name,
+                              const cairn::v1::TrialJob& job);
+  // Marks a pending trial FAILED with `reason` (its job gave up); the study
+  // becomes FAILED once max_failed_trials trials failed.
+  absl::StatusOr<cairn::v1::Trial> FailTrial(const std::string& trial_name,
+                                             const std::string& reason);
+  // The trial without measurements.
+  absl::StatusOr<cairn::v1::Trial> GetTrialBasic(const std::string& name);
+
   // Counts recovered at Open: studies and trials.
   int64_t num_studies() const;
   int64_t num_trials() const;
@@ -170,6 +195,7 @@ class StudyManager {
   Store* const store_;
   Clock* const clock_;
   StudyObserver* const observer_;
+  const std::function<absl::Status(const cairn::v1::StudySpec&)> validate_spec_;
 
   // State below is protected by mu_. Each StudyState has its own mutex for
   // its contents; lock order: mu_ before a study's mutex, never the reverse.

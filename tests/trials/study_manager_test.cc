@@ -304,3 +304,47 @@ TEST_F(StudyManagerTest, DeletedTrialIdsAreNotReused) {
 
 }  // namespace
 }  // namespace cairn
+
+namespace cairn {
+namespace {
+
+TEST_F(StudyManagerTest, MedianRuleMovesBadTrialsToStopping) {
+  Study study = BraninStudy("early", 0);
+  google::protobuf::TextFormat::ParseFromString(
+      "median { min_steps: 2 min_completed_trials: 2 }",
+      study.mutable_spec()->mutable_early_stopping());
+  auto created = manager_->CreateStudy(study);
+  ASSERT_TRUE(created.ok()) << created.status();
+  // Two good trials complete with curves 1/step.
+  for (int i = 0; i < 2; ++i) {
+    auto r = manager_->SuggestTrials(created->name(), 1, "");
+    ASSERT_TRUE(r.ok());
+    for (int s = 1; s <= 5; ++s) {
+      ASSERT_TRUE(
+          manager_->AddMeasurement(r->trials[0].name(), Loss(1.0 / s, s)).ok());
+    }
+    ASSERT_TRUE(
+        manager_->CompleteTrial(r->trials[0].name(), std::nullopt, false, "")
+            .ok());
+  }
+  auto r = manager_->SuggestTrials(created->name(), 1, "");
+  ASSERT_TRUE(r.ok());
+  const std::string bad = r->trials[0].name();
+  ASSERT_TRUE(manager_->AddMeasurement(bad, Loss(10, 1)).ok());
+  EXPECT_FALSE(manager_->CheckEarlyStopping(bad)->first);  // < min_steps
+  auto t = manager_->AddMeasurement(bad, Loss(9, 2));
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->state(), Trial::STOPPING);
+  auto check = manager_->CheckEarlyStopping(bad);
+  ASSERT_TRUE(check.ok());
+  EXPECT_TRUE(check->first);
+  EXPECT_NE(check->second.find("median"), std::string::npos) << check->second;
+  // Stopping survives a restart, and completing marks it stopped early.
+  Reopen();
+  auto done = manager_->CompleteTrial(bad, std::nullopt, false, "");
+  ASSERT_TRUE(done.ok());
+  EXPECT_TRUE(done->stopped_early());
+}
+
+}  // namespace
+}  // namespace cairn

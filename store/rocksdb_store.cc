@@ -1,0 +1,598 @@
+// RocksDB implementation of Store, and Store::Open.
+#include "store/rocksdb_store.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "rocksdb/snapshot.h"
+#include "rocksdb/transaction_log.h"
+#include "rocksdb/write_batch.h"
+#include "store/keys.h"
+
+namespace cairn {
+namespace {
+
+namespace keys = store_keys;
+
+absl::string_view ToView(const rocksdb::Slice& s) {
+  return absl::string_view(s.data(), s.size());
+}
+
+rocksdb::Slice ToSlice(absl::string_view s) {
+  return rocksdb::Slice(s.data(), s.size());
+}
+
+// Converts a RocksDB status into an absl::Status, prefixing `context`.
+absl::Status FromRocks(const rocksdb::Status& s, absl::string_view context) {
+  if (s.ok()) return absl::OkStatus();
+  std::string msg = absl::StrCat(context, ": ", s.ToString());
+  if (s.IsNotFound()) return absl::NotFoundError(msg);
+  if (s.IsCorruption()) return absl::DataLossError(msg);
+  if (s.IsNoSpace()) return absl::ResourceExhaustedError(msg);
+  if (s.IsBusy() || s.IsTryAgain() || s.IsTimedOut()) {
+    return absl::UnavailableError(msg);
+  }
+  if (s.IsInvalidArgument()) return absl::InvalidArgumentError(msg);
+  return absl::InternalError(msg);
+}
+
+std::string StudyName(int64_t study_id) {
+  return absl::StrCat("studies/", study_id);
+}
+
+absl::Status CheckId(absl::string_view field, int64_t id) {
+  if (id > 0) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(field, " must be > 0, got ", id));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Store>> Store::Open(const StoreOptions& options,
+                                                   const std::string& path) {
+  return RocksDbStore::Open(options, path);
+}
+
+absl::StatusOr<std::unique_ptr<Store>> RocksDbStore::Open(
+    const StoreOptions& options, const std::string& path) {
+  if (path.empty()) {
+    return absl::InvalidArgumentError("store path must be non-empty");
+  }
+  rocksdb::Options db_options;
+  db_options.create_if_missing = options.create_if_missing;
+  db_options.max_background_jobs = 2;
+  // RocksDB's info LOG files: keep a few small ones.
+  db_options.keep_log_file_num = 4;
+  db_options.max_log_file_size = 8 << 20;
+
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status s = rocksdb::DB::Open(db_options, path, &raw);
+  if (!s.ok()) {
+    const std::string lower = absl::AsciiStrToLower(s.ToString());
+    if (s.IsIOError() && absl::StrContains(lower, "lock")) {
+      return absl::UnavailableError(absl::StrCat(
+          "store directory ", path,
+          " is locked: another process (is another cairnd running?) or "
+          "another Store in this process has it open (",
+          s.ToString(), ")"));
+    }
+    if (!options.create_if_missing && s.IsInvalidArgument() &&
+        absl::StrContains(lower, "does not exist")) {
+      return absl::NotFoundError(
+          absl::StrCat("store directory ", path,
+                       " holds no database and create_if_missing is false (",
+                       s.ToString(), ")"));
+    }
+    return FromRocks(s, absl::StrCat("opening store at ", path));
+  }
+  std::unique_ptr<RocksDbStore> store(
+      new RocksDbStore(path, std::unique_ptr<rocksdb::DB>(raw), options.sync));
+  if (absl::Status st = store->Init(); !st.ok()) return st;
+  return std::unique_ptr<Store>(std::move(store));
+}
+
+RocksDbStore::RocksDbStore(std::string path, std::unique_ptr<rocksdb::DB> db,
+                           bool sync)
+    : path_(std::move(path)), db_(std::move(db)) {
+  write_options_.sync = sync;
+}
+
+RocksDbStore::~RocksDbStore() = default;
+
+template <typename Fn>
+absl::Status RocksDbStore::ForEachWithPrefix(const rocksdb::Snapshot* snapshot,
+                                             absl::string_view prefix,
+                                             Fn fn) const {
+  const std::string end = keys::PrefixEnd(prefix);
+  rocksdb::Slice upper(end);
+  rocksdb::ReadOptions ro;
+  ro.snapshot = snapshot;
+  ro.iterate_upper_bound = &upper;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
+  for (it->Seek(ToSlice(prefix)); it->Valid(); it->Next()) {
+    if (absl::Status st = fn(ToView(it->key()), ToView(it->value()));
+        !st.ok()) {
+      return st;
+    }
+  }
+  return FromRocks(it->status(),
+                   absl::StrCat("scanning ", prefix, " in store at ", path_));
+}
+
+absl::Status RocksDbStore::Init() {
+  // Schema version: written once, when the store is created.
+  std::string value;
+  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(),
+                               ToSlice(keys::kSchemaVersionKey), &value);
+  if (s.IsNotFound()) {
+    rocksdb::WriteBatch batch;
+    value = absl::StrCat(kSchemaVersion);
+    batch.Put(ToSlice(keys::kSchemaVersionKey), value);
+    batch.Put(ToSlice(keys::kNextStudyIdKey), "1");
+    if (absl::Status st = Write(&batch, "schema version"); !st.ok()) return st;
+  } else if (!s.ok()) {
+    return FromRocks(s, absl::StrCat("reading ", keys::kSchemaVersionKey,
+                                     " from store at ", path_));
+  }
+  int64_t version = 0;
+  if (!absl::SimpleAtoi(value, &version) || version < 1) {
+    return absl::DataLossError(
+        absl::StrCat("store at ", path_, ": ", keys::kSchemaVersionKey,
+                     " holds \"", value, "\", not a schema version"));
+  }
+  if (version > kSchemaVersion) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("store at ", path_, " has schema version ", version,
+                     ", newer than schema version ", kSchemaVersion,
+                     " that this binary understands; run a newer cairnd"));
+  }
+
+  absl::MutexLock lock(&studies_mu_);
+  s = db_->Get(rocksdb::ReadOptions(), ToSlice(keys::kNextStudyIdKey), &value);
+  if (s.ok()) {
+    if (!absl::SimpleAtoi(value, &next_study_id_) || next_study_id_ < 1) {
+      return absl::DataLossError(
+          absl::StrCat("store at ", path_, ": ", keys::kNextStudyIdKey,
+                       " holds \"", value, "\", not a study id"));
+    }
+  } else if (!s.IsNotFound()) {
+    return FromRocks(s, absl::StrCat("reading ", keys::kNextStudyIdKey,
+                                     " from store at ", path_));
+  }
+  return ForEachWithPrefix(
+      nullptr, keys::kStudyPrefix,
+      [this](absl::string_view key, absl::string_view value)
+          ABSL_NO_THREAD_SAFETY_ANALYSIS -> absl::Status {
+            int64_t id = 0;
+            cairn::v1::Study study;
+            if (!keys::ParseStudyKey(key, &id) ||
+                !study.ParseFromArray(value.data(),
+                                      static_cast<int>(value.size()))) {
+              return absl::DataLossError(absl::StrCat(
+                  "store at ", path_, ": bad study record at key ", key));
+            }
+            studies_[id] = study.display_name();
+            // Never hand out an id that is already on disk, whatever the
+            // counter says.
+            next_study_id_ = std::max(next_study_id_, id + 1);
+            return absl::OkStatus();
+          });
+}
+
+absl::Status RocksDbStore::Write(rocksdb::WriteBatch* batch,
+                                 absl::string_view what) {
+  return FromRocks(db_->Write(write_options_, batch),
+                   absl::StrCat("writing ", what, " to store at ", path_));
+}
+
+absl::Status RocksDbStore::CheckStudyExists(int64_t study_id) const {
+  if (studies_.contains(study_id)) return absl::OkStatus();
+  return absl::NotFoundError(
+      absl::StrCat("study ", StudyName(study_id), " not found"));
+}
+
+absl::StatusOr<int64_t> RocksDbStore::CreateStudy(cairn::v1::Study study) {
+  if (study.display_name().empty()) {
+    return absl::InvalidArgumentError("study.display_name must be non-empty");
+  }
+  absl::MutexLock lock(&studies_mu_);
+  const std::string name_key = keys::NameKey(study.display_name());
+  std::string existing;
+  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), name_key, &existing);
+  if (s.ok()) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("a study with display_name \"", study.display_name(),
+                     "\" already exists (studies/", existing, ")"));
+  }
+  if (!s.IsNotFound()) {
+    return FromRocks(
+        s, absl::StrCat("reading ", name_key, " from store at ", path_));
+  }
+  const int64_t id = next_study_id_;
+  study.set_name(StudyName(id));
+  rocksdb::WriteBatch batch;
+  batch.Put(ToSlice(keys::kNextStudyIdKey), absl::StrCat(id + 1));
+  batch.Put(keys::StudyKey(id), study.SerializeAsString());
+  batch.Put(name_key, absl::StrCat(id));
+  // Bump the counter even if the write fails: a failed synced write may
+  // still surface after recovery, and skipping an id is harmless.
+  next_study_id_ = id + 1;
+  if (absl::Status st = Write(&batch, StudyName(id)); !st.ok()) return st;
+  studies_[id] = study.display_name();
+  return id;
+}
+
+absl::Status RocksDbStore::UpdateStudy(int64_t study_id,
+                                       const cairn::v1::Study& study) {
+  if (absl::Status st = CheckId("study_id", study_id); !st.ok()) return st;
+  absl::ReaderMutexLock lock(&studies_mu_);
+  if (absl::Status st = CheckStudyExists(study_id); !st.ok()) return st;
+  const std::string& display_name = studies_.at(study_id);
+  if (study.display_name() != display_name) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("study.display_name of ", StudyName(study_id),
+                     " cannot change: it is \"", display_name, "\", got \"",
+                     study.display_name(), "\""));
+  }
+  cairn::v1::Study copy = study;
+  copy.set_name(StudyName(study_id));
+  rocksdb::WriteBatch batch;
+  batch.Put(keys::StudyKey(study_id), copy.SerializeAsString());
+  return Write(&batch, StudyName(study_id));
+}
+
+absl::Status RocksDbStore::DeleteStudy(int64_t study_id) {
+  if (absl::Status st = CheckId("study_id", study_id); !st.ok()) return st;
+  absl::MutexLock lock(&studies_mu_);
+  if (absl::Status st = CheckStudyExists(study_id); !st.ok()) return st;
+  rocksdb::WriteBatch batch;
+  batch.Delete(keys::StudyKey(study_id));
+  batch.Delete(keys::NameKey(studies_.at(study_id)));
+  batch.Delete(keys::MaxTrialKey(study_id));
+  const std::string trials = keys::TrialStudyPrefix(study_id);
+  batch.DeleteRange(trials, keys::PrefixEnd(trials));
+  const std::string measurements = keys::MeasurementStudyPrefix(study_id);
+  batch.DeleteRange(measurements, keys::PrefixEnd(measurements));
+  if (absl::Status st =
+          Write(&batch, absl::StrCat("deletion of ", StudyName(study_id)));
+      !st.ok()) {
+    return st;
+  }
+  studies_.erase(study_id);
+  {
+    absl::MutexLock max_lock(&max_mu_);
+    max_trial_.erase(study_id);
+  }
+  absl::MutexLock seq_lock(&seq_mu_);
+  for (auto it = next_seq_.begin(); it != next_seq_.end();) {
+    if (it->first.first == study_id) {
+      next_seq_.erase(it++);
+    } else {
+      ++it;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<StoredStudy>> RocksDbStore::LoadAll() {
+  rocksdb::ManagedSnapshot snapshot(db_.get());
+  const rocksdb::Snapshot* snap = snapshot.snapshot();
+  std::vector<StoredStudy> result;
+  absl::flat_hash_map<int64_t, size_t> index;
+
+  absl::Status st = ForEachWithPrefix(
+      snap, keys::kStudyPrefix,
+      [&](absl::string_view key, absl::string_view value) -> absl::Status {
+        StoredStudy stored;
+        if (!keys::ParseStudyKey(key, &stored.study_id) ||
+            !stored.study.ParseFromArray(value.data(),
+                                         static_cast<int>(value.size()))) {
+          return absl::DataLossError(absl::StrCat(
+              "store at ", path_, ": bad study record at key ", key));
+        }
+        index[stored.study_id] = result.size();
+        result.push_back(std::move(stored));
+        return absl::OkStatus();
+      });
+  if (!st.ok()) return st;
+
+  st = ForEachWithPrefix(
+      snap, keys::kMaxTrialPrefix,
+      [&](absl::string_view key, absl::string_view value) -> absl::Status {
+        int64_t study_id = 0;
+        int64_t max_id = 0;
+        if (!keys::ParseMaxTrialKey(key, &study_id) ||
+            !absl::SimpleAtoi(value, &max_id)) {
+          return absl::DataLossError(absl::StrCat(
+              "store at ", path_, ": bad max trial id record at key ", key));
+        }
+        auto it = index.find(study_id);
+        if (it != index.end()) result[it->second].max_trial_id = max_id;
+        return absl::OkStatus();
+      });
+  if (!st.ok()) return st;
+
+  st = ForEachWithPrefix(
+      snap, keys::kTrialPrefix,
+      [&](absl::string_view key, absl::string_view value) -> absl::Status {
+        int64_t study_id = 0;
+        int64_t trial_id = 0;
+        if (!keys::ParseTrialKey(key, &study_id, &trial_id)) {
+          return absl::DataLossError(
+              absl::StrCat("store at ", path_, ": bad trial key ", key));
+        }
+        auto it = index.find(study_id);
+        if (it == index.end()) return absl::OkStatus();  // Orphan: skip.
+        StoredStudy& stored = result[it->second];
+        cairn::v1::Trial& trial = stored.trials.emplace_back();
+        if (!trial.ParseFromArray(value.data(),
+                                  static_cast<int>(value.size()))) {
+          return absl::DataLossError(absl::StrCat(
+              "store at ", path_, ": bad trial record at key ", key));
+        }
+        stored.max_trial_id = std::max(stored.max_trial_id, trial_id);
+        return absl::OkStatus();
+      });
+  if (!st.ok()) return st;
+  return result;
+}
+
+absl::Status RocksDbStore::PutTrials(
+    int64_t study_id, const std::vector<cairn::v1::Trial>& trials) {
+  if (absl::Status st = CheckId("study_id", study_id); !st.ok()) return st;
+  int64_t max_id = 0;
+  for (size_t i = 0; i < trials.size(); ++i) {
+    if (absl::Status st =
+            CheckId(absl::StrCat("trials[", i, "].id"), trials[i].id());
+        !st.ok()) {
+      return st;
+    }
+    max_id = std::max(max_id, trials[i].id());
+  }
+  absl::ReaderMutexLock lock(&studies_mu_);
+  if (absl::Status st = CheckStudyExists(study_id); !st.ok()) return st;
+  if (trials.empty()) return absl::OkStatus();
+  bool raises_max = false;
+  {
+    absl::MutexLock max_lock(&max_mu_);
+    absl::StatusOr<int64_t*> cached = CachedMaxTrialId(study_id);
+    if (!cached.ok()) return cached.status();
+    if (max_id > **cached) {
+      **cached = max_id;
+      raises_max = true;
+    }
+  }
+  rocksdb::WriteBatch batch;
+  std::string value;
+  for (const cairn::v1::Trial& trial : trials) {
+    if (trial.measurements_size() == 0) {
+      trial.SerializeToString(&value);
+    } else {
+      cairn::v1::Trial stripped = trial;
+      stripped.clear_measurements();
+      stripped.SerializeToString(&value);
+    }
+    batch.Put(keys::TrialKey(study_id, trial.id()), value);
+  }
+  if (raises_max) batch.Put(keys::MaxTrialKey(study_id), absl::StrCat(max_id));
+  return Write(&batch, absl::StrCat("trials of ", StudyName(study_id)));
+}
+
+absl::Status RocksDbStore::DeleteTrial(int64_t study_id, int64_t trial_id) {
+  if (absl::Status st = CheckId("study_id", study_id); !st.ok()) return st;
+  if (absl::Status st = CheckId("trial_id", trial_id); !st.ok()) return st;
+  absl::MutexLock lock(&studies_mu_);
+  if (absl::Status st = CheckStudyExists(study_id); !st.ok()) return st;
+  const std::string trial_key = keys::TrialKey(study_id, trial_id);
+  std::string ignored;
+  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), trial_key, &ignored);
+  const std::string trial_name =
+      absl::StrCat(StudyName(study_id), "/trials/", trial_id);
+  if (s.IsNotFound()) {
+    return absl::NotFoundError(
+        absl::StrCat("trial ", trial_name, " not found"));
+  }
+  if (!s.ok()) {
+    return FromRocks(
+        s, absl::StrCat("reading ", trial_name, " from store at ", path_));
+  }
+  rocksdb::WriteBatch batch;
+  batch.Delete(trial_key);
+  {
+    // Record the max id so it outlives this trial's t/ key.
+    absl::MutexLock max_lock(&max_mu_);
+    absl::StatusOr<int64_t*> cached = CachedMaxTrialId(study_id);
+    if (!cached.ok()) return cached.status();
+    **cached = std::max(**cached, trial_id);
+    batch.Put(keys::MaxTrialKey(study_id), absl::StrCat(**cached));
+  }
+  const std::string measurements =
+      keys::MeasurementTrialPrefix(study_id, trial_id);
+  batch.DeleteRange(measurements, keys::PrefixEnd(measurements));
+  if (absl::Status st = Write(&batch, absl::StrCat("deletion of ", trial_name));
+      !st.ok()) {
+    return st;
+  }
+  absl::MutexLock seq_lock(&seq_mu_);
+  next_seq_.erase(std::make_pair(study_id, trial_id));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> RocksDbStore::ReadMaxTrialId(int64_t study_id) const {
+  int64_t max_id = 0;
+  const std::string max_key = keys::MaxTrialKey(study_id);
+  std::string value;
+  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), max_key, &value);
+  if (s.ok()) {
+    if (!absl::SimpleAtoi(value, &max_id)) {
+      return absl::DataLossError(absl::StrCat("store at ", path_, ": ", max_key,
+                                              " holds \"", value,
+                                              "\", not a trial id"));
+    }
+  } else if (!s.IsNotFound()) {
+    return FromRocks(
+        s, absl::StrCat("reading ", max_key, " from store at ", path_));
+  }
+  const std::string prefix = keys::TrialStudyPrefix(study_id);
+  std::unique_ptr<rocksdb::Iterator> it(
+      db_->NewIterator(rocksdb::ReadOptions()));
+  it->SeekForPrev(keys::PrefixEnd(prefix));
+  if (it->Valid() && absl::StartsWith(ToView(it->key()), prefix)) {
+    int64_t s_id = 0;
+    int64_t trial_id = 0;
+    if (!keys::ParseTrialKey(ToView(it->key()), &s_id, &trial_id)) {
+      return absl::DataLossError(absl::StrCat(
+          "store at ", path_, ": bad trial key ", ToView(it->key())));
+    }
+    max_id = std::max(max_id, trial_id);
+  }
+  if (absl::Status st =
+          FromRocks(it->status(),
+                    absl::StrCat("seeking ", prefix, " in store at ", path_));
+      !st.ok()) {
+    return st;
+  }
+  return max_id;
+}
+
+absl::StatusOr<int64_t*> RocksDbStore::CachedMaxTrialId(int64_t study_id) {
+  auto [entry, inserted] = max_trial_.try_emplace(study_id, 0);
+  if (inserted) {
+    absl::StatusOr<int64_t> max_id = ReadMaxTrialId(study_id);
+    if (!max_id.ok()) {
+      max_trial_.erase(entry);
+      return max_id.status();
+    }
+    entry->second = *max_id;
+  }
+  return &entry->second;
+}
+
+absl::StatusOr<int64_t> RocksDbStore::ReadNextSeq(rocksdb::Iterator* it,
+                                                  int64_t study_id,
+                                                  int64_t trial_id) const {
+  const std::string prefix = keys::MeasurementTrialPrefix(study_id, trial_id);
+  it->SeekForPrev(keys::PrefixEnd(prefix));
+  if (!it->Valid()) {
+    if (absl::Status st =
+            FromRocks(it->status(),
+                      absl::StrCat("seeking ", prefix, " in store at ", path_));
+        !st.ok()) {
+      return st;
+    }
+    return 0;
+  }
+  const absl::string_view key = ToView(it->key());
+  if (!absl::StartsWith(key, prefix)) return 0;
+  int64_t s = 0;
+  int64_t t = 0;
+  int64_t seq = 0;
+  if (!keys::ParseMeasurementKey(key, &s, &t, &seq)) {
+    return absl::DataLossError(
+        absl::StrCat("store at ", path_, ": bad measurement key ", key));
+  }
+  return seq + 1;
+}
+
+absl::Status RocksDbStore::AppendMeasurements(
+    const std::vector<MeasurementWrite>& measurements) {
+  if (measurements.empty()) return absl::OkStatus();
+  for (size_t i = 0; i < measurements.size(); ++i) {
+    const MeasurementWrite& m = measurements[i];
+    if (absl::Status st =
+            CheckId(absl::StrCat("measurements[", i, "].study_id"), m.study_id);
+        !st.ok()) {
+      return st;
+    }
+    if (absl::Status st =
+            CheckId(absl::StrCat("measurements[", i, "].trial_id"), m.trial_id);
+        !st.ok()) {
+      return st;
+    }
+  }
+
+  // Shared: keeps DeleteStudy/DeleteTrial out until our write has landed, so
+  // no measurement outlives its trial.
+  absl::ReaderMutexLock lock(&studies_mu_);
+  int64_t last_checked = 0;
+  for (const MeasurementWrite& m : measurements) {
+    if (m.study_id == last_checked) continue;
+    if (absl::Status st = CheckStudyExists(m.study_id); !st.ok()) return st;
+    last_checked = m.study_id;
+  }
+
+  std::vector<int64_t> seqs(measurements.size());
+  {
+    absl::MutexLock seq_lock(&seq_mu_);
+    std::unique_ptr<rocksdb::Iterator> it;
+    for (size_t i = 0; i < measurements.size(); ++i) {
+      const MeasurementWrite& m = measurements[i];
+      auto [entry, inserted] =
+          next_seq_.try_emplace(std::make_pair(m.study_id, m.trial_id), 0);
+      if (inserted) {
+        if (it == nullptr) it.reset(db_->NewIterator(rocksdb::ReadOptions()));
+        absl::StatusOr<int64_t> next =
+            ReadNextSeq(it.get(), m.study_id, m.trial_id);
+        if (!next.ok()) {
+          next_seq_.erase(entry);
+          return next.status();
+        }
+        entry->second = *next;
+      }
+      // Seqs handed out for a write that then fails leave a gap; ordering is
+      // all that matters.
+      seqs[i] = entry->second++;
+    }
+  }
+
+  rocksdb::WriteBatch batch;
+  std::string value;
+  for (size_t i = 0; i < measurements.size(); ++i) {
+    const MeasurementWrite& m = measurements[i];
+    m.measurement.SerializeToString(&value);
+    batch.Put(keys::MeasurementKey(m.study_id, m.trial_id, seqs[i]), value);
+  }
+  return Write(&batch, "measurements");
+}
+
+absl::StatusOr<std::vector<cairn::v1::Measurement>>
+RocksDbStore::ListMeasurements(int64_t study_id, int64_t trial_id) {
+  if (absl::Status st = CheckId("study_id", study_id); !st.ok()) return st;
+  if (absl::Status st = CheckId("trial_id", trial_id); !st.ok()) return st;
+  {
+    absl::ReaderMutexLock lock(&studies_mu_);
+    if (absl::Status st = CheckStudyExists(study_id); !st.ok()) return st;
+  }
+  std::vector<cairn::v1::Measurement> result;
+  absl::Status st = ForEachWithPrefix(
+      nullptr, keys::MeasurementTrialPrefix(study_id, trial_id),
+      [&](absl::string_view key, absl::string_view value) -> absl::Status {
+        if (!result.emplace_back().ParseFromArray(
+                value.data(), static_cast<int>(value.size()))) {
+          return absl::DataLossError(absl::StrCat(
+              "store at ", path_, ": bad measurement record at key ", key));
+        }
+        return absl::OkStatus();
+      });
+  if (!st.ok()) return st;
+  return result;
+}
+
+uint64_t RocksDbStore::ApproximateSizeBytes() {
+  uint64_t total = 0;
+  uint64_t sst = 0;
+  if (db_->GetIntProperty("rocksdb.total-sst-files-size", &sst)) total += sst;
+  rocksdb::VectorLogPtr wal_files;
+  if (db_->GetSortedWalFiles(wal_files).ok()) {
+    for (const auto& f : wal_files) {
+      if (f->Type() == rocksdb::kAliveLogFile) total += f->SizeFileBytes();
+    }
+  }
+  return total;
+}
+
+}  // namespace cairn

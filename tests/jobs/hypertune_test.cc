@@ -1,0 +1,81 @@
+// The cloudml-hypertune file protocol and the early-stopping rules.
+#include "trainer/exec/hypertune.h"
+
+#include "google/protobuf/text_format.h"
+#include "gtest/gtest.h"
+#include "tuner/early_stopping.h"
+
+namespace cairn {
+namespace {
+
+TEST(HypertuneTest, ParsesStringValuedLinesAndSkipsTornOnes) {
+  const std::string text =
+      R"({"global_step": "1000", "loss": "0.31", "timestamp": 1525851440.12, "trial": "3"})"
+      "\n"
+      R"({"global_step": "2000", "loss": "0.25", "timestamp": 1525851441.5, "trial": "3"})"
+      "\n"
+      R"({"global_step": "3000", "loss": "0.2)";  // Torn by a rewrite.
+  std::vector<exec::HypertuneEntry> e = exec::ParseHypertune(text);
+  ASSERT_EQ(e.size(), 2u);
+  EXPECT_EQ(e[0].global_step, 1000);
+  EXPECT_DOUBLE_EQ(e[0].metrics.at("loss"), 0.31);
+  EXPECT_EQ(e[0].metrics.count("trial"), 0u);
+  EXPECT_DOUBLE_EQ(e[1].timestamp, 1525851441.5);
+}
+
+TEST(HypertuneTest, NonNumericMetricLinesAreSkipped) {
+  std::vector<exec::HypertuneEntry> e = exec::ParseHypertune(
+      R"({"global_step": "1", "loss": "abc", "timestamp": 1.0})");
+  EXPECT_TRUE(e.empty());
+}
+
+cairn::v1::StudySpec Spec(const std::string& rule) {
+  cairn::v1::StudySpec spec;
+  google::protobuf::TextFormat::ParseFromString(
+      "metrics { metric_id: 'loss' goal: MINIMIZE } " + rule, &spec);
+  return spec;
+}
+
+tuner::Curve Line(int64_t id, double offset, int steps, bool completed) {
+  tuner::Curve c;
+  c.trial_id = id;
+  c.completed = completed;
+  for (int s = 1; s <= steps; ++s) c.points.emplace_back(s, offset + 1.0 / s);
+  return c;
+}
+
+TEST(EarlyStoppingTest, MedianRuleStopsOnlyTrialsWorseThanTheMedian) {
+  auto spec = Spec("early_stopping { median { min_steps: 2 } }");
+  std::vector<tuner::Curve> done = {Line(1, 0, 10, true), Line(2, 1, 10, true),
+                                    Line(3, 2, 10, true)};
+  EXPECT_TRUE(tuner::ShouldStop(spec, Line(4, 5, 3, false), done).stop);
+  EXPECT_FALSE(tuner::ShouldStop(spec, Line(5, 0.1, 3, false), done).stop);
+  // Before min_steps and with too few completed trials: no decision.
+  EXPECT_FALSE(tuner::ShouldStop(spec, Line(6, 5, 1, false), done).stop);
+  done.pop_back();
+  EXPECT_FALSE(tuner::ShouldStop(spec, Line(7, 5, 3, false), done).stop);
+}
+
+TEST(EarlyStoppingTest, AshaKeepsTheTopThirdAtEachRung) {
+  auto spec =
+      Spec("early_stopping { asha { min_resource: 2 reduction_factor: 3 } }");
+  std::vector<tuner::Curve> others = {Line(1, 0, 6, false),
+                                      Line(2, 1, 6, false)};
+  // Third trial at rung 2: best of 3 is kept, worst stops.
+  EXPECT_FALSE(tuner::ShouldStop(spec, Line(3, -1, 2, false), others).stop);
+  tuner::StopDecision d = tuner::ShouldStop(spec, Line(4, 3, 2, false), others);
+  EXPECT_TRUE(d.stop);
+  EXPECT_NE(d.reason.find("rung 2"), std::string::npos) << d.reason;
+  // Below the first rung nothing is decided.
+  EXPECT_FALSE(tuner::ShouldStop(spec, Line(5, 9, 1, false), others).stop);
+}
+
+TEST(EarlyStoppingTest, NoRuleNeverStops) {
+  auto spec = Spec("");
+  EXPECT_FALSE(
+      tuner::ShouldStop(spec, Line(1, 100, 10, false), {Line(2, 0, 10, true)})
+          .stop);
+}
+
+}  // namespace
+}  // namespace cairn

@@ -1,0 +1,48 @@
+// CreateDesigner: the one place that maps StudySpec.algorithm to a designer.
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "tuner/designer.h"
+#include "tuner/grid_designer.h"
+#include "tuner/quasi_random_designer.h"
+#include "tuner/random_designer.h"
+
+namespace cairn::tuner {
+namespace {
+
+using cairn::v1::StudySpec;
+
+// What ALGORITHM_UNSPECIFIED means in this build. Becomes GP_BANDIT once that
+// designer is registered below.
+constexpr StudySpec::Algorithm kDefaultAlgorithm =
+    StudySpec::QUASI_RANDOM_SEARCH;
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Designer>> CreateDesigner(
+    const StudySpec& spec) {
+  StudySpec::Algorithm algorithm = spec.algorithm();
+  if (algorithm == StudySpec::ALGORITHM_UNSPECIFIED) {
+    algorithm = kDefaultAlgorithm;
+  }
+  switch (algorithm) {
+    case StudySpec::RANDOM_SEARCH:
+      return RandomDesigner::Create(spec);
+    case StudySpec::QUASI_RANDOM_SEARCH:
+      return QuasiRandomDesigner::Create(spec);
+    case StudySpec::GRID_SEARCH: {
+      absl::StatusOr<std::unique_ptr<GridDesigner>> grid =
+          GridDesigner::Create(spec);
+      if (!grid.ok()) return grid.status();
+      return std::unique_ptr<Designer>(*std::move(grid));
+    }
+    case StudySpec::GP_BANDIT:
+      return absl::InvalidArgumentError(
+          "algorithm GP_BANDIT is not available in this build");
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("algorithm ", static_cast<int>(spec.algorithm()),
+                       " is not a known algorithm"));
+  }
+}
+
+}  // namespace cairn::tuner
