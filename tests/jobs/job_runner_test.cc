@@ -341,6 +341,78 @@ TEST_F(JobsTest, CairndKill9MidStudyFinishesWithExactlyMaxTrials) {
   EXPECT_GE(resumed, 1);
 }
 
+// A study whose command is `program` (an executable in tests/jobs).
+Study CreateWithProgram(JobsTest* t, cairn::v1::StudyService::Stub* stub,
+                        const std::string& name, const std::string& program,
+                        const std::map<std::string, std::string>& env) {
+  cairn::v1::CreateStudyRequest req;
+  req.mutable_study()->set_display_name(name);
+  auto* spec = req.mutable_study()->mutable_spec();
+  google::protobuf::TextFormat::ParseFromString(
+      R"pb(
+        parameters { parameter_id: "x" type: INTEGER min_value: 1 max_value: 9 }
+        metrics { metric_id: "loss" goal: MINIMIZE }
+        algorithm: RANDOM_SEARCH
+        max_trials: 2
+        max_parallel_trials: 2
+      )pb",
+      spec);
+  const char* src = std::getenv("CAIRN_SOURCE_DIR");
+  spec->mutable_job_template()->add_command(std::string(src ? src : ".") +
+                                            "/tests/jobs/" + program);
+  for (const auto& [k, v] : env) {
+    (*spec->mutable_job_template()->mutable_env())[k] = v;
+  }
+  Study out;
+  grpc::ClientContext ctx;
+  grpc::Status st = stub->CreateStudy(&ctx, req, &out);
+  EXPECT_TRUE(st.ok()) << st.error_message();
+  return out;
+}
+
+TEST_F(JobsTest, JobsReportOverGrpcAndCompleteTheirOwnTrials) {
+  StartServer();
+  const char* src = std::getenv("CAIRN_SOURCE_DIR");
+  Study study = CreateWithProgram(
+      this, stub_.get(), "grpc-route", "grpc_reporter.py",
+      {{"CAIRN_PROTO_DIR", std::string(src ? src : ".") + "/proto"}});
+  Study done = WaitDone(study.name(), 90);
+  EXPECT_EQ(done.state(), Study::COMPLETED);
+  // The trials completed before their processes exited: wait for the jobs.
+  for (int i = 0; i < 100; ++i) {
+    bool settled = true;
+    for (const Trial& t : Trials(study.name(), false)) {
+      settled = settled && t.job().state() == TrialJob::SUCCEEDED;
+    }
+    if (settled) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  for (const Trial& t : Trials(study.name(), true)) {
+    EXPECT_EQ(t.state(), Trial::SUCCEEDED) << t.ShortDebugString();
+    EXPECT_EQ(t.job().state(), TrialJob::SUCCEEDED);
+    EXPECT_EQ(t.measurements_size(), 5);
+    // The program's own final measurement, not the last reported one.
+    EXPECT_EQ(t.final_measurement().step_count(), 99);
+    EXPECT_DOUBLE_EQ(t.final_measurement().metrics(0).value(),
+                     t.parameters(0).value().number_value());
+  }
+}
+
+TEST_F(JobsTest, ShellScriptJobsReportThroughTheCli) {
+  StartServer();
+  Study study =
+      CreateWithProgram(this, stub_.get(), "cli-route", "cli_reporter.sh",
+                        {{"CAIRN_BIN_DIR", testing::BinDir()}});
+  Study done = WaitDone(study.name(), 60);
+  EXPECT_EQ(done.state(), Study::COMPLETED);
+  for (const Trial& t : Trials(study.name(), true)) {
+    EXPECT_EQ(t.state(), Trial::SUCCEEDED) << t.ShortDebugString();
+    EXPECT_EQ(t.measurements_size(), 4);
+    // The last reported measurement became final.
+    EXPECT_EQ(t.final_measurement().step_count(), 4);
+  }
+}
+
 TEST_F(JobsTest, BadTemplatesAreRejected) {
   StartServer({"--gpus", "1"});
   cairn::v1::CreateStudyRequest req;

@@ -173,21 +173,38 @@ void JobRunner::Recover() {
 
 void JobRunner::Tick() {
   absl::MutexLock lock(&mu_);
+  // 1. Running jobs first: collect metrics, end, reap. Exits free slots that
+  //    step 2 fills in the same tick (dispatch latency is one tick at most).
   std::vector<JobStudyView> views = manager_->JobStudies();
-  std::set<std::string> seen;
+  std::map<std::string, std::pair<const JobStudyView*, const Trial*>> pending;
+  for (const JobStudyView& view : views) {
+    for (const Trial& trial : view.pending) {
+      pending[trial.name()] = {&view, &trial};
+    }
+  }
+  bool exited = false;
+  for (auto it = running_.begin(); it != running_.end();) {
+    auto p = pending.find(it->first);
+    if (p == pending.end()) {
+      CheckRunning(it->second, nullptr, nullptr);  // Completed via the API.
+    } else {
+      CheckRunning(it->second, p->second.first, p->second.second);
+    }
+    if (it->second.job.state() == TrialJob::STATE_UNSPECIFIED) {
+      it = running_.erase(it);  // Finished and handled.
+      exited = true;
+    } else {
+      ++it;
+    }
+  }
+  if (exited) views = manager_->JobStudies();
+
+  // 2. Top up each ACTIVE study and start (or cancel) what is not running.
   int queued = 0;
   for (JobStudyView& view : views) {
     if (view.study.state() == Study::ACTIVE) TopUp(view);
     for (const Trial& trial : view.pending) {
-      seen.insert(trial.name());
-      auto it = running_.find(trial.name());
-      if (it != running_.end()) {
-        CheckRunning(it->second, &view, &trial);
-        if (it->second.job.state() == TrialJob::STATE_UNSPECIFIED) {
-          running_.erase(it);  // Finished and handled.
-        }
-        continue;
-      }
+      if (running_.count(trial.name()) > 0) continue;
       if (view.study.state() != Study::ACTIVE) {
         TrialJob job = trial.job();
         job.set_state(TrialJob::CANCELLED);
@@ -212,18 +229,6 @@ void JobRunner::Tick() {
       if (running_.count(trial.name()) == 0) ++queued;
     }
   }
-  // Jobs whose trial is no longer pending (completed through the API,
-  // deleted): reap them when they exit.
-  for (auto it = running_.begin(); it != running_.end();) {
-    if (seen.count(it->first) == 0) {
-      CheckRunning(it->second, nullptr, nullptr);
-      if (it->second.job.state() == TrialJob::STATE_UNSPECIFIED) {
-        it = running_.erase(it);
-        continue;
-      }
-    }
-    ++it;
-  }
   queued_ = queued;
 }
 
@@ -242,11 +247,9 @@ void JobRunner::TopUp(const JobStudyView& view_in) {
   absl::StatusOr<SuggestResult> result =
       manager_->SuggestTrials(view.study.name(), want, "");
   if (!result.ok()) return;
-  for (Trial& t : result->trials) {
-    t.mutable_job()->set_state(TrialJob::QUEUED);
-    SetJob(t.name(), t.job());
-    view.pending.push_back(std::move(t));
-  }
+  // New trials have no job state yet; StartQueued records RUNNING, or
+  // QUEUED when their GPUs are busy (one write instead of two).
+  for (Trial& t : result->trials) view.pending.push_back(std::move(t));
   view.study.set_state(result->study_state);
 }
 
@@ -292,7 +295,8 @@ void JobRunner::StartQueued(const JobStudyView& view, const Trial& trial) {
         absl::StrCat("--", p.parameter_id(), "=", FormatValue(p.value())));
   }
   spec.argv.push_back(absl::StrCat("--job-dir=", dir.string()));
-  spec.working_dir = dir.string();
+  // Jobs run in cairnd's working directory, so relative paths in the
+  // command resolve there; their own directory is --job-dir.
   spec.log_path = job.log_path();
   for (const auto& [k, v] : tmpl.env()) spec.env[k] = v;
   const std::string trial_id = absl::StrCat(trial.id());

@@ -1,12 +1,13 @@
 // The job runner: cairnd runs every trial of a study that has a job template
 // as a training job, the way AI Platform Training runs a tuning job.
 //
-// One thread ticks every `poll_interval`:
+// One thread ticks every `poll_interval` (20 ms):
 //  - tops up each ACTIVE job study with new trials (SuggestTrials) up to its
 //    parallelism, each starting QUEUED;
 //  - starts QUEUED trials as soon as their GPUs are free (GpuSlots), with
 //    the parameters as --name=value, --job-dir=DIR and the CAIRN_*,
-//    CLOUD_ML_*, TF_CONFIG and CUDA_VISIBLE_DEVICES variables;
+//    CLOUD_ML_*, TF_CONFIG and CUDA_VISIBLE_DEVICES variables, in cairnd's
+//    working directory (relative command paths resolve there);
 //  - collects metrics from each job's hypertune file into the store;
 //  - ends jobs that time out, whose trial was stopped (early stopping or a
 //    user) or whose study is no longer ACTIVE (SIGTERM, then SIGKILL);
@@ -44,8 +45,9 @@ struct JobRunnerOptions {
   int gpus = -1;
   // How long a job has between SIGTERM and SIGKILL. Default 10 s.
   absl::Duration grace_period = absl::Seconds(10);
-  // Tick of the runner loop. Default 100 ms.
-  absl::Duration poll_interval = absl::Milliseconds(100);
+  // Tick of the runner loop: bounds the dispatch latency (job exit to the
+  // next job's start) and the delay of hypertune metrics. Default 20 ms.
+  absl::Duration poll_interval = absl::Milliseconds(20);
 };
 
 struct JobCounts {
