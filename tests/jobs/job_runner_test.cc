@@ -413,6 +413,75 @@ TEST_F(JobsTest, ShellScriptJobsReportThroughTheCli) {
   }
 }
 
+TEST_F(JobsTest, CliWaitsFollowsLogsAndStopsStudies) {
+  StartServer();
+  const std::string cairn = testing::BinDir() + "/cairn";
+  Study study = Create("cli", R"pb(max_trials: 3 max_parallel_trials: 3)pb",
+                       {{"TOY_SLEEP", "0.05"}});
+  testing::CommandResult wait = testing::RunCommand(
+      {cairn, "--server", server_->address(), "study", "wait", "cli",
+       "--interval", "0.2"});
+  EXPECT_EQ(wait.exit_code, 0) << wait.err;
+  EXPECT_NE(wait.out.find("3/3 trials done, 0 running, best loss"),
+            std::string::npos)
+      << wait.out;
+  EXPECT_NE(wait.out.find("is COMPLETED: max_trials (3) reached"),
+            std::string::npos)
+      << wait.out;
+  testing::CommandResult logs = testing::RunCommand(
+      {cairn, "--server", server_->address(), "trial", "logs", "cli", "2",
+       "--follow"});
+  EXPECT_EQ(logs.exit_code, 0) << logs.err;
+  EXPECT_NE(logs.out.find("=== cairn: attempt 1 of trial " + study.name() +
+                          "/trials/2"),
+            std::string::npos)
+      << logs.out;
+  EXPECT_NE(logs.out.find("done"), std::string::npos) << logs.out;
+
+  // A study of long jobs: stop cancels them.
+  Study slow = Create("slow", R"pb(max_trials: 4 max_parallel_trials: 2)pb",
+                      {{"TOY_SLEEP", "5"}});
+  for (int i = 0; i < 100 && GetStudy(slow.name()).pending_count() < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  std::vector<pid_t> pids;
+  for (const Trial& t : Trials(slow.name(), false)) {
+    pids.push_back(static_cast<pid_t>(t.job().pid()));
+  }
+  ASSERT_EQ(pids.size(), 2u);
+  testing::CommandResult stop = testing::RunCommand(
+      {cairn, "--server", server_->address(), "study", "stop", "slow"});
+  EXPECT_EQ(stop.exit_code, 0) << stop.err;
+  Study stopped = WaitDone(slow.name(), 5);
+  EXPECT_EQ(stopped.state(), Study::INACTIVE);
+  std::vector<Trial> trials;
+  for (int i = 0; i < 100; ++i) {
+    trials = Trials(slow.name(), false);
+    bool settled = true;
+    for (const Trial& t : trials) {
+      settled = settled && t.job().state() == TrialJob::CANCELLED;
+    }
+    if (settled) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_EQ(trials.size(), 2u);
+  for (const Trial& t : trials) {
+    EXPECT_EQ(t.job().state(), TrialJob::CANCELLED) << t.ShortDebugString();
+    EXPECT_EQ(t.state(), Trial::FAILED);
+    EXPECT_EQ(t.job().pid(), 0);
+  }
+  for (pid_t pid : pids) {
+    EXPECT_GT(pid, 0);
+    EXPECT_NE(kill(pid, 0), 0) << "job " << pid << " still runs";
+  }
+  // Unknown trials and studies give one clear line and a non-zero exit.
+  testing::CommandResult bad = testing::RunCommand(
+      {cairn, "--server", server_->address(), "trial", "logs", "cli", "99"});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("NOT_FOUND"), std::string::npos) << bad.err;
+}
+
 TEST_F(JobsTest, BadTemplatesAreRejected) {
   StartServer({"--gpus", "1"});
   cairn::v1::CreateStudyRequest req;

@@ -1,0 +1,292 @@
+// cairn_bench_core: throughput of a running cairnd, measured from a gRPC
+// client on this machine (bench/core/run.sh starts the server and compares
+// with Optuna).
+//
+// Figures (printed as `key value` lines, rates per second):
+//   cairn_suggest_complete_per_s[_cN]  SuggestTrials(count=1) + CompleteTrial
+//                                      round trips, RANDOM_SEARCH, N clients
+//   cairn_stream_measurements_per_s[_cN]  measurements through the
+//                                      client-streaming ReportMeasurements,
+//                                      counted once the server acknowledged
+//                                      them durable (response received)
+//   cairn_add_measurement_per_s        unary AddTrialMeasurement calls
+//   cairn_suggest_ms[_cN], cairn_complete_ms[_cN]  mean latency of each RPC
+//                                      of the round trip
+// Every write is durable (cairnd's default: WAL fsynced before the reply).
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "cairn/v1/study_service.grpc.pb.h"
+#include "grpcpp/grpcpp.h"
+
+namespace {
+
+namespace v1 = cairn::v1;
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+  std::string server = "127.0.0.1:50051";
+  double duration = 5;
+  std::vector<int> clients = {1, 8, 32};
+};
+
+[[noreturn]] void Die(const std::string& what, const grpc::Status& status) {
+  std::fprintf(stderr, "cairn_bench_core: %s failed: %d %s\n", what.c_str(),
+               static_cast<int>(status.error_code()),
+               status.error_message().c_str());
+  std::exit(1);
+}
+
+// A channel of its own (own TCP connection), as separate workers would have.
+std::unique_ptr<v1::StudyService::Stub> NewStub(const std::string& server) {
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  return v1::StudyService::NewStub(grpc::CreateCustomChannel(
+      server, grpc::InsecureChannelCredentials(), args));
+}
+
+std::string CreateStudy(v1::StudyService::Stub& stub, const std::string& tag) {
+  v1::CreateStudyRequest request;
+  v1::Study* study = request.mutable_study();
+  study->set_display_name(
+      "bench-" + tag + "-" + std::to_string(::getpid()) + "-" +
+      std::to_string(Clock::now().time_since_epoch().count()));
+  v1::StudySpec* spec = study->mutable_spec();
+  spec->set_algorithm(v1::StudySpec::RANDOM_SEARCH);
+  spec->set_seed(1);
+  for (auto [id, lo, hi] :
+       {std::tuple<const char*, double, double>{"x1", -5, 10}, {"x2", 0, 15}}) {
+    v1::ParameterSpec* p = spec->add_parameters();
+    p->set_parameter_id(id);
+    p->set_type(v1::ParameterSpec::DOUBLE);
+    p->set_min_value(lo);
+    p->set_max_value(hi);
+  }
+  v1::MetricSpec* m = spec->add_metrics();
+  m->set_metric_id("loss");
+  m->set_goal(v1::MetricSpec::MINIMIZE);
+  grpc::ClientContext context;
+  v1::Study created;
+  grpc::Status status = stub.CreateStudy(&context, request, &created);
+  if (!status.ok()) Die("CreateStudy", status);
+  return created.name();
+}
+
+void DeleteStudy(v1::StudyService::Stub& stub, const std::string& name) {
+  v1::DeleteStudyRequest request;
+  request.set_name(name);
+  grpc::ClientContext context;
+  google::protobuf::Empty empty;
+  stub.DeleteStudy(&context, request, &empty);  // Best effort.
+}
+
+v1::Trial Suggest(v1::StudyService::Stub& stub, const std::string& study,
+                  const std::string& client_id) {
+  v1::SuggestTrialsRequest request;
+  request.set_parent(study);
+  request.set_suggestion_count(1);
+  request.set_client_id(client_id);
+  grpc::ClientContext context;
+  v1::SuggestTrialsResponse response;
+  grpc::Status status = stub.SuggestTrials(&context, request, &response);
+  if (!status.ok()) Die("SuggestTrials", status);
+  if (response.trials_size() != 1) {
+    std::fprintf(stderr,
+                 "cairn_bench_core: SuggestTrials returned %d trials: %s\n",
+                 response.trials_size(), response.message().c_str());
+    std::exit(1);
+  }
+  return response.trials(0);
+}
+
+double Objective(const v1::Trial& trial) {
+  double sum = 0;
+  for (const auto& p : trial.parameters()) {
+    sum += p.value().number_value() * p.value().number_value();
+  }
+  return sum;
+}
+
+// Runs `body(client_index, stop)` on n threads for `duration` seconds; each
+// returns how many operations it finished. Returns operations per second.
+template <typename Body>
+double RunClients(int n, double duration, Body body) {
+  std::atomic<bool> stop{false};
+  std::vector<long> counts(n, 0);
+  std::vector<double> ends(n, 0);
+  const auto start = Clock::now();
+  std::vector<std::thread> threads;
+  for (int i = 0; i < n; ++i) {
+    threads.emplace_back([&, i] {
+      counts[i] = body(i, stop);
+      ends[i] = std::chrono::duration<double>(Clock::now() - start).count();
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::duration<double>(duration));
+  stop = true;
+  for (auto& t : threads) t.join();
+  long total = 0;
+  for (long c : counts) total += c;
+  // The last operation of each client may end after the stop flag; divide by
+  // the real time the clients ran.
+  const double elapsed = *std::max_element(ends.begin(), ends.end());
+  return total / elapsed;
+}
+
+// Mean latencies of the two RPCs of the round trip, summed over clients.
+struct RoundTripLatency {
+  std::atomic<int64_t> suggest_ns{0};
+  std::atomic<int64_t> complete_ns{0};
+  std::atomic<int64_t> count{0};
+};
+
+double SuggestCompleteRate(const Options& o, int clients,
+                           RoundTripLatency* latency) {
+  auto admin = NewStub(o.server);
+  const std::string study = CreateStudy(*admin, "rt");
+  const double rate =
+      RunClients(clients, o.duration, [&](int i, std::atomic<bool>& stop) {
+        auto stub = NewStub(o.server);
+        const std::string client_id = "bench-" + std::to_string(i);
+        long n = 0;
+        while (!stop.load(std::memory_order_relaxed)) {
+          const auto t0 = Clock::now();
+          const v1::Trial trial = Suggest(*stub, study, client_id);
+          const auto t1 = Clock::now();
+          v1::CompleteTrialRequest request;
+          request.set_name(trial.name());
+          v1::Metric* metric =
+              request.mutable_final_measurement()->add_metrics();
+          metric->set_metric_id("loss");
+          metric->set_value(Objective(trial));
+          grpc::ClientContext context;
+          v1::Trial done;
+          grpc::Status status = stub->CompleteTrial(&context, request, &done);
+          if (!status.ok()) Die("CompleteTrial", status);
+          const auto t2 = Clock::now();
+          latency->suggest_ns += std::chrono::nanoseconds(t1 - t0).count();
+          latency->complete_ns += std::chrono::nanoseconds(t2 - t1).count();
+          ++latency->count;
+          ++n;
+        }
+        return n;
+      });
+  DeleteStudy(*admin, study);
+  return rate;
+}
+
+double StreamRate(const Options& o, int clients) {
+  auto admin = NewStub(o.server);
+  const std::string study = CreateStudy(*admin, "stream");
+  std::vector<std::string> trials;
+  for (int i = 0; i < clients; ++i) {
+    trials.push_back(
+        Suggest(*admin, study, "bench-" + std::to_string(i)).name());
+  }
+  const double rate =
+      RunClients(clients, o.duration, [&](int i, std::atomic<bool>& stop) {
+        auto stub = NewStub(o.server);
+        grpc::ClientContext context;
+        v1::ReportMeasurementsResponse response;
+        auto writer = stub->ReportMeasurements(&context, &response);
+        v1::ReportMeasurementsRequest request;
+        request.set_trial_name(trials[i]);
+        v1::Measurement* m = request.mutable_measurement();
+        v1::Metric* metric = m->add_metrics();
+        metric->set_metric_id("loss");
+        long sent = 0;
+        while (!stop.load(std::memory_order_relaxed)) {
+          m->set_step_count(sent);
+          metric->set_value(1.0 / (sent + 1));
+          if (!writer->Write(request)) break;
+          ++sent;
+        }
+        writer->WritesDone();
+        grpc::Status status = writer->Finish();
+        if (!status.ok()) Die("ReportMeasurements", status);
+        if (response.measurements_written() != sent) {
+          std::fprintf(
+              stderr,
+              "cairn_bench_core: sent %ld measurements, server wrote %lld\n",
+              sent, static_cast<long long>(response.measurements_written()));
+          std::exit(1);
+        }
+        return sent;
+      });
+  DeleteStudy(*admin, study);
+  return rate;
+}
+
+double AddMeasurementRate(const Options& o) {
+  auto admin = NewStub(o.server);
+  const std::string study = CreateStudy(*admin, "unary");
+  const std::string trial = Suggest(*admin, study, "bench-0").name();
+  const double rate =
+      RunClients(1, o.duration, [&](int, std::atomic<bool>& stop) {
+        auto stub = NewStub(o.server);
+        v1::AddTrialMeasurementRequest request;
+        request.set_trial_name(trial);
+        v1::Metric* metric = request.mutable_measurement()->add_metrics();
+        metric->set_metric_id("loss");
+        long n = 0;
+        while (!stop.load(std::memory_order_relaxed)) {
+          request.mutable_measurement()->set_step_count(n);
+          metric->set_value(1.0 / (n + 1));
+          grpc::ClientContext context;
+          v1::Trial out;
+          grpc::Status status =
+              stub->AddTrialMeasurement(&context, request, &out);
+          if (!status.ok()) Die("AddTrialMeasurement", status);
+          ++n;
+        }
+        return n;
+      });
+  DeleteStudy(*admin, study);
+  return rate;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  CLI::App app{"cairn_bench_core: throughput of a running cairnd"};
+  app.add_option("--server", o.server, "cairnd address HOST:PORT")
+      ->capture_default_str();
+  app.add_option("--duration", o.duration, "seconds per figure")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--clients", o.clients,
+                 "concurrent client counts to measure (default 1 8 32)")
+      ->check(CLI::Range(1, 256));
+  CLI11_PARSE(app, argc, argv);
+
+  for (int c : o.clients) {
+    const std::string suffix = c == 1 ? "" : "_c" + std::to_string(c);
+    RoundTripLatency latency;
+    std::printf("cairn_suggest_complete_per_s%s %.1f\n", suffix.c_str(),
+                SuggestCompleteRate(o, c, &latency));
+    const double n = std::max<int64_t>(1, latency.count.load());
+    std::printf("cairn_suggest_ms%s %.3f\ncairn_complete_ms%s %.3f\n",
+                suffix.c_str(), latency.suggest_ns / n / 1e6, suffix.c_str(),
+                latency.complete_ns / n / 1e6);
+    std::fflush(stdout);
+  }
+  for (int c : o.clients) {
+    const std::string suffix = c == 1 ? "" : "_c" + std::to_string(c);
+    std::printf("cairn_stream_measurements_per_s%s %.1f\n", suffix.c_str(),
+                StreamRate(o, c));
+    std::fflush(stdout);
+  }
+  std::printf("cairn_add_measurement_per_s %.1f\n", AddMeasurementRate(o));
+  return 0;
+}

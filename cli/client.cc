@@ -1,0 +1,51 @@
+// StudyClient: deadlines, status conversion and study resolution.
+#include "cli/client.h"
+
+#include <utility>
+
+#include "cli/args.h"
+
+namespace cairn::cli {
+
+absl::Status FromGrpcStatus(const grpc::Status& status,
+                            const std::string& target) {
+  const auto code = static_cast<absl::StatusCode>(status.error_code());
+  std::string message = status.error_message();
+  if (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
+      status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+    message = absl::StrCat("cairnd at ", target, ": ", message);
+  }
+  return absl::Status(code, message);
+}
+
+StudyClient::StudyClient(std::string target, std::chrono::milliseconds timeout)
+    : target_(std::move(target)), timeout_(timeout) {
+  stub_ = cairn::v1::StudyService::NewStub(
+      grpc::CreateChannel(target_, grpc::InsecureChannelCredentials()));
+}
+
+absl::StatusOr<cairn::v1::Study> StudyClient::ResolveStudy(
+    const std::string& arg) {
+  auto ref = ParseStudyRef(arg);
+  if (!ref.ok()) return ref.status();
+  if (!ref->name.empty()) {
+    cairn::v1::GetStudyRequest request;
+    request.set_name(ref->name);
+    return Call(&Stub::GetStudy, request);
+  }
+  cairn::v1::LookupStudyRequest request;
+  request.set_display_name(ref->display_name);
+  return Call(&Stub::LookupStudy, request);
+}
+
+absl::StatusOr<std::string> StudyClient::ResolveStudyName(
+    const std::string& arg) {
+  auto ref = ParseStudyRef(arg);
+  if (!ref.ok()) return ref.status();
+  if (!ref->name.empty()) return ref->name;
+  auto study = ResolveStudy(arg);
+  if (!study.ok()) return study.status();
+  return study->name();
+}
+
+}  // namespace cairn::cli

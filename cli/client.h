@@ -1,0 +1,63 @@
+// A thin synchronous client of cairn.v1.StudyService for the CLI: one channel,
+// a per-call deadline, and grpc::Status converted to absl::Status.
+#ifndef CAIRN_CLI_CLIENT_H_
+#define CAIRN_CLI_CLIENT_H_
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "cairn/v1/study_service.grpc.pb.h"
+#include "grpcpp/grpcpp.h"
+
+namespace cairn::cli {
+
+// Converts a gRPC status to the absl::Status with the same code and message.
+// UNAVAILABLE and DEADLINE_EXCEEDED messages also name `target` so the user
+// sees which server the CLI tried.
+absl::Status FromGrpcStatus(const grpc::Status& status,
+                            const std::string& target);
+
+// Thread-compatible: use one StudyClient per thread.
+class StudyClient {
+ public:
+  using Stub = cairn::v1::StudyService::Stub;
+
+  // `target` is HOST:PORT; every call gets `timeout` as its deadline.
+  StudyClient(std::string target, std::chrono::milliseconds timeout);
+
+  // Calls one unary RPC, e.g. Call(&Stub::GetStudy, request).
+  template <typename Request, typename Response>
+  absl::StatusOr<Response> Call(
+      grpc::Status (Stub::*method)(grpc::ClientContext*, const Request&,
+                                   Response*),
+      const Request& request) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + timeout_);
+    Response response;
+    grpc::Status status = ((*stub_).*method)(&context, request, &response);
+    if (!status.ok()) return FromGrpcStatus(status, target_);
+    return response;
+  }
+
+  // Resolves a STUDY argument ("studies/N", N or a display name) to the
+  // Study, with GetStudy or LookupStudy.
+  absl::StatusOr<cairn::v1::Study> ResolveStudy(const std::string& arg);
+
+  // Resolves a STUDY argument to its name; only display names need an RPC.
+  absl::StatusOr<std::string> ResolveStudyName(const std::string& arg);
+
+  const std::string& target() const { return target_; }
+
+ private:
+  std::string target_;
+  std::chrono::milliseconds timeout_;
+  std::unique_ptr<Stub> stub_;
+};
+
+}  // namespace cairn::cli
+
+#endif  // CAIRN_CLI_CLIENT_H_

@@ -1,0 +1,279 @@
+// JSON and table output of the cairn CLI.
+#include "cli/format.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "google/protobuf/util/json_util.h"
+#include "google/protobuf/util/time_util.h"
+
+namespace cairn::cli {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+bool IsWhole(double v) {
+  return std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 9.0e15;
+}
+
+void AddKinds(const cairn::v1::ParameterSpec& p, ParameterKinds* kinds) {
+  NumberKind kind = NumberKind::kDouble;
+  if (p.type() == cairn::v1::ParameterSpec::INTEGER) {
+    kind = NumberKind::kInteger;
+  } else if (p.type() == cairn::v1::ParameterSpec::DISCRETE &&
+             p.discrete_values_size() > 0 &&
+             std::all_of(p.discrete_values().begin(), p.discrete_values().end(),
+                         IsWhole)) {
+    kind = NumberKind::kInteger;
+  }
+  (*kinds)[p.parameter_id()] = kind;
+  for (const auto& child : p.conditional_parameter_specs()) {
+    AddKinds(child.parameter_spec(), kinds);
+  }
+}
+
+bool IsSet(const google::protobuf::Timestamp& t) {
+  return t.seconds() != 0 || t.nanos() != 0;
+}
+
+std::string StateName(cairn::v1::Trial::State s) {
+  return cairn::v1::Trial::State_Name(s);
+}
+
+}  // namespace
+
+ParameterKinds ParameterKindsOf(const cairn::v1::StudySpec& spec) {
+  ParameterKinds kinds;
+  for (const auto& p : spec.parameters()) AddKinds(p, &kinds);
+  return kinds;
+}
+
+nlohmann::ordered_json ParameterValueToJson(
+    const cairn::v1::Parameter& parameter, const ParameterKinds& kinds) {
+  const google::protobuf::Value& v = parameter.value();
+  switch (v.kind_case()) {
+    case google::protobuf::Value::kStringValue:
+      return json(v.string_value());
+    case google::protobuf::Value::kNumberValue: {
+      const double d = v.number_value();
+      auto it = kinds.find(parameter.parameter_id());
+      if (it != kinds.end() && it->second == NumberKind::kInteger &&
+          IsWhole(d)) {
+        return json(static_cast<int64_t>(d));
+      }
+      return json(d);
+    }
+    case google::protobuf::Value::kBoolValue:
+      return json(v.bool_value());
+    default:
+      return json(nullptr);
+  }
+}
+
+nlohmann::ordered_json ParametersToJson(const cairn::v1::Trial& trial,
+                                        const ParameterKinds& kinds) {
+  json out = json::object();
+  for (const auto& p : trial.parameters()) {
+    out[p.parameter_id()] = ParameterValueToJson(p, kinds);
+  }
+  return out;
+}
+
+int64_t TrialIdOf(const cairn::v1::Trial& trial) {
+  if (trial.id() != 0) return trial.id();
+  const size_t pos = trial.name().rfind('/');
+  if (pos == std::string::npos) return 0;
+  try {
+    return std::stoll(trial.name().substr(pos + 1));
+  } catch (...) {
+    return 0;
+  }
+}
+
+nlohmann::ordered_json SuggestionToJson(const cairn::v1::Trial& trial,
+                                        const ParameterKinds& kinds) {
+  json out = json::object();
+  out["id"] = TrialIdOf(trial);
+  out["parameters"] = ParametersToJson(trial, kinds);
+  return out;
+}
+
+nlohmann::ordered_json TrialToFlatJson(const cairn::v1::Trial& trial,
+                                       const ParameterKinds& kinds) {
+  json out = json::object();
+  out["id"] = TrialIdOf(trial);
+  out["state"] = StateName(trial.state());
+  out["parameters"] = ParametersToJson(trial, kinds);
+  if (trial.has_final_measurement()) {
+    json metrics = json::object();
+    for (const auto& m : trial.final_measurement().metrics()) {
+      metrics[m.metric_id()] = m.value();
+    }
+    if (!metrics.empty()) out["metrics"] = metrics;
+    out["step"] = trial.final_measurement().step_count();
+  }
+  if (!trial.client_id().empty()) out["client_id"] = trial.client_id();
+  if (!trial.infeasible_reason().empty()) {
+    out["infeasible_reason"] = trial.infeasible_reason();
+  }
+  if (trial.stopped_early()) out["stopped_early"] = true;
+  if (IsSet(trial.start_time())) {
+    out["start_time"] =
+        google::protobuf::util::TimeUtil::ToString(trial.start_time());
+  }
+  if (IsSet(trial.end_time())) {
+    out["end_time"] =
+        google::protobuf::util::TimeUtil::ToString(trial.end_time());
+  }
+  return out;
+}
+
+std::string ProtoToJson(const google::protobuf::Message& message) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = true;
+  options.preserve_proto_field_names = true;
+  std::string out;
+  const auto status =
+      google::protobuf::util::MessageToJsonString(message, &out, options);
+  if (!status.ok()) {
+    // Only possible for messages with unresolvable Any fields; ours have none.
+    return absl::StrCat(
+        "{\"error\": ", json(std::string(status.message())).dump(), "}");
+  }
+  // Re-indent protobuf's one-space output with two spaces, keeping the
+  // field order.
+  return json::parse(out).dump(2);
+}
+
+std::string FormatNumber(double value) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.6g", value);
+  return buf;
+}
+
+std::string ParametersToText(const cairn::v1::Trial& trial,
+                             const ParameterKinds& kinds) {
+  std::vector<std::string> parts;
+  for (const auto& p : trial.parameters()) {
+    const json v = ParameterValueToJson(p, kinds);
+    std::string text;
+    if (v.is_string()) {
+      text = v.get<std::string>();
+    } else if (v.is_number_integer()) {
+      text = v.dump();
+    } else if (v.is_number()) {
+      text = FormatNumber(v.get<double>());
+    } else {
+      text = v.dump();
+    }
+    parts.push_back(absl::StrCat(p.parameter_id(), "=", text));
+  }
+  return absl::StrJoin(parts, " ");
+}
+
+std::string MetricsToText(const cairn::v1::Measurement& measurement) {
+  std::vector<std::string> parts;
+  for (const auto& m : measurement.metrics()) {
+    parts.push_back(absl::StrCat(m.metric_id(), "=", FormatNumber(m.value())));
+  }
+  return absl::StrJoin(parts, " ");
+}
+
+std::string FormatTable(const std::vector<std::string>& header,
+                        const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width(header.size(), 0);
+  for (size_t i = 0; i < header.size(); ++i) width[i] = header[i].size();
+  for (const auto& row : rows) {
+    for (size_t i = 0; i < row.size() && i < width.size(); ++i) {
+      width[i] = std::max(width[i], row[i].size());
+    }
+  }
+  std::string out;
+  auto emit = [&](const std::vector<std::string>& row) {
+    std::string line;
+    for (size_t i = 0; i < header.size(); ++i) {
+      const std::string cell = i < row.size() ? row[i] : "";
+      line += cell;
+      if (i + 1 < header.size())
+        line += std::string(width[i] - cell.size() + 2, ' ');
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line;
+    out += '\n';
+  };
+  emit(header);
+  for (const auto& row : rows) emit(row);
+  return out;
+}
+
+std::string StudiesTable(const std::vector<cairn::v1::Study>& studies) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& s : studies) {
+    const int finished = s.succeeded_count() + s.failed_count();
+    const int total =
+        s.spec().max_trials() > 0 ? s.spec().max_trials() : s.trial_count();
+    rows.push_back(
+        {s.name(), s.display_name(), cairn::v1::Study::State_Name(s.state()),
+         absl::StrCat(finished, "/", total), absl::StrCat(s.pending_count()),
+         absl::StrCat(s.failed_count())});
+  }
+  return FormatTable(
+      {"NAME", "DISPLAY NAME", "STATE", "TRIALS", "PENDING", "FAILED"}, rows);
+}
+
+std::string TrialsTable(const std::vector<cairn::v1::Trial>& trials,
+                        const ParameterKinds& kinds) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& t : trials) {
+    const bool has_final = t.has_final_measurement();
+    rows.push_back(
+        {absl::StrCat(TrialIdOf(t)), StateName(t.state()),
+         has_final ? absl::StrCat(t.final_measurement().step_count()) : "",
+         has_final ? MetricsToText(t.final_measurement()) : "",
+         ParametersToText(t, kinds)});
+  }
+  return FormatTable({"ID", "STATE", "STEP", "METRICS", "PARAMETERS"}, rows);
+}
+
+std::string TrialToText(const cairn::v1::Trial& trial,
+                        const ParameterKinds& kinds) {
+  std::string out;
+  auto line = [&](const std::string& key, const std::string& value) {
+    if (!value.empty()) absl::StrAppend(&out, key, ": ", value, "\n");
+  };
+  line("name", trial.name());
+  line("id", absl::StrCat(TrialIdOf(trial)));
+  line("state", StateName(trial.state()));
+  line("parameters", ParametersToText(trial, kinds));
+  if (trial.has_final_measurement()) {
+    line("metrics", MetricsToText(trial.final_measurement()));
+    line("step", absl::StrCat(trial.final_measurement().step_count()));
+  }
+  if (trial.measurements_size() > 0) {
+    line("measurements", absl::StrCat(trial.measurements_size()));
+  }
+  line("client_id", trial.client_id());
+  line("infeasible_reason", trial.infeasible_reason());
+  if (trial.stopped_early()) line("stopped_early", "true");
+  if (IsSet(trial.start_time())) {
+    line("start_time",
+         google::protobuf::util::TimeUtil::ToString(trial.start_time()));
+  }
+  if (IsSet(trial.end_time())) {
+    line("end_time",
+         google::protobuf::util::TimeUtil::ToString(trial.end_time()));
+  }
+  return out;
+}
+
+std::string StatusToLine(const absl::Status& status) {
+  std::string message(status.message());
+  absl::StrReplaceAll({{"\r\n", " "}, {"\n", " "}, {"\r", " "}}, &message);
+  return absl::StrCat(absl::StatusCodeToString(status.code()), ": ", message);
+}
+
+}  // namespace cairn::cli

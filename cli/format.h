@@ -1,0 +1,90 @@
+// Output formatting of the cairn CLI: JSON objects for scripts and aligned
+// text tables for people. All functions are pure and thread-compatible.
+#ifndef CAIRN_CLI_FORMAT_H_
+#define CAIRN_CLI_FORMAT_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "cairn/v1/study.pb.h"
+#include "cairn/v1/study_service.pb.h"
+#include "google/protobuf/message.h"
+#include "nlohmann/json.hpp"
+
+namespace cairn::cli {
+
+// How a numeric parameter value is written: INTEGER parameters, and DISCRETE
+// parameters whose values are all whole numbers, as JSON integers; everything
+// else as JSON doubles.
+enum class NumberKind { kDouble, kInteger };
+
+// parameter_id -> NumberKind for every parameter of the spec, conditional
+// children included. Parameters absent from the map are written as doubles.
+using ParameterKinds = std::map<std::string, NumberKind>;
+ParameterKinds ParameterKindsOf(const cairn::v1::StudySpec& spec);
+
+// One parameter value as JSON: strings for CATEGORICAL values, numbers as
+// described by `kinds`.
+nlohmann::ordered_json ParameterValueToJson(
+    const cairn::v1::Parameter& parameter, const ParameterKinds& kinds);
+
+// {"x1": 1.23, "opt": "adam", ...} in the trial's parameter order.
+nlohmann::ordered_json ParametersToJson(const cairn::v1::Trial& trial,
+                                        const ParameterKinds& kinds);
+
+// The element `cairn trial suggest --json` prints per trial:
+// {"id": 7, "parameters": {...}}.
+nlohmann::ordered_json SuggestionToJson(const cairn::v1::Trial& trial,
+                                        const ParameterKinds& kinds);
+
+// The flat trial object of `cairn trial list --json`: id, state, parameters,
+// metrics (final measurement), step (final step), client_id,
+// infeasible_reason, stopped_early, start_time, end_time. Fields that are
+// empty/unset are omitted (id, state and parameters are always present).
+nlohmann::ordered_json TrialToFlatJson(const cairn::v1::Trial& trial,
+                                       const ParameterKinds& kinds);
+
+// The protobuf JSON mapping of any message with proto field names, enums as
+// names, pretty-printed.
+std::string ProtoToJson(const google::protobuf::Message& message);
+
+// A number for people: up to 6 significant digits ("%.6g").
+std::string FormatNumber(double value);
+
+// "x1=1.5 opt=adam units=64" (INTEGER values without a fraction).
+std::string ParametersToText(const cairn::v1::Trial& trial,
+                             const ParameterKinds& kinds);
+
+// "loss=0.25 acc=0.9" of a measurement's metrics.
+std::string MetricsToText(const cairn::v1::Measurement& measurement);
+
+// Left-aligned columns separated by two spaces; the header row first. Rows
+// shorter than the header are padded with empty cells. Ends with '\n'.
+std::string FormatTable(const std::vector<std::string>& header,
+                        const std::vector<std::vector<std::string>>& rows);
+
+// `cairn study list` table: NAME, DISPLAY NAME, STATE, TRIALS (finished /
+// max_trials, or / all trials when unlimited), PENDING, FAILED.
+std::string StudiesTable(const std::vector<cairn::v1::Study>& studies);
+
+// `cairn trial list/suggest` table: ID, STATE, STEP, METRICS, PARAMETERS.
+std::string TrialsTable(const std::vector<cairn::v1::Trial>& trials,
+                        const ParameterKinds& kinds);
+
+// The human view of one trial (`trial get`, `study best`): one "key: value"
+// line per non-empty field.
+std::string TrialToText(const cairn::v1::Trial& trial,
+                        const ParameterKinds& kinds);
+
+// The one error line, without the "cairn: error: " prefix:
+// "<CODE_NAME>: <message>" with newlines flattened to spaces.
+std::string StatusToLine(const absl::Status& status);
+
+// Trial id from the resource name when Trial.id is unset (0).
+int64_t TrialIdOf(const cairn::v1::Trial& trial);
+
+}  // namespace cairn::cli
+
+#endif  // CAIRN_CLI_FORMAT_H_

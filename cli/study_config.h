@@ -1,0 +1,50 @@
+// Study config files: YAML or JSON whose fields are the protobuf JSON mapping
+// of cairn.v1.StudySpec. YAML is converted to JSON generically (no per-field
+// code) and then parsed by protobuf's JSON parser, so the proto stays the one
+// schema.
+#ifndef CAIRN_CLI_STUDY_CONFIG_H_
+#define CAIRN_CLI_STUDY_CONFIG_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "cairn/v1/study.pb.h"
+#include "nlohmann/json.hpp"
+#include "yaml-cpp/yaml.h"
+
+namespace cairn::cli {
+
+// Converts a YAML node to JSON:
+//   - maps become objects (keys must be scalars and unique), sequences arrays;
+//   - plain (unquoted) scalars: integers become JSON integers, decimal or
+//     exponent numbers JSON doubles, true/false (any case style YAML 1.2
+//     allows: true, True, TRUE) booleans, null/~/empty null; .inf/-.inf/.nan
+//     become the strings "Infinity"/"-Infinity"/"NaN", which is how the
+//     protobuf JSON mapping spells them;
+//   - quoted scalars always stay strings.
+// Returns InvalidArgument naming the path (e.g. "parameters[1]") for a
+// non-scalar or duplicate map key.
+absl::StatusOr<nlohmann::json> YamlToJson(const YAML::Node& node);
+
+// Parses StudySpec from JSON text in the protobuf JSON mapping (proto field
+// names or lowerCamelCase, enums as strings). Unknown fields and bad values
+// are InvalidArgument naming the field path.
+absl::StatusOr<cairn::v1::StudySpec> StudySpecFromJson(const std::string& json);
+
+// Parses StudySpec from YAML text (JSON is valid YAML too): YamlToJson, then
+// StudySpecFromJson. The top level must be a mapping.
+absl::StatusOr<cairn::v1::StudySpec> StudySpecFromYaml(const std::string& yaml);
+
+// Reads `path` and parses it: files ending in ".json" with the JSON parser,
+// anything else as YAML. Every error message starts with "<path>: ".
+// NotFound if the file cannot be read.
+absl::StatusOr<cairn::v1::StudySpec> LoadStudySpecFile(const std::string& path);
+
+// The default display name for a config file: its file name without
+// directories and the last extension ("examples/studies/branin.yaml" ->
+// "branin").
+std::string DisplayNameFromPath(const std::string& path);
+
+}  // namespace cairn::cli
+
+#endif  // CAIRN_CLI_STUDY_CONFIG_H_

@@ -1,0 +1,171 @@
+// The cairn command line run in-process: help, usage errors, and the errors
+// detected before or instead of talking to a server (none runs here).
+#include "cli/commands.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace cairn::cli {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::MatchesRegex;
+using ::testing::StartsWith;
+
+struct Result {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+Result RunCairn(std::vector<std::string> args) {
+  args.insert(args.begin(), "cairn");
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  std::ostringstream out, err;
+  const int code = RunCli(static_cast<int>(argv.size()), argv.data(), out, err);
+  return {code, out.str(), err.str()};
+}
+
+// A loopback port nobody listens on: bound once by the kernel's choice and
+// released, so connecting is refused at once.
+std::string ClosedServer() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  socklen_t len = sizeof(addr);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+}
+
+// The error contract: exactly one line on stderr, nothing on stdout.
+void ExpectOneErrorLine(const Result& r, const std::string& fragment) {
+  EXPECT_EQ(r.code, kExitError);
+  EXPECT_EQ(r.out, "");
+  EXPECT_THAT(r.err, StartsWith("cairn: error: "));
+  EXPECT_THAT(r.err, HasSubstr(fragment));
+  ASSERT_FALSE(r.err.empty());
+  EXPECT_EQ(r.err.back(), '\n');
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+}
+
+TEST(RunCliTest, HelpForEveryCommandExitsZero) {
+  const std::vector<std::vector<std::string>> commands = {
+      {},
+      {"study"},
+      {"study", "create"},
+      {"study", "list"},
+      {"study", "get"},
+      {"study", "delete"},
+      {"study", "best"},
+      {"study", "set-state"},
+      {"trial"},
+      {"trial", "suggest"},
+      {"trial", "report"},
+      {"trial", "complete"},
+      {"trial", "list"},
+      {"trial", "get"},
+      {"trial", "stop"},
+      {"trial", "history"}};
+  for (auto args : commands) {
+    args.push_back("--help");
+    const Result r = RunCairn(args);
+    EXPECT_EQ(r.code, kExitOk) << args[0];
+    EXPECT_THAT(r.out, HasSubstr("Usage: cairn"));
+  }
+  EXPECT_THAT(RunCairn({"--help"}).out, HasSubstr("--server"));
+  EXPECT_THAT(RunCairn({"trial", "suggest", "--help"}).out,
+              HasSubstr("--count"));
+  EXPECT_THAT(RunCairn({"trial", "report", "--help"}).out, HasSubstr("--step"));
+}
+
+TEST(RunCliTest, UsageErrorsExitTwo) {
+  EXPECT_EQ(RunCairn({}).code, kExitUsage);
+  EXPECT_EQ(RunCairn({"frobnicate"}).code, kExitUsage);
+  EXPECT_EQ(RunCairn({"study"}).code, kExitUsage);
+  EXPECT_EQ(RunCairn({"study", "create"}).code,
+            kExitUsage);  // --config missing
+  EXPECT_EQ(RunCairn({"trial", "report", "1", "2", "loss=1"}).code, kExitUsage);
+  EXPECT_EQ(RunCairn({"trial", "suggest", "1", "--count", "0"}).code,
+            kExitUsage);
+  EXPECT_EQ(RunCairn({"trial", "suggest", "1", "--count", "x"}).code,
+            kExitUsage);
+  EXPECT_EQ(
+      RunCairn({"trial", "complete", "1", "2", "loss=1", "--infeasible", "nan"})
+          .code,
+      kExitUsage);
+  EXPECT_EQ(RunCairn({"--timeout", "-1", "study", "list"}).code, kExitUsage);
+}
+
+TEST(RunCliTest, BadMetricTokenFailsBeforeAnyRpc) {
+  // The server is unreachable: an RPC would fail with UNAVAILABLE instead.
+  const std::string server = ClosedServer();
+  ExpectOneErrorLine(RunCairn({"trial", "report", "1", "2", "--step", "3",
+                               "loss", "--server", server}),
+                     "INVALID_ARGUMENT: bad metric \"loss\"");
+  ExpectOneErrorLine(RunCairn({"--server", server, "trial", "complete", "1",
+                               "2", "loss=1", "acc=fast"}),
+                     "bad metric \"acc=fast\"");
+}
+
+TEST(RunCliTest, BadConfigFileNamesFileAndField) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("cairn_cli_cmd_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "typo.yaml").string();
+  std::ofstream(path) << "parameters:\n  - parameter_id: x\n    kind: DOUBLE\n";
+  const std::string server = ClosedServer();
+  ExpectOneErrorLine(
+      RunCairn({"--server", server, "study", "create", "--config", path}),
+      path + ": unknown field \"kind\" in parameters[0]");
+  ExpectOneErrorLine(RunCairn({"--server", server, "study", "create",
+                               "--config", (dir / "missing.yaml").string()}),
+                     "NOT_FOUND: ");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(RunCliTest, UnreachableServerIsOneLineNamingTheAddress) {
+  const std::string server = ClosedServer();
+  ExpectOneErrorLine(RunCairn({"study", "list", "--server", server}),
+                     "UNAVAILABLE: cairnd at " + server);
+  // $CAIRN_SERVER is used when --server is absent.
+  ::setenv("CAIRN_SERVER", server.c_str(), 1);
+  ExpectOneErrorLine(RunCairn({"trial", "list", "branin", "--json"}),
+                     "cairnd at " + server);
+  ::unsetenv("CAIRN_SERVER");
+}
+
+TEST(RunCliTest, BadStudyOrTrialArgument) {
+  const std::string server = ClosedServer();
+  ExpectOneErrorLine(
+      RunCairn({"--server", server, "trial", "stop", "1", "two"}),
+      "INVALID_ARGUMENT: bad trial \"two\"");
+  ExpectOneErrorLine(RunCairn({"--server", server, "trial", "stop", "1",
+                               "studies/2/trials/3"}),
+                     "does not belong to study studies/1");
+  ExpectOneErrorLine(
+      RunCairn({"--server", server, "study", "get", "studies/x"}),
+      "bad study name \"studies/x\"");
+  ExpectOneErrorLine(
+      RunCairn({"--server", server, "study", "set-state", "1", "paused"}),
+      "bad study state \"paused\"");
+}
+
+}  // namespace
+}  // namespace cairn::cli

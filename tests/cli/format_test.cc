@@ -1,0 +1,239 @@
+// JSON and table output of the cairn CLI.
+#include "cli/format.h"
+
+#include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
+#include "gtest/gtest.h"
+
+namespace cairn::cli {
+namespace {
+
+using ::cairn::v1::StudySpec;
+using ::cairn::v1::Trial;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+template <typename T>
+T ParseText(const std::string& text) {
+  T message;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &message))
+      << text;
+  return message;
+}
+
+StudySpec MixedSpec() {
+  return ParseText<StudySpec>(R"pb(
+    parameters { parameter_id: "x1" type: DOUBLE min_value: -5 max_value: 10 }
+    parameters {
+      parameter_id: "units"
+      type: DISCRETE
+      discrete_values: [ 32, 64 ]
+    }
+    parameters {
+      parameter_id: "ratio"
+      type: DISCRETE
+      discrete_values: [ 0.5, 1 ]
+    }
+    parameters {
+      parameter_id: "opt"
+      type: CATEGORICAL
+      categorical_values: [ "sgd", "adam" ]
+      conditional_parameter_specs {
+        parent_categorical_values: "sgd"
+        parameter_spec {
+          parameter_id: "layers"
+          type: INTEGER
+          min_value: 1
+          max_value: 4
+        }
+      }
+    }
+  )pb");
+}
+
+Trial SuggestedTrial() {
+  return ParseText<Trial>(R"pb(
+    name: "studies/1/trials/7"
+    id: 7
+    state: ACTIVE
+    parameters {
+      parameter_id: "x1"
+      value { number_value: 1.23 }
+    }
+    parameters {
+      parameter_id: "opt"
+      value { string_value: "sgd" }
+    }
+    parameters {
+      parameter_id: "units"
+      value { number_value: 64 }
+    }
+    parameters {
+      parameter_id: "ratio"
+      value { number_value: 1 }
+    }
+    parameters {
+      parameter_id: "layers"
+      value { number_value: 3 }
+    }
+  )pb");
+}
+
+TEST(ParameterKindsTest, IntegersIncludeIntegralDiscreteAndChildren) {
+  const ParameterKinds kinds = ParameterKindsOf(MixedSpec());
+  EXPECT_EQ(kinds.at("x1"), NumberKind::kDouble);
+  EXPECT_EQ(kinds.at("units"), NumberKind::kInteger);
+  EXPECT_EQ(kinds.at("ratio"), NumberKind::kDouble);
+  EXPECT_EQ(kinds.at("layers"), NumberKind::kInteger);
+  EXPECT_EQ(kinds.count("nope"), 0u);
+}
+
+TEST(SuggestionToJsonTest, NumbersAsNumbersIntegersAsIntegers) {
+  const auto j =
+      SuggestionToJson(SuggestedTrial(), ParameterKindsOf(MixedSpec()));
+  EXPECT_EQ(j.dump(),
+            R"({"id":7,"parameters":{"x1":1.23,"opt":"sgd","units":64,)"
+            R"("ratio":1.0,"layers":3}})");
+}
+
+TEST(SuggestionToJsonTest, WithoutSpecNumbersStayDoubles) {
+  Trial t = ParseText<Trial>(R"pb(
+    name: "studies/1/trials/9"
+    parameters {
+      parameter_id: "n"
+      value { number_value: 4 }
+    }
+  )pb");
+  // The id comes from the name when the id field is unset.
+  EXPECT_EQ(SuggestionToJson(t, {}).dump(),
+            R"({"id":9,"parameters":{"n":4.0}})");
+}
+
+TEST(TrialToFlatJsonTest, CompletedTrialHasMetricsStepAndTimes) {
+  Trial t = SuggestedTrial();
+  t.set_state(Trial::SUCCEEDED);
+  t.set_client_id("worker-1");
+  auto* m = t.mutable_final_measurement();
+  m->set_step_count(100);
+  auto* loss = m->add_metrics();
+  loss->set_metric_id("loss");
+  loss->set_value(0.5);
+  t.mutable_start_time()->set_seconds(1700000000);
+  t.mutable_end_time()->set_seconds(1700000060);
+  const auto j = TrialToFlatJson(t, ParameterKindsOf(MixedSpec()));
+  EXPECT_EQ(j["id"], 7);
+  EXPECT_EQ(j["state"], "SUCCEEDED");
+  EXPECT_EQ(j["parameters"]["layers"], 3);
+  EXPECT_EQ(j["metrics"]["loss"], 0.5);
+  EXPECT_EQ(j["step"], 100);
+  EXPECT_EQ(j["client_id"], "worker-1");
+  EXPECT_EQ(j["start_time"], "2023-11-14T22:13:20Z");
+  EXPECT_EQ(j["end_time"], "2023-11-14T22:14:20Z");
+  EXPECT_FALSE(j.contains("infeasible_reason"));
+  EXPECT_FALSE(j.contains("stopped_early"));
+}
+
+TEST(TrialToFlatJsonTest, EmptyFieldsAreOmitted) {
+  Trial t = ParseText<Trial>(R"pb(
+    id: 3
+    state: INFEASIBLE
+    infeasible_reason: "out of memory"
+    stopped_early: true
+  )pb");
+  const auto j = TrialToFlatJson(t, {});
+  EXPECT_EQ(j.dump(),
+            R"({"id":3,"state":"INFEASIBLE","parameters":{},)"
+            R"("infeasible_reason":"out of memory","stopped_early":true})");
+}
+
+TEST(ProtoToJsonTest, ProtoFieldNamesAndEnumNames) {
+  StudySpec spec = MixedSpec();
+  spec.set_max_trials(30);
+  const std::string j = ProtoToJson(spec);
+  EXPECT_THAT(j, HasSubstr("\"max_trials\": 30"));
+  EXPECT_THAT(j, HasSubstr("\"type\": \"CATEGORICAL\""));
+  EXPECT_THAT(j, HasSubstr("\"parameter_id\": \"layers\""));
+  EXPECT_THAT(j, Not(HasSubstr("maxTrials")));
+  EXPECT_NE(j.back(), '\n');
+}
+
+TEST(FormatTest, NumbersParametersAndMetricsAsText) {
+  EXPECT_EQ(FormatNumber(0.1234567), "0.123457");
+  EXPECT_EQ(FormatNumber(3), "3");
+  EXPECT_EQ(FormatNumber(1e-7), "1e-07");
+  EXPECT_EQ(ParametersToText(SuggestedTrial(), ParameterKindsOf(MixedSpec())),
+            "x1=1.23 opt=sgd units=64 ratio=1 layers=3");
+  cairn::v1::Measurement m = ParseText<cairn::v1::Measurement>(R"pb(
+    metrics { metric_id: "loss" value: 0.25 }
+    metrics { metric_id: "acc" value: 0.9 }
+  )pb");
+  EXPECT_EQ(MetricsToText(m), "loss=0.25 acc=0.9");
+}
+
+TEST(FormatTableTest, AlignsColumnsAndTrimsTrailingSpace) {
+  EXPECT_EQ(FormatTable({"ID", "STATE", "X"},
+                        {{"1", "ACTIVE", "a"}, {"100", "SUCCEEDED"}}),
+            "ID   STATE      X\n"
+            "1    ACTIVE     a\n"
+            "100  SUCCEEDED\n");
+  EXPECT_EQ(FormatTable({"A"}, {}), "A\n");
+}
+
+TEST(StudiesTableTest, ShowsProgressAgainstMaxTrials) {
+  cairn::v1::Study s = ParseText<cairn::v1::Study>(R"pb(
+    name: "studies/1"
+    display_name: "branin"
+    state: ACTIVE
+    spec { max_trials: 30 }
+    trial_count: 14
+    pending_count: 2
+    succeeded_count: 11
+    failed_count: 1
+  )pb");
+  cairn::v1::Study unlimited = ParseText<cairn::v1::Study>(R"pb(
+    name: "studies/2"
+    display_name: "open"
+    state: COMPLETED
+    trial_count: 5
+    succeeded_count: 5
+  )pb");
+  EXPECT_EQ(StudiesTable({s, unlimited}),
+            "NAME       DISPLAY NAME  STATE      TRIALS  PENDING  FAILED\n"
+            "studies/1  branin        ACTIVE     12/30   2        1\n"
+            "studies/2  open          COMPLETED  5/5     0        0\n");
+}
+
+TEST(TrialsTableTest, OneRowPerTrial) {
+  Trial done = SuggestedTrial();
+  done.set_state(Trial::SUCCEEDED);
+  done.mutable_final_measurement()->set_step_count(10);
+  auto* metric = done.mutable_final_measurement()->add_metrics();
+  metric->set_metric_id("loss");
+  metric->set_value(2.5);
+  const std::string table = TrialsTable({done}, ParameterKindsOf(MixedSpec()));
+  EXPECT_EQ(table,
+            "ID  STATE      STEP  METRICS   PARAMETERS\n"
+            "7   SUCCEEDED  10    loss=2.5  x1=1.23 opt=sgd units=64 ratio=1 "
+            "layers=3\n");
+}
+
+TEST(TrialToTextTest, KeyValueLines) {
+  Trial t = SuggestedTrial();
+  t.set_infeasible_reason("diverged");
+  const std::string text = TrialToText(t, ParameterKindsOf(MixedSpec()));
+  EXPECT_THAT(text, HasSubstr("name: studies/1/trials/7\n"));
+  EXPECT_THAT(text, HasSubstr("state: ACTIVE\n"));
+  EXPECT_THAT(text, HasSubstr("parameters: x1=1.23 opt=sgd units=64"));
+  EXPECT_THAT(text, HasSubstr("infeasible_reason: diverged\n"));
+  EXPECT_THAT(text, Not(HasSubstr("client_id")));
+}
+
+TEST(StatusToLineTest, CodeNameAndOneLine) {
+  EXPECT_EQ(StatusToLine(absl::InvalidArgumentError("bad\nvalue")),
+            "INVALID_ARGUMENT: bad value");
+  EXPECT_EQ(StatusToLine(absl::NotFoundError("studies/9")),
+            "NOT_FOUND: studies/9");
+}
+
+}  // namespace
+}  // namespace cairn::cli
