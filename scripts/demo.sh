@@ -3,6 +3,9 @@
 # store in a temp dir and tunes the Branin function end to end through the
 # cairn CLI (examples/studies/branin.yaml: 30 trials), printing progress and
 # the best trial.
+#   scripts/demo.sh          the Branin study, driven through the CLI
+#   scripts/demo.sh digits   cairnd runs cairn-train as training jobs on the
+#                            handwritten digits (examples/studies/digits.yaml)
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 cairn_setup
@@ -18,6 +21,17 @@ for _ in $(seq 1 200); do [ -s "$DATA/port" ] && break; sleep 0.05; done
 [ -s "$DATA/port" ] || { cat "$DATA/cairnd.log"; exit 1; }
 export CAIRN_SERVER="127.0.0.1:$(cat "$DATA/port")"
 cairn_log "cairnd is serving on $CAIRN_SERVER with its store in $DATA"
+
+if [ "${1:-}" = "digits" ]; then
+  # The built-in trainer on a real dataset, run by cairnd as trial jobs.
+  STUDY="$("$BIN/cairn" study create --config examples/studies/digits.yaml --name digits-demo)"
+  cairn_log "created $STUDY from examples/studies/digits.yaml; cairnd runs cairn-train for each trial"
+  "$BIN/cairn" study wait "$STUDY" --interval 1
+  "$BIN/cairn" trial list "$STUDY"
+  cairn_log "best trial:"
+  "$BIN/cairn" study best "$STUDY"
+  exit 0
+fi
 
 STUDY="$("$BIN/cairn" study create --config examples/studies/branin.yaml --name branin-demo)"
 cairn_log "created $STUDY from examples/studies/branin.yaml"
