@@ -2,6 +2,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "tuner/designer.h"
+#include "tuner/gp_bandit_designer.h"
 #include "tuner/grid_designer.h"
 #include "tuner/quasi_random_designer.h"
 #include "tuner/random_designer.h"
@@ -11,10 +12,8 @@ namespace {
 
 using cairn::v1::StudySpec;
 
-// What ALGORITHM_UNSPECIFIED means in this build. Becomes GP_BANDIT once that
-// designer is registered below.
-constexpr StudySpec::Algorithm kDefaultAlgorithm =
-    StudySpec::QUASI_RANDOM_SEARCH;
+// What ALGORITHM_UNSPECIFIED means in this build.
+constexpr StudySpec::Algorithm kDefaultAlgorithm = StudySpec::GP_BANDIT;
 
 }  // namespace
 
@@ -36,8 +35,7 @@ absl::StatusOr<std::unique_ptr<Designer>> CreateDesigner(
       return std::unique_ptr<Designer>(*std::move(grid));
     }
     case StudySpec::GP_BANDIT:
-      return absl::InvalidArgumentError(
-          "algorithm GP_BANDIT is not available in this build");
+      return GpBanditDesigner::Create(spec);
     default:
       return absl::InvalidArgumentError(
           absl::StrCat("algorithm ", static_cast<int>(spec.algorithm()),

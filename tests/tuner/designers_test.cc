@@ -162,27 +162,20 @@ std::string String(const Suggestion& s, const std::string& id) {
 TEST(CreateDesignerTest, CreatesEveryAvailableAlgorithm) {
   for (auto algorithm :
        {StudySpec::ALGORITHM_UNSPECIFIED, StudySpec::RANDOM_SEARCH,
-        StudySpec::QUASI_RANDOM_SEARCH, StudySpec::GRID_SEARCH}) {
+        StudySpec::QUASI_RANDOM_SEARCH, StudySpec::GRID_SEARCH,
+        StudySpec::GP_BANDIT}) {
     absl::StatusOr<std::unique_ptr<Designer>> d =
         CreateDesigner(MixedSpec(algorithm, 1));
     EXPECT_TRUE(d.ok()) << algorithm << ": " << d.status();
   }
 }
 
-TEST(CreateDesignerTest, UnspecifiedIsQuasiRandom) {
+TEST(CreateDesignerTest, UnspecifiedIsGpBandit) {
   Study unspecified(MixedSpec(StudySpec::ALGORITHM_UNSPECIFIED, 5));
-  Study quasi(MixedSpec(StudySpec::QUASI_RANDOM_SEARCH, 5));
+  Study quasi(MixedSpec(StudySpec::GP_BANDIT, 5));
   auto a = MustCreate(unspecified.spec());
   auto b = MustCreate(quasi.spec());
   EXPECT_EQ(Keys(unspecified.Suggest(*a, 8)), Keys(quasi.Suggest(*b, 8)));
-}
-
-TEST(CreateDesignerTest, GpBanditNotAvailable) {
-  absl::StatusOr<std::unique_ptr<Designer>> d =
-      CreateDesigner(MixedSpec(StudySpec::GP_BANDIT, 1));
-  EXPECT_EQ(d.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(d.status().message(),
-            "algorithm GP_BANDIT is not available in this build");
 }
 
 TEST(CreateDesignerTest, UnknownAlgorithm) {

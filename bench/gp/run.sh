@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# GP_BANDIT bench: starts cairnd on a fresh temp data dir and runs
+# bench/gp/gp_bench.py against it (Cairn GP_BANDIT, QUASI_RANDOM_SEARCH and
+# RANDOM_SEARCH through gRPC; Optuna TPE, multivariate TPE, CMA-ES and
+# NSGA-II in the same run), then prints the table.
+#
+# Usage: bench/gp/run.sh [gp_bench.py options, e.g. --seeds 10 --parts regret]
+# Env: CAIRN_BIN_DIR (default build/bin), PYTHON (default /usr/bin/python3).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+BIN="${CAIRN_BIN_DIR:-$ROOT/build/bin}"
+PYTHON="${PYTHON:-/usr/bin/python3}"
+case "${1:-}" in
+  -h|--help) sed -n '2,8p' "$0"; exec "$PYTHON" "$ROOT/bench/gp/gp_bench.py" --help ;;
+esac
+[ -x "$BIN/cairnd" ] || { echo "run.sh: $BIN/cairnd not built (cmake --build build --target cairnd)" >&2; exit 1; }
+
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/cairn-bench-gp.XXXXXX")"
+CAIRND_PID=""
+cleanup() {
+  if [ -n "$CAIRND_PID" ] && kill -0 "$CAIRND_PID" 2>/dev/null; then
+    kill -TERM "$CAIRND_PID"; wait "$CAIRND_PID" 2>/dev/null || true
+  fi
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+"$BIN/cairnd" --data-dir "$WORK/data" --listen 127.0.0.1:0 \
+  --port-file "$WORK/port" >"$WORK/cairnd.log" 2>&1 &
+CAIRND_PID=$!
+for _ in $(seq 1 300); do
+  [ -s "$WORK/port" ] && break
+  kill -0 "$CAIRND_PID" 2>/dev/null || { cat "$WORK/cairnd.log" >&2; exit 1; }
+  sleep 0.1
+done
+[ -s "$WORK/port" ] || { echo "run.sh: cairnd did not start" >&2; cat "$WORK/cairnd.log" >&2; exit 1; }
+SERVER="127.0.0.1:$(tr -d '\n' <"$WORK/port")"
+echo "cairnd at $SERVER, data in $WORK/data" >&2
+"$PYTHON" "$ROOT/bench/gp/gp_bench.py" --server "$SERVER" "$@"

@@ -1,0 +1,158 @@
+// GP bandit engine on the mixed unit cube: given completed points (with one
+// or more objectives, or infeasible), pending points and a seed, proposes a
+// batch of new points. The Designer in tuner/gp_bandit_designer.h maps trials
+// to and from this representation.
+//
+// Algorithm:
+//  - Initial design: the center, then a scrambled Halton sequence indexed by
+//    the number of trials so far, until `num_initial_points` completed trials
+//    exist (default: 2 per dimension, clamped to [5, 20]).
+//  - Model: one GP per objective (Matern-5/2 ARD, see gaussian_process.h) on
+//    half-rank-warped, standardized outputs; infeasible points are imputed
+//    below the worst feasible value, and a GP on feasibility labels keeps
+//    the search out of regions predicted infeasible.
+//  - Acquisition: UCB (coefficient 1.8) restricted to Vizier's trust region
+//    around observed points; several objectives are combined by random
+//    hypervolume scalarizations (mean hypervolume-scalarized improvement of
+//    the UCB vector over the observed front).
+//  - Batches and parallel workers (GP-UCB-PE): pending trials condition the
+//    posterior variance (not the mean). The first member of a batch maximizes
+//    that UCB; later members maximize the posterior variance (pure
+//    exploration) inside the region where UCB exceeds the best lower bound,
+//    each chosen member being added as pending. Exact duplicates of pending
+//    points are forbidden, of completed points avoided.
+//
+// Cost control (documented choices):
+//  - Full hyperparameter fits (prior mode + random restarts, L-BFGS-B) run at
+//    checkpoints only: every completed count up to 20, then every
+//    2^floor(log2(n / 10)) trials (every 8 around n = 100, every 64 around
+//    n = 1000). A checkpoint fit depends only on the first n_c completed
+//    points, so it is cached yet reproducible. Between checkpoints the
+//    checkpoint's hyperparameters are warm-started and refined by a few
+//    L-BFGS-B iterations on the current data (8, or 4 past 50 trials).
+//  - Fits use at most `max_fit_points` points, the posterior at most
+//    `max_model_points` (half the best points, half a seeded random sample of
+//    the others), which bounds the Cholesky and per-candidate costs.
+//  - The acquisition search uses 4000 batched evaluations up to 50 completed
+//    trials, then 4000 * 50 / n, at least 2000 (each costs O(n^2)).
+//
+// Deterministic: the output is a function of (inputs, seed) only; the cache
+// never changes results. Not thread-safe (one caller per instance).
+#ifndef CAIRN_TUNER_GP_GP_BANDIT_H_
+#define CAIRN_TUNER_GP_GP_BANDIT_H_
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "Eigen/Core"
+#include "absl/status/statusor.h"
+#include "tuner/gp/acquisition_optimizer.h"
+#include "tuner/gp/gaussian_process.h"
+#include "tuner/gp/mixed_space.h"
+
+namespace cairn::gp {
+
+struct GpBanditOptions {
+  double ucb_coefficient = 1.8;
+  // Completed trials before the GP takes over; 0 means
+  // clamp(2 * num_dims, 5, 20).
+  int num_initial_points = 0;
+  int max_model_points = 400;
+  int max_fit_points = 150;
+  // Random restarts of a checkpoint fit (fewer when it has > 100 points).
+  int num_fit_restarts = 3;
+  int fit_iterations = 60;
+  // L-BFGS-B iterations of the between-checkpoint refinement, up to
+  // full_acquisition_budget_trials completed trials and beyond.
+  int refine_iterations = 8;
+  int late_refine_iterations = 4;
+  // Scalarization weights for several objectives.
+  int num_scalarizations = 64;
+  bool use_trust_region = true;
+  // Candidates whose posterior variance (given observed and pending points)
+  // is below this fraction of the signal variance (a near-duplicate of an
+  // observation, within ~0.003 length scales) are ranked after all
+  // others: with little noise they would only re-measure a known value (UCB
+  // otherwise keeps re-sampling its argmax on a boundary it over-trusts).
+  double min_relative_variance = 1e-5;
+  // With infeasible observations, a GP on feasibility labels (1/0; its
+  // hyperparameters refined for 20 L-BFGS-B iterations from the first
+  // objective's) ranks candidates predicted more likely infeasible than
+  // feasible after all others, on top of the imputation.
+  bool use_feasibility_model = true;
+  AcquisitionOptimizerOptions acquisition;
+  // The acquisition budget (acquisition.max_evaluations) applies up to this
+  // many completed trials; beyond, it shrinks in proportion (each evaluation
+  // costs O(n^2)), down to min_acquisition_evaluations.
+  int full_acquisition_budget_trials = 50;
+  int min_acquisition_evaluations = 2000;
+};
+
+// The observations. Rows of x are canonical points of the space.
+struct BanditData {
+  Eigen::MatrixXd x;  // n x D completed points.
+  // n x M objective values in *maximize* orientation (negate minimized
+  // metrics); rows of infeasible points are ignored.
+  Eigen::MatrixXd y;
+  std::vector<bool> infeasible;  // n entries.
+  Eigen::MatrixXd pending;       // p x D points being evaluated.
+  // Number of trials ever created (completed, pending, failed): indexes the
+  // quasi-random initial design so parallel workers get distinct points.
+  int64_t num_trials = 0;
+};
+
+class GpBandit {
+ public:
+  GpBandit(MixedSpace space, GpBanditOptions options = {});
+
+  // Proposes up to `count` new canonical points, deterministic for
+  // (data, seed). Fewer are returned only when the space has no point left
+  // that differs from the pending ones. InvalidArgument on inconsistent
+  // shapes; model failures fall back to quasi-random points, never abort.
+  absl::StatusOr<std::vector<Eigen::VectorXd>> Suggest(const BanditData& data,
+                                                       int count,
+                                                       uint64_t seed);
+
+  const MixedSpace& space() const { return space_; }
+  int num_initial_points() const;
+
+  // How each point of the last Suggest was chosen: "quasi_random", "ucb"
+  // or "pure_exploration" (later batch members), in output order.
+  const std::vector<std::string>& last_kinds() const { return last_kinds_; }
+
+  // Hyperparameters used by the last model-based Suggest (per objective).
+  const std::vector<GpHyperparameters>& last_hyperparameters() const {
+    return last_hyperparameters_;
+  }
+
+ private:
+  struct CacheEntry {
+    uint64_t key;
+    GpHyperparameters h;
+  };
+
+  absl::StatusOr<GpHyperparameters> Hyperparameters(const BanditData& data,
+                                                    int objective,
+                                                    const Eigen::MatrixXd& x,
+                                                    const Eigen::VectorXd& yw,
+                                                    uint64_t seed);
+  // QuasiRandom, recording the kinds.
+  std::vector<Eigen::VectorXd> FallBack(const BanditData& data, int count,
+                                        uint64_t seed);
+  std::vector<Eigen::VectorXd> QuasiRandom(const BanditData& data, int count,
+                                           uint64_t seed) const;
+
+  MixedSpace space_;
+  GpBanditOptions options_;
+  CategoricalMask categorical_;
+  std::deque<CacheEntry> cache_;
+  std::vector<GpHyperparameters> last_hyperparameters_;
+  std::vector<std::string> last_kinds_;
+};
+
+}  // namespace cairn::gp
+
+#endif  // CAIRN_TUNER_GP_GP_BANDIT_H_

@@ -1,0 +1,31 @@
+// Output warping: turns raw objective values into well-behaved GP targets.
+#ifndef CAIRN_TUNER_GP_OUTPUT_WARPING_H_
+#define CAIRN_TUNER_GP_OUTPUT_WARPING_H_
+
+#include <vector>
+
+#include "Eigen/Core"
+
+namespace cairn::gp {
+
+// Warps objective values for a GP, in "maximize" orientation (callers negate
+// values of minimized metrics first). Steps, after Vizier's output warper:
+//  1. Half-rank warp: values at or above the feasible median keep their
+//     value; a value v below it becomes max(v, median + s * Phi^-1(q)) with
+//     q its rank quantile and s the spread of the good half. Bad outliers
+//     thus cannot dominate the fit, while the good half keeps its shape.
+//  2. Standardize to zero mean and unit variance over feasible values.
+//  3. Infeasible entries (infeasible[i] or a non-finite value) get the worst
+//     warped feasible value minus 0.5, so their region looks unattractive.
+// With no feasible value all outputs are 0 (a flat GP: pure exploration).
+// REQUIRES: infeasible.size() == values.size().
+Eigen::VectorXd WarpObjective(const Eigen::VectorXd& values,
+                              const std::vector<bool>& infeasible);
+
+// Inverse of the standard normal CDF, p in (0, 1) (Acklam's approximation
+// refined by one Halley step; absolute error < 1e-12).
+double NormalQuantile(double p);
+
+}  // namespace cairn::gp
+
+#endif  // CAIRN_TUNER_GP_OUTPUT_WARPING_H_
