@@ -50,6 +50,34 @@ absl::Status CheckId(absl::string_view field, int64_t id) {
       absl::StrCat(field, " must be > 0, got ", id));
 }
 
+// Largest group a leader writes at once (it always takes at least one write).
+constexpr size_t kMaxGroupBytes = 1 << 20;
+
+// Replays a batch's operations into another batch (merging queued writes into
+// one group). Only the default column family and Put/Delete/DeleteRange are
+// used by this store; anything else is refused.
+class AppendHandler : public rocksdb::WriteBatch::Handler {
+ public:
+  explicit AppendHandler(rocksdb::WriteBatch* out) : out_(out) {}
+  rocksdb::Status PutCF(uint32_t cf, const rocksdb::Slice& key,
+                        const rocksdb::Slice& value) override {
+    if (cf != 0) return rocksdb::Status::InvalidArgument("column family");
+    return out_->Put(key, value);
+  }
+  rocksdb::Status DeleteCF(uint32_t cf, const rocksdb::Slice& key) override {
+    if (cf != 0) return rocksdb::Status::InvalidArgument("column family");
+    return out_->Delete(key);
+  }
+  rocksdb::Status DeleteRangeCF(uint32_t cf, const rocksdb::Slice& begin,
+                                const rocksdb::Slice& end) override {
+    if (cf != 0) return rocksdb::Status::InvalidArgument("column family");
+    return out_->DeleteRange(begin, end);
+  }
+
+ private:
+  rocksdb::WriteBatch* out_;
+};
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Store>> Store::Open(const StoreOptions& options,
@@ -101,7 +129,17 @@ RocksDbStore::RocksDbStore(std::string path, std::unique_ptr<rocksdb::DB> db,
   write_options_.sync = sync;
 }
 
-RocksDbStore::~RocksDbStore() = default;
+RocksDbStore::~RocksDbStore() {
+  // Commit whatever is still queued (writes nobody awaited yet).
+  absl::MutexLock lock(&queue_mu_);
+  while (!queue_.empty() || leader_active_) {
+    if (!leader_active_) {
+      LeadOneGroup();
+    } else {
+      queue_cv_.Wait(&queue_mu_);
+    }
+  }
+}
 
 template <typename Fn>
 absl::Status RocksDbStore::ForEachWithPrefix(const rocksdb::Snapshot* snapshot,
@@ -183,10 +221,109 @@ absl::Status RocksDbStore::Init() {
           });
 }
 
+absl::StatusOr<std::shared_ptr<PendingWrite>> RocksDbStore::Enqueue(
+    rocksdb::WriteBatch batch, std::string what) {
+  std::shared_ptr<PendingWrite> write(
+      new PendingWrite(std::move(batch), std::move(what)));
+  absl::MutexLock lock(&queue_mu_);
+  if (!failed_.ok()) return failed_;
+  queue_.push_back(write);
+  return write;
+}
+
+absl::Status RocksDbStore::Await(const std::shared_ptr<PendingWrite>& write) {
+  if (write == nullptr) return absl::OkStatus();
+  absl::MutexLock lock(&queue_mu_);
+  while (!write->done) {
+    // Not done and no leader: the write is still in queue_, so leading a
+    // group makes progress. Otherwise wait for the current leader.
+    if (!leader_active_) {
+      LeadOneGroup();
+    } else {
+      queue_cv_.Wait(&queue_mu_);
+    }
+  }
+  return write->status;
+}
+
+void RocksDbStore::LeadOneGroup() {
+  leader_active_ = true;
+  std::vector<std::shared_ptr<PendingWrite>> group;
+  size_t bytes = 0;
+  while (!queue_.empty()) {
+    const size_t size = queue_.front()->batch.GetDataSize();
+    if (!group.empty() && bytes + size > kMaxGroupBytes) break;
+    bytes += size;
+    group.push_back(std::move(queue_.front()));
+    queue_.pop_front();
+  }
+  const absl::Status failed = failed_;
+  const bool inject_failure = fail_writes_;
+  queue_mu_.Unlock();
+
+  absl::Status status = failed;
+  bool wrote = false;
+  if (status.ok() && !group.empty()) {
+    rocksdb::WriteBatch merged;
+    rocksdb::WriteBatch* batch = &group.front()->batch;
+    rocksdb::Status s;
+    if (group.size() > 1) {
+      AppendHandler handler(&merged);
+      for (const auto& w : group) {
+        s = w->batch.Iterate(&handler);
+        if (!s.ok()) break;
+      }
+      batch = &merged;
+    }
+    if (s.ok() && batch->Count() > 0) {
+      wrote = true;
+      s = inject_failure
+              ? rocksdb::Status::IOError("injected write failure",
+                                         "RocksDbStore::TEST_FailWrites")
+              : db_->Write(write_options_, batch);
+    }
+    status = FromRocks(
+        s, absl::StrCat("writing ",
+                        group.size() == 1
+                            ? group.front()->what
+                            : absl::StrCat(group.size(), " grouped writes (",
+                                           group.front()->what, ", ...)"),
+                        " to store at ", path_));
+  }
+
+  queue_mu_.Lock();
+  if (wrote) ++synced_writes_;
+  if (!status.ok() && failed_.ok()) {
+    // Everything queued from now on must fail too: a later write must never
+    // land without this one.
+    failed_ = absl::UnavailableError(absl::StrCat(
+        "store write failed: ", status.message(), "; the store at ", path_,
+        " refuses writes until it is reopened"));
+  }
+  for (const auto& w : group) {
+    w->done = true;
+    w->status = status;
+  }
+  leader_active_ = false;
+  queue_cv_.SignalAll();
+}
+
 absl::Status RocksDbStore::Write(rocksdb::WriteBatch* batch,
                                  absl::string_view what) {
-  return FromRocks(db_->Write(write_options_, batch),
-                   absl::StrCat("writing ", what, " to store at ", path_));
+  absl::StatusOr<std::shared_ptr<PendingWrite>> write =
+      Enqueue(std::move(*batch), std::string(what));
+  if (!write.ok()) return write.status();
+  return Await(*write);
+}
+
+int64_t RocksDbStore::TEST_SyncedWrites() const {
+  absl::MutexLock lock(&queue_mu_);
+  return synced_writes_;
+}
+
+void RocksDbStore::TEST_FailWrites() {
+  absl::MutexLock lock(&queue_mu_);
+  fail_writes_ = true;
 }
 
 absl::Status RocksDbStore::CheckStudyExists(int64_t study_id) const {
@@ -228,6 +365,14 @@ absl::StatusOr<int64_t> RocksDbStore::CreateStudy(cairn::v1::Study study) {
 
 absl::Status RocksDbStore::UpdateStudy(int64_t study_id,
                                        const cairn::v1::Study& study) {
+  absl::StatusOr<std::shared_ptr<PendingWrite>> write =
+      EnqueueUpdateStudy(study_id, study);
+  if (!write.ok()) return write.status();
+  return Await(*write);
+}
+
+absl::StatusOr<std::shared_ptr<PendingWrite>> RocksDbStore::EnqueueUpdateStudy(
+    int64_t study_id, const cairn::v1::Study& study) {
   if (absl::Status st = CheckId("study_id", study_id); !st.ok()) return st;
   absl::ReaderMutexLock lock(&studies_mu_);
   if (absl::Status st = CheckStudyExists(study_id); !st.ok()) return st;
@@ -242,7 +387,7 @@ absl::Status RocksDbStore::UpdateStudy(int64_t study_id,
   copy.set_name(StudyName(study_id));
   rocksdb::WriteBatch batch;
   batch.Put(keys::StudyKey(study_id), copy.SerializeAsString());
-  return Write(&batch, StudyName(study_id));
+  return Enqueue(std::move(batch), StudyName(study_id));
 }
 
 absl::Status RocksDbStore::DeleteStudy(int64_t study_id) {
@@ -343,6 +488,14 @@ absl::StatusOr<std::vector<StoredStudy>> RocksDbStore::LoadAll() {
 
 absl::Status RocksDbStore::PutTrials(
     int64_t study_id, const std::vector<cairn::v1::Trial>& trials) {
+  absl::StatusOr<std::shared_ptr<PendingWrite>> write =
+      EnqueuePutTrials(study_id, trials);
+  if (!write.ok()) return write.status();
+  return Await(*write);
+}
+
+absl::StatusOr<std::shared_ptr<PendingWrite>> RocksDbStore::EnqueuePutTrials(
+    int64_t study_id, const std::vector<cairn::v1::Trial>& trials) {
   if (absl::Status st = CheckId("study_id", study_id); !st.ok()) return st;
   int64_t max_id = 0;
   for (size_t i = 0; i < trials.size(); ++i) {
@@ -355,17 +508,7 @@ absl::Status RocksDbStore::PutTrials(
   }
   absl::ReaderMutexLock lock(&studies_mu_);
   if (absl::Status st = CheckStudyExists(study_id); !st.ok()) return st;
-  if (trials.empty()) return absl::OkStatus();
-  bool raises_max = false;
-  {
-    absl::MutexLock max_lock(&max_mu_);
-    absl::StatusOr<int64_t*> cached = CachedMaxTrialId(study_id);
-    if (!cached.ok()) return cached.status();
-    if (max_id > **cached) {
-      **cached = max_id;
-      raises_max = true;
-    }
-  }
+  if (trials.empty()) return std::shared_ptr<PendingWrite>();
   rocksdb::WriteBatch batch;
   std::string value;
   for (const cairn::v1::Trial& trial : trials) {
@@ -378,8 +521,17 @@ absl::Status RocksDbStore::PutTrials(
     }
     batch.Put(keys::TrialKey(study_id, trial.id()), value);
   }
-  if (raises_max) batch.Put(keys::MaxTrialKey(study_id), absl::StrCat(max_id));
-  return Write(&batch, absl::StrCat("trials of ", StudyName(study_id)));
+  // Raise the cached max and enqueue under max_mu_, so k/ values reach the
+  // queue (and disk) in increasing order.
+  absl::MutexLock max_lock(&max_mu_);
+  absl::StatusOr<int64_t*> cached = CachedMaxTrialId(study_id);
+  if (!cached.ok()) return cached.status();
+  if (max_id > **cached) {
+    **cached = max_id;
+    batch.Put(keys::MaxTrialKey(study_id), absl::StrCat(max_id));
+  }
+  return Enqueue(std::move(batch),
+                 absl::StrCat("trials of ", StudyName(study_id)));
 }
 
 absl::Status RocksDbStore::DeleteTrial(int64_t study_id, int64_t trial_id) {
@@ -387,6 +539,13 @@ absl::Status RocksDbStore::DeleteTrial(int64_t study_id, int64_t trial_id) {
   if (absl::Status st = CheckId("trial_id", trial_id); !st.ok()) return st;
   absl::MutexLock lock(&studies_mu_);
   if (absl::Status st = CheckStudyExists(study_id); !st.ok()) return st;
+  {
+    // Drain the queue (an empty write waits for everything before it), so
+    // the check below sees trials whose writes are still queued. Holding
+    // studies_mu_ exclusively keeps new trial writes out meanwhile.
+    rocksdb::WriteBatch barrier;
+    if (absl::Status st = Write(&barrier, "queue drain"); !st.ok()) return st;
+  }
   const std::string trial_key = keys::TrialKey(study_id, trial_id);
   std::string ignored;
   rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), trial_key, &ignored);
@@ -500,7 +659,16 @@ absl::StatusOr<int64_t> RocksDbStore::ReadNextSeq(rocksdb::Iterator* it,
 
 absl::Status RocksDbStore::AppendMeasurements(
     const std::vector<MeasurementWrite>& measurements) {
-  if (measurements.empty()) return absl::OkStatus();
+  absl::StatusOr<std::shared_ptr<PendingWrite>> write =
+      EnqueueAppendMeasurements(measurements);
+  if (!write.ok()) return write.status();
+  return Await(*write);
+}
+
+absl::StatusOr<std::shared_ptr<PendingWrite>>
+RocksDbStore::EnqueueAppendMeasurements(
+    const std::vector<MeasurementWrite>& measurements) {
+  if (measurements.empty()) return std::shared_ptr<PendingWrite>();
   for (size_t i = 0; i < measurements.size(); ++i) {
     const MeasurementWrite& m = measurements[i];
     if (absl::Status st =
@@ -515,8 +683,8 @@ absl::Status RocksDbStore::AppendMeasurements(
     }
   }
 
-  // Shared: keeps DeleteStudy/DeleteTrial out until our write has landed, so
-  // no measurement outlives its trial.
+  // Shared: a DeleteStudy/DeleteTrial is queued either before us (then the
+  // check below fails) or after us, so no measurement outlives its trial.
   absl::ReaderMutexLock lock(&studies_mu_);
   int64_t last_checked = 0;
   for (const MeasurementWrite& m : measurements) {
@@ -526,27 +694,27 @@ absl::Status RocksDbStore::AppendMeasurements(
   }
 
   std::vector<int64_t> seqs(measurements.size());
-  {
-    absl::MutexLock seq_lock(&seq_mu_);
-    std::unique_ptr<rocksdb::Iterator> it;
-    for (size_t i = 0; i < measurements.size(); ++i) {
-      const MeasurementWrite& m = measurements[i];
-      auto [entry, inserted] =
-          next_seq_.try_emplace(std::make_pair(m.study_id, m.trial_id), 0);
-      if (inserted) {
-        if (it == nullptr) it.reset(db_->NewIterator(rocksdb::ReadOptions()));
-        absl::StatusOr<int64_t> next =
-            ReadNextSeq(it.get(), m.study_id, m.trial_id);
-        if (!next.ok()) {
-          next_seq_.erase(entry);
-          return next.status();
-        }
-        entry->second = *next;
+  // Allocate and enqueue under seq_mu_: sequence numbers reach the queue
+  // (and disk) in allocation order.
+  absl::MutexLock seq_lock(&seq_mu_);
+  std::unique_ptr<rocksdb::Iterator> it;
+  for (size_t i = 0; i < measurements.size(); ++i) {
+    const MeasurementWrite& m = measurements[i];
+    auto [entry, inserted] =
+        next_seq_.try_emplace(std::make_pair(m.study_id, m.trial_id), 0);
+    if (inserted) {
+      if (it == nullptr) it.reset(db_->NewIterator(rocksdb::ReadOptions()));
+      absl::StatusOr<int64_t> next =
+          ReadNextSeq(it.get(), m.study_id, m.trial_id);
+      if (!next.ok()) {
+        next_seq_.erase(entry);
+        return next.status();
       }
-      // Seqs handed out for a write that then fails leave a gap; ordering is
-      // all that matters.
-      seqs[i] = entry->second++;
+      entry->second = *next;
     }
+    // Seqs handed out for a write that then fails leave a gap; ordering is
+    // all that matters.
+    seqs[i] = entry->second++;
   }
 
   rocksdb::WriteBatch batch;
@@ -556,7 +724,7 @@ absl::Status RocksDbStore::AppendMeasurements(
     m.measurement.SerializeToString(&value);
     batch.Put(keys::MeasurementKey(m.study_id, m.trial_id, seqs[i]), value);
   }
-  return Write(&batch, "measurements");
+  return Enqueue(std::move(batch), "measurements");
 }
 
 absl::StatusOr<std::vector<cairn::v1::Measurement>>

@@ -4,6 +4,7 @@
 #define CAIRN_STORE_ROCKSDB_STORE_H_
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <utility>
@@ -16,6 +17,7 @@
 #include "absl/synchronization/mutex.h"
 #include "rocksdb/db.h"
 #include "rocksdb/options.h"
+#include "rocksdb/write_batch.h"
 #include "store/store.h"
 
 namespace cairn {
@@ -24,23 +26,50 @@ namespace cairn {
 // whose meta/schema_version is larger.
 inline constexpr int64_t kSchemaVersion = 1;
 
+class RocksDbStore;
+
+// A queued write. batch and what are immutable once queued; done and status
+// are guarded by the owning store's queue_mu_.
+class PendingWrite {
+ private:
+  friend class RocksDbStore;
+  PendingWrite(rocksdb::WriteBatch b, std::string w)
+      : batch(std::move(b)), what(std::move(w)) {}
+  rocksdb::WriteBatch batch;
+  const std::string what;
+  bool done = false;
+  absl::Status status;
+};
+
 // Locking:
 //  - studies_mu_ guards the in-memory study table (id -> display name) and
 //    the study id counter. Operations that change which studies/trials exist
-//    (CreateStudy, DeleteStudy, DeleteTrial) hold it exclusively across their
-//    RocksDB write; operations that only add to an existing study (PutTrials,
-//    AppendMeasurements, UpdateStudy) hold it shared across theirs, so they
-//    never race a deletion and still group-commit with each other.
+//    (CreateStudy, DeleteStudy, DeleteTrial) hold it exclusively from their
+//    validation until their write is durable (they are rare); DeleteTrial
+//    first drains the commit queue so that its existence check reads every
+//    queued trial. Operations that only add to an existing study (PutTrials,
+//    AppendMeasurements, UpdateStudy and their Enqueue* forms) hold it shared
+//    while they validate and enqueue (not while they wait), so a deletion is
+//    queued either before (then they see NotFound) or after them.
 //  - seq_mu_ guards the per-trial measurement sequence cache, max_mu_ the
-//    per-study max trial id cache. Each is held only while numbers are
-//    looked up or allocated, never across a write.
-// Lock order: studies_mu_, then seq_mu_ or max_mu_ (never both).
+//    per-study max trial id cache. Each is held while numbers are allocated
+//    and the write carrying them is enqueued, so numbers reach the queue (and
+//    disk) in allocation order; never while waiting for a write.
+//  - queue_mu_ guards the commit queue; held only to push, to pick a group
+//    and to publish results, never across the RocksDB write.
+// Lock order: studies_mu_, then seq_mu_ or max_mu_ (never both), then
+// queue_mu_.
 //
 // Max trial id: PutTrials writes k/<study> in its batch whenever it raises the
-// cached maximum. Concurrent raisers may land out of order, leaving k/ below
-// the largest trial id for a while; that trial's t/ key then exists, and the
-// reported maximum is max(k/, largest t/ id). DeleteTrial (exclusive) always
-// writes k/ = the cached maximum, so a deleted trial's id stays covered.
+// cached maximum; since raising and enqueueing happen under max_mu_, k/ only
+// grows on disk. The reported maximum is still max(k/, largest t/ id) (stores
+// written by older binaries may have k/ lagging). DeleteTrial always writes
+// k/ = the cached maximum, so a deleted trial's id stays covered.
+//
+// Caches after a failed write: a failed write may leave the caches ahead of
+// disk (seq numbers or a max id that never landed). That is harmless: the
+// store refuses every write after a failure (see store.h), and gaps in seq
+// numbers are allowed.
 //
 // Thread-safe.
 class RocksDbStore final : public Store {
@@ -61,9 +90,23 @@ class RocksDbStore final : public Store {
   absl::Status DeleteTrial(int64_t study_id, int64_t trial_id) override;
   absl::Status AppendMeasurements(
       const std::vector<MeasurementWrite>& measurements) override;
+  absl::StatusOr<std::shared_ptr<PendingWrite>> EnqueueUpdateStudy(
+      int64_t study_id, const cairn::v1::Study& study) override;
+  absl::StatusOr<std::shared_ptr<PendingWrite>> EnqueuePutTrials(
+      int64_t study_id, const std::vector<cairn::v1::Trial>& trials) override;
+  absl::StatusOr<std::shared_ptr<PendingWrite>> EnqueueAppendMeasurements(
+      const std::vector<MeasurementWrite>& measurements) override;
+  absl::Status Await(const std::shared_ptr<PendingWrite>& write) override;
   absl::StatusOr<std::vector<cairn::v1::Measurement>> ListMeasurements(
       int64_t study_id, int64_t trial_id) override;
   uint64_t ApproximateSizeBytes() override;
+
+  // Number of RocksDB writes the commit queue has issued (one per group, so
+  // fewer than the number of writes when they were grouped). For tests.
+  int64_t TEST_SyncedWrites() const;
+  // Makes every later RocksDB write of the commit queue fail with an
+  // IOError, as a failing disk would. For tests of the failure path.
+  void TEST_FailWrites();
 
  private:
   RocksDbStore(std::string path, std::unique_ptr<rocksdb::DB> db, bool sync);
@@ -71,7 +114,17 @@ class RocksDbStore final : public Store {
   // Reads/initialises meta/ keys and loads the study table.
   absl::Status Init();
 
+  // Queues `batch` (moved from) in the commit queue; `what` names it in
+  // errors. Fails (nothing queued) once the store has failed.
+  absl::StatusOr<std::shared_ptr<PendingWrite>> Enqueue(
+      rocksdb::WriteBatch batch, std::string what);
+
+  // Enqueue + Await.
   absl::Status Write(rocksdb::WriteBatch* batch, absl::string_view what);
+
+  // Writes one group (the writes at the queue front) as leader.
+  // REQUIRES: queue_mu_ held and leader_active_ false.
+  void LeadOneGroup() ABSL_EXCLUSIVE_LOCKS_REQUIRED(queue_mu_);
 
   // Returns NotFound unless the study exists. REQUIRES: studies_mu_ held.
   absl::Status CheckStudyExists(int64_t study_id) const
@@ -116,6 +169,18 @@ class RocksDbStore final : public Store {
   // study id -> largest trial id ever handed to PutTrials (or on disk).
   // Entries are created lazily and erased when the study is deleted.
   absl::flat_hash_map<int64_t, int64_t> max_trial_ ABSL_GUARDED_BY(max_mu_);
+
+  mutable absl::Mutex queue_mu_ ABSL_ACQUIRED_AFTER(seq_mu_, max_mu_);
+  // Writes not yet picked by a leader, in enqueue order.
+  std::deque<std::shared_ptr<PendingWrite>> queue_ ABSL_GUARDED_BY(queue_mu_);
+  // A leader is writing a group (with queue_mu_ released).
+  bool leader_active_ ABSL_GUARDED_BY(queue_mu_) = false;
+  // Signalled when a leader finishes a group.
+  absl::CondVar queue_cv_;
+  // Set by the first failed write; every later write fails with it.
+  absl::Status failed_ ABSL_GUARDED_BY(queue_mu_);
+  int64_t synced_writes_ ABSL_GUARDED_BY(queue_mu_) = 0;
+  bool fail_writes_ ABSL_GUARDED_BY(queue_mu_) = false;
 };
 
 }  // namespace cairn

@@ -4,7 +4,25 @@
 // (store/rocksdb_store.cc). Every mutating call returns only after its write is
 // durable (WAL fsynced when StoreOptions::sync is true), so a caller may
 // acknowledge a client as soon as the call returns OK: kill -9 loses nothing.
-// Concurrent synced writers are group-committed by RocksDB.
+//
+// Ordered group commit: every write (from every method) goes through one
+// commit queue. A write is validated and appended to the queue when it is
+// *enqueued*; whichever thread waits for durability first (Await, or any
+// synchronous mutating method) becomes the leader, takes the queued writes in
+// queue order (up to about 1 MiB), writes them as one RocksDB batch with one
+// fsync and wakes the others. So writes land on disk in exactly the order
+// they were enqueued (a caller that enqueues while holding its own lock gets
+// disk order == its in-memory order), and N concurrent writers share fsyncs.
+// The Enqueue* methods split a write into "enqueue" (fast; call it under the
+// lock that orders your in-memory change) and Await (call it after releasing
+// that lock).
+//
+// Failure: if a queued write fails (e.g. the WAL fsync fails), it and every
+// write queued behind it fail, and the store stays failed: every later
+// mutating call returns Unavailable ("store write failed: ..."). Nothing
+// enqueued after a failed write can land on disk, so a later write never
+// survives without an earlier one. Reopen the store (restart cairnd) to
+// recover; RocksDB itself also turns read-only after WAL write errors.
 //
 // Key layout (one RocksDB column family, keys are byte strings; ids are
 // 16-digit lower-case hex so lexical order equals numeric order):
@@ -57,6 +75,10 @@ struct StoredStudy {
   // be larger, also after trials were deleted.
   int64_t max_trial_id = 0;
 };
+
+// A write waiting in a Store's commit queue (opaque). Pass it to
+// Store::Await; shared so that a reader can wait for a writer's write too.
+class PendingWrite;
 
 class Store {
  public:
@@ -118,6 +140,24 @@ class Store {
   };
   virtual absl::Status AppendMeasurements(
       const std::vector<MeasurementWrite>& measurements) = 0;
+
+  // --- Enqueue variants (see "Ordered group commit" above). Each validates
+  // exactly like its synchronous twin (same errors, returned at once, nothing
+  // queued) and queues the write, without waiting. Returns nullptr when there
+  // is nothing to write (empty lists). The write is durable only once
+  // Await(returned) is OK. ---
+  virtual absl::StatusOr<std::shared_ptr<PendingWrite>> EnqueueUpdateStudy(
+      int64_t study_id, const cairn::v1::Study& study) = 0;
+  virtual absl::StatusOr<std::shared_ptr<PendingWrite>> EnqueuePutTrials(
+      int64_t study_id, const std::vector<cairn::v1::Trial>& trials) = 0;
+  virtual absl::StatusOr<std::shared_ptr<PendingWrite>>
+  EnqueueAppendMeasurements(
+      const std::vector<MeasurementWrite>& measurements) = 0;
+
+  // Blocks until `write` (and, because the queue is ordered, every write
+  // enqueued before it) is durable or failed; returns its status. nullptr:
+  // OK at once. May be called any number of times, from any thread.
+  virtual absl::Status Await(const std::shared_ptr<PendingWrite>& write) = 0;
 
   // Returns the measurements of one trial in append order (empty if none).
   // NotFound if the study does not exist.

@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
 #include <set>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "trials/optimal.h"
@@ -74,6 +76,58 @@ class WriteTimer {
   std::chrono::steady_clock::time_point start_;
 };
 
+// The store writes of one call. `pending` collects, for each study the call
+// locked, the study's latest queued write at the moment the lock was released
+// (awaited before the call returns, so that nothing the call returns rests on
+// a write that is not durable yet); `wrote` says the call queued a write
+// itself (then the wait is reported to the observer as a store write).
+struct WriteScope {
+  std::vector<std::shared_ptr<PendingWrite>> pending;
+  bool wrote = false;
+};
+
+// Holds a study's mutex; on release, records the study's latest queued write
+// (`*last_write`, guarded by that mutex) in `scope`.
+class ABSL_SCOPED_LOCKABLE StudyLock {
+ public:
+  StudyLock(absl::Mutex* mu, const std::shared_ptr<PendingWrite>* last_write,
+            WriteScope* scope) ABSL_EXCLUSIVE_LOCK_FUNCTION(mu)
+      : mu_(mu), last_write_(last_write), scope_(scope) {
+    mu_->Lock();
+  }
+  ~StudyLock() ABSL_UNLOCK_FUNCTION() {
+    if (*last_write_ != nullptr) scope_->pending.push_back(*last_write_);
+    mu_->Unlock();
+  }
+  StudyLock(const StudyLock&) = delete;
+  StudyLock& operator=(const StudyLock&) = delete;
+
+ private:
+  absl::Mutex* const mu_;
+  const std::shared_ptr<PendingWrite>* const last_write_;
+  WriteScope* const scope_;
+};
+
+// Records a write just queued for a study (call under the study's mutex, in
+// the same critical section that changes its in-memory state).
+absl::Status Queued(absl::StatusOr<std::shared_ptr<PendingWrite>> write,
+                    std::shared_ptr<PendingWrite>* last_write,
+                    WriteScope* scope) {
+  if (!write.ok()) return write.status();
+  if (*write != nullptr) {
+    *last_write = std::move(*write);
+    scope->wrote = true;
+  }
+  return absl::OkStatus();
+}
+
+// `result`, unless awaiting the call's writes failed.
+template <typename T>
+T Finish(const absl::Status& awaited, T result) {
+  if (!awaited.ok()) return awaited;
+  return result;
+}
+
 class RealClock : public Clock {
  public:
   absl::Time Now() override { return absl::Now(); }
@@ -105,6 +159,11 @@ struct StudyManager::StudyState {
   bool exhausted ABSL_GUARDED_BY(mu) = false;
   // Set once the study is deleted; late callers holding a pointer see it.
   bool deleted ABSL_GUARDED_BY(mu) = false;
+  // The latest store write queued for this study (null if none yet). Writes
+  // are queued under mu, so queue order equals the order of in-memory
+  // changes; awaiting this one (the queue is ordered) makes every change
+  // made so far durable.
+  std::shared_ptr<PendingWrite> last_write ABSL_GUARDED_BY(mu);
 
   bool HasEarlyStopping() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     return study.spec().early_stopping().rule_case() !=
@@ -197,6 +256,35 @@ StudyManager::StudyManager(Store* store, const StudyManagerOptions& options)
 
 StudyManager::~StudyManager() = default;
 
+absl::Status StudyManager::CheckHealthy() const {
+  absl::MutexLock lock(&failed_mu_);
+  return failed_;
+}
+
+absl::Status StudyManager::AwaitWrites(
+    const std::vector<std::shared_ptr<PendingWrite>>& writes, bool timed) {
+  absl::Status status;
+  {
+    std::optional<WriteTimer> timer;
+    if (timed) timer.emplace(observer_);
+    for (const auto& w : writes) {
+      status = store_->Await(w);
+      if (!status.ok()) break;
+    }
+  }
+  if (status.ok()) return status;
+  // The in-memory state is now ahead of the disk: refuse everything.
+  absl::MutexLock lock(&failed_mu_);
+  if (failed_.ok()) {
+    failed_ = absl::UnavailableError(
+        absl::StrCat(absl::StartsWith(status.message(), "store write failed")
+                         ? ""
+                         : "store write failed: ",
+                     status.message(), "; restart cairnd"));
+  }
+  return failed_;
+}
+
 absl::StatusOr<std::unique_ptr<StudyManager>> StudyManager::Open(
     Store* store, const StudyManagerOptions& options) {
   std::unique_ptr<StudyManager> manager(new StudyManager(store, options));
@@ -262,6 +350,7 @@ StudyManager::FindStudyByName(const std::string& name,
 // ---------------------------------------------------------------- studies
 
 absl::StatusOr<Study> StudyManager::CreateStudy(const Study& request) {
+  if (absl::Status s = CheckHealthy(); !s.ok()) return s;
   if (request.display_name().empty()) {
     return absl::InvalidArgumentError("study.display_name: must not be empty");
   }
@@ -309,10 +398,18 @@ absl::StatusOr<Study> StudyManager::CreateStudy(const Study& request) {
 }
 
 absl::StatusOr<Study> StudyManager::GetStudy(const std::string& name) {
+  if (absl::Status s = CheckHealthy(); !s.ok()) return s;
   auto state = FindStudyByName(name, "name");
   if (!state.ok()) return state.status();
-  absl::MutexLock lock(&(*state)->mu);
-  return (*state)->View();
+  StudyState& st = **state;
+  WriteScope scope;
+  Study view;
+  {
+    StudyLock lock(&st.mu, &st.last_write, &scope);
+    view = st.View();
+  }
+  return Finish<absl::StatusOr<Study>>(AwaitWrites(scope.pending, false),
+                                       std::move(view));
 }
 
 absl::StatusOr<Study> StudyManager::LookupStudy(
@@ -332,6 +429,7 @@ absl::StatusOr<Study> StudyManager::LookupStudy(
 
 absl::StatusOr<StudyPage> StudyManager::ListStudies(
     int page_size, const std::string& page_token) {
+  if (absl::Status s = CheckHealthy(); !s.ok()) return s;
   if (page_size < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("page_size: ", page_size, " must be >= 0"));
@@ -352,17 +450,20 @@ absl::StatusOr<StudyPage> StudyManager::ListStudies(
     }
   }
   StudyPage page;
+  WriteScope scope;
   for (const auto& state : states) {
-    absl::MutexLock lock(&state->mu);
+    StudyLock lock(&state->mu, &state->last_write, &scope);
     if (!state->deleted) page.studies.push_back(state->View());
   }
   if (more && !states.empty()) {
     page.next_page_token = absl::StrCat(states.back()->id);
   }
-  return page;
+  return Finish<absl::StatusOr<StudyPage>>(AwaitWrites(scope.pending, false),
+                                           std::move(page));
 }
 
 absl::Status StudyManager::DeleteStudy(const std::string& name) {
+  if (absl::Status s = CheckHealthy(); !s.ok()) return s;
   auto state = FindStudyByName(name, "name");
   if (!state.ok()) return state.status();
   absl::MutexLock lock(&mu_);
@@ -388,28 +489,34 @@ absl::StatusOr<Study> StudyManager::SetStudyState(const std::string& name,
         absl::StrCat("state: ", Study::State_Name(new_state),
                      " cannot be set; use ACTIVE, INACTIVE or COMPLETED"));
   }
+  if (absl::Status s = CheckHealthy(); !s.ok()) return s;
   auto state = FindStudyByName(name, "name");
   if (!state.ok()) return state.status();
   StudyState& st = **state;
-  absl::MutexLock lock(&st.mu);
-  const StudySpec& spec = st.study.spec();
-  if (new_state == Study::ACTIVE && spec.max_trials() > 0 &&
-      static_cast<int64_t>(st.trials.size()) >= spec.max_trials()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("study ", name, " cannot be reactivated: max_trials (",
-                     spec.max_trials(), ") already reached"));
-  }
-  Study updated = st.study;
-  updated.set_state(new_state);
-  updated.set_inactive_reason(new_state == Study::ACTIVE ? ""
-                                                         : "set by a user");
-  {
-    WriteTimer timer(observer_);
-    if (absl::Status s = store_->UpdateStudy(st.id, updated); !s.ok()) return s;
-  }
-  st.study = std::move(updated);
-  if (new_state == Study::ACTIVE) st.exhausted = false;
-  return st.View();
+  WriteScope scope;
+  absl::StatusOr<Study> result = [&]() -> absl::StatusOr<Study> {
+    StudyLock lock(&st.mu, &st.last_write, &scope);
+    const StudySpec& spec = st.study.spec();
+    if (new_state == Study::ACTIVE && spec.max_trials() > 0 &&
+        static_cast<int64_t>(st.trials.size()) >= spec.max_trials()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("study ", name, " cannot be reactivated: max_trials (",
+                       spec.max_trials(), ") already reached"));
+    }
+    Study updated = st.study;
+    updated.set_state(new_state);
+    updated.set_inactive_reason(new_state == Study::ACTIVE ? ""
+                                                           : "set by a user");
+    if (absl::Status s = Queued(store_->EnqueueUpdateStudy(st.id, updated),
+                                &st.last_write, &scope);
+        !s.ok()) {
+      return s;
+    }
+    st.study = std::move(updated);
+    if (new_state == Study::ACTIVE) st.exhausted = false;
+    return st.View();
+  }();
+  return Finish(AwaitWrites(scope.pending, scope.wrote), std::move(result));
 }
 
 // ---------------------------------------------------------------- trials
@@ -420,194 +527,217 @@ absl::StatusOr<SuggestResult> StudyManager::SuggestTrials(
     return absl::InvalidArgumentError(absl::StrCat(
         "suggestion_count: ", count, " must be between 1 and 1000"));
   }
+  if (absl::Status s = CheckHealthy(); !s.ok()) return s;
   auto state = FindStudyByName(parent, "parent");
   if (!state.ok()) return state.status();
   StudyState& st = **state;
-  absl::MutexLock lock(&st.mu);
-  SuggestResult result;
+  WriteScope scope;
+  absl::StatusOr<SuggestResult> out = [&]() -> absl::StatusOr<SuggestResult> {
+    StudyLock lock(&st.mu, &st.last_write, &scope);
+    SuggestResult result;
 
-  // Vizier: a client asking again gets its pending trials back.
-  if (!client_id.empty()) {
-    for (const auto& [id, t] : st.trials) {
-      if (t.client_id() == client_id && IsPending(t.state())) {
-        result.trials.push_back(t);
+    // Vizier: a client asking again gets its pending trials back.
+    if (!client_id.empty()) {
+      for (const auto& [id, t] : st.trials) {
+        if (t.client_id() == client_id && IsPending(t.state())) {
+          result.trials.push_back(t);
+        }
+      }
+      if (!result.trials.empty()) {
+        result.study_state = st.study.state();
+        result.message =
+            absl::StrCat("returning the ", result.trials.size(),
+                         " pending trial(s) of client '", client_id, "'");
+        return result;
       }
     }
-    if (!result.trials.empty()) {
+
+    auto finish = [&](std::string message) -> absl::StatusOr<SuggestResult> {
+      Study::State next;
+      std::string reason;
+      if (st.NextState(&next, &reason)) {
+        Study updated = st.study;
+        updated.set_state(next);
+        updated.set_inactive_reason(reason);
+        if (absl::Status s = Queued(store_->EnqueueUpdateStudy(st.id, updated),
+                                    &st.last_write, &scope);
+            !s.ok()) {
+          return s;
+        }
+        st.study = std::move(updated);
+      }
       result.study_state = st.study.state();
-      result.message =
-          absl::StrCat("returning the ", result.trials.size(),
-                       " pending trial(s) of client '", client_id, "'");
-      return result;
-    }
-  }
-
-  auto finish = [&](std::string message) -> absl::StatusOr<SuggestResult> {
-    Study::State next;
-    std::string reason;
-    if (st.NextState(&next, &reason)) {
-      Study updated = st.study;
-      updated.set_state(next);
-      updated.set_inactive_reason(reason);
-      WriteTimer timer(observer_);
-      if (absl::Status s = store_->UpdateStudy(st.id, updated); !s.ok()) {
-        return s;
+      if (result.trials.empty() && st.study.state() != Study::ACTIVE) {
+        message = absl::StrCat("study is ", Study::State_Name(st.study.state()),
+                               st.study.inactive_reason().empty() ? "" : ": ",
+                               st.study.inactive_reason());
       }
-      st.study = std::move(updated);
-    }
-    result.study_state = st.study.state();
-    if (result.trials.empty() && st.study.state() != Study::ACTIVE) {
-      message = absl::StrCat("study is ", Study::State_Name(st.study.state()),
-                             st.study.inactive_reason().empty() ? "" : ": ",
-                             st.study.inactive_reason());
-    }
-    result.message = std::move(message);
-    return result;
-  };
+      result.message = std::move(message);
+      return result;
+    };
 
-  if (st.study.state() != Study::ACTIVE) return finish("");
-  const StudySpec& spec = st.study.spec();
-  int64_t n = count;
-  std::string limit_message;
-  const int64_t pending = st.CountPending();
-  if (spec.max_trials() > 0) {
-    const int64_t left =
-        spec.max_trials() - static_cast<int64_t>(st.trials.size());
-    if (left < n) {
-      n = std::max<int64_t>(left, 0);
-      limit_message =
-          absl::StrCat("max_trials (", spec.max_trials(), ") reached; ",
-                       pending, " trial(s) still pending");
+    if (st.study.state() != Study::ACTIVE) return finish("");
+    const StudySpec& spec = st.study.spec();
+    int64_t n = count;
+    std::string limit_message;
+    const int64_t pending = st.CountPending();
+    if (spec.max_trials() > 0) {
+      const int64_t left =
+          spec.max_trials() - static_cast<int64_t>(st.trials.size());
+      if (left < n) {
+        n = std::max<int64_t>(left, 0);
+        limit_message =
+            absl::StrCat("max_trials (", spec.max_trials(), ") reached; ",
+                         pending, " trial(s) still pending");
+      }
     }
-  }
-  if (spec.max_parallel_trials() > 0) {
-    const int64_t room = spec.max_parallel_trials() - pending;
-    if (room < n) {
-      n = std::max<int64_t>(room, 0);
-      limit_message =
-          absl::StrCat("max_parallel_trials (", spec.max_parallel_trials(),
-                       ") trials are pending");
+    if (spec.max_parallel_trials() > 0) {
+      const int64_t room = spec.max_parallel_trials() - pending;
+      if (room < n) {
+        n = std::max<int64_t>(room, 0);
+        limit_message =
+            absl::StrCat("max_parallel_trials (", spec.max_parallel_trials(),
+                         ") trials are pending");
+      }
     }
-  }
-  if (n == 0) return finish(limit_message);
+    if (n == 0) return finish(limit_message);
 
-  tuner::DesignerContext context;
-  context.spec = &spec;
-  context.trials = st.TrialPointers();
-  const auto start = std::chrono::steady_clock::now();
-  absl::StatusOr<std::vector<tuner::Suggestion>> suggestions =
-      st.designer->Suggest(context, static_cast<int>(n));
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
-  if (!suggestions.ok()) return suggestions.status();
-  if (observer_ != nullptr) {
-    observer_->OnSuggest(AlgorithmName(spec.algorithm()), seconds,
-                         static_cast<int>(suggestions->size()));
-  }
-  if (static_cast<int64_t>(suggestions->size()) < n) {
-    st.exhausted = true;
-    limit_message = "search space exhausted";
-  }
-  std::vector<Trial> created;
-  const absl::Time now = clock_->Now();
-  int64_t next_id = st.max_trial_id;
-  for (tuner::Suggestion& s : *suggestions) {
-    Trial t;
-    t.set_id(++next_id);
-    t.set_name(TrialResourceName(st.id, t.id()));
-    t.set_state(Trial::ACTIVE);
-    t.set_client_id(client_id);
-    for (auto& p : s.parameters) *t.add_parameters() = std::move(p);
-    SetTimestamp(now, t.mutable_start_time());
-    for (const auto& [k, v] : s.metadata) (*t.mutable_metadata())[k] = v;
-    if (t.metadata().count("suggestion_seconds") == 0) {
-      (*t.mutable_metadata())["suggestion_seconds"] =
-          absl::StrCat(seconds / std::max<size_t>(1, suggestions->size()));
+    tuner::DesignerContext context;
+    context.spec = &spec;
+    context.trials = st.TrialPointers();
+    const auto start = std::chrono::steady_clock::now();
+    absl::StatusOr<std::vector<tuner::Suggestion>> suggestions =
+        st.designer->Suggest(context, static_cast<int>(n));
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    if (!suggestions.ok()) return suggestions.status();
+    if (observer_ != nullptr) {
+      observer_->OnSuggest(AlgorithmName(spec.algorithm()), seconds,
+                           static_cast<int>(suggestions->size()));
     }
-    created.push_back(std::move(t));
-  }
-  if (!created.empty()) {
-    WriteTimer timer(observer_);
-    if (absl::Status s = store_->PutTrials(st.id, created); !s.ok()) return s;
-  }
-  st.max_trial_id = next_id;
-  for (Trial& t : created) {
-    result.trials.push_back(t);
-    st.trials.emplace(t.id(), std::move(t));
-  }
-  return finish(limit_message);
+    if (static_cast<int64_t>(suggestions->size()) < n) {
+      st.exhausted = true;
+      limit_message = "search space exhausted";
+    }
+    std::vector<Trial> created;
+    const absl::Time now = clock_->Now();
+    int64_t next_id = st.max_trial_id;
+    for (tuner::Suggestion& s : *suggestions) {
+      Trial t;
+      t.set_id(++next_id);
+      t.set_name(TrialResourceName(st.id, t.id()));
+      t.set_state(Trial::ACTIVE);
+      t.set_client_id(client_id);
+      for (auto& p : s.parameters) *t.add_parameters() = std::move(p);
+      SetTimestamp(now, t.mutable_start_time());
+      for (const auto& [k, v] : s.metadata) (*t.mutable_metadata())[k] = v;
+      if (t.metadata().count("suggestion_seconds") == 0) {
+        (*t.mutable_metadata())["suggestion_seconds"] =
+            absl::StrCat(seconds / std::max<size_t>(1, suggestions->size()));
+      }
+      created.push_back(std::move(t));
+    }
+    if (absl::Status s = Queued(store_->EnqueuePutTrials(st.id, created),
+                                &st.last_write, &scope);
+        !s.ok()) {
+      return s;
+    }
+    st.max_trial_id = next_id;
+    for (Trial& t : created) {
+      result.trials.push_back(t);
+      st.trials.emplace(t.id(), std::move(t));
+    }
+    return finish(limit_message);
+  }();
+  return Finish(AwaitWrites(scope.pending, scope.wrote), std::move(out));
 }
 
 absl::StatusOr<Trial> StudyManager::CreateTrial(const std::string& parent,
                                                 const Trial& request) {
+  if (absl::Status s = CheckHealthy(); !s.ok()) return s;
   auto state = FindStudyByName(parent, "parent");
   if (!state.ok()) return state.status();
   StudyState& st = **state;
-  absl::MutexLock lock(&st.mu);
-  const StudySpec& spec = st.study.spec();
-  std::vector<cairn::v1::Parameter> params(request.parameters().begin(),
-                                           request.parameters().end());
-  if (absl::Status s = tuner::ValidateTrialParameters(spec, params); !s.ok()) {
-    return s;
-  }
-  const bool has_final = request.has_final_measurement();
-  if (has_final) {
-    if (absl::Status s =
-            tuner::ValidateFinalMeasurement(spec, request.final_measurement());
+  WriteScope scope;
+  absl::StatusOr<Trial> result = [&]() -> absl::StatusOr<Trial> {
+    StudyLock lock(&st.mu, &st.last_write, &scope);
+    const StudySpec& spec = st.study.spec();
+    std::vector<cairn::v1::Parameter> params(request.parameters().begin(),
+                                             request.parameters().end());
+    if (absl::Status s = tuner::ValidateTrialParameters(spec, params);
         !s.ok()) {
       return s;
     }
-  }
-  if (st.study.state() == Study::COMPLETED ||
-      st.study.state() == Study::FAILED) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "study ", parent, " is ", Study::State_Name(st.study.state()),
-        "; no trials can be added"));
-  }
-  if (spec.max_trials() > 0 &&
-      static_cast<int64_t>(st.trials.size()) >= spec.max_trials()) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "study ", parent, ": max_trials (", spec.max_trials(), ") reached"));
-  }
-  Trial t;
-  t.set_id(st.max_trial_id + 1);
-  t.set_name(TrialResourceName(st.id, t.id()));
-  *t.mutable_parameters() = request.parameters();
-  *t.mutable_labels() = request.labels();
-  t.set_client_id(request.client_id());
-  const absl::Time now = clock_->Now();
-  SetTimestamp(now, t.mutable_start_time());
-  if (has_final) {
-    t.set_state(Trial::SUCCEEDED);
-    *t.mutable_final_measurement() = request.final_measurement();
-    SetTimestamp(now, t.mutable_end_time());
-  } else {
-    t.set_state(Trial::ACTIVE);
-  }
-  {
-    WriteTimer timer(observer_);
-    if (absl::Status s = store_->PutTrials(st.id, {t}); !s.ok()) return s;
-  }
-  st.max_trial_id = t.id();
-  st.trials.emplace(t.id(), t);
-  if (has_final && observer_ != nullptr) {
-    observer_->OnTrialFinished(st.study.name(), "succeeded");
-  }
-  return t;
+    const bool has_final = request.has_final_measurement();
+    if (has_final) {
+      if (absl::Status s = tuner::ValidateFinalMeasurement(
+              spec, request.final_measurement());
+          !s.ok()) {
+        return s;
+      }
+    }
+    if (st.study.state() == Study::COMPLETED ||
+        st.study.state() == Study::FAILED) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "study ", parent, " is ", Study::State_Name(st.study.state()),
+          "; no trials can be added"));
+    }
+    if (spec.max_trials() > 0 &&
+        static_cast<int64_t>(st.trials.size()) >= spec.max_trials()) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "study ", parent, ": max_trials (", spec.max_trials(), ") reached"));
+    }
+    Trial t;
+    t.set_id(st.max_trial_id + 1);
+    t.set_name(TrialResourceName(st.id, t.id()));
+    *t.mutable_parameters() = request.parameters();
+    *t.mutable_labels() = request.labels();
+    t.set_client_id(request.client_id());
+    const absl::Time now = clock_->Now();
+    SetTimestamp(now, t.mutable_start_time());
+    if (has_final) {
+      t.set_state(Trial::SUCCEEDED);
+      *t.mutable_final_measurement() = request.final_measurement();
+      SetTimestamp(now, t.mutable_end_time());
+    } else {
+      t.set_state(Trial::ACTIVE);
+    }
+    if (absl::Status s = Queued(store_->EnqueuePutTrials(st.id, {t}),
+                                &st.last_write, &scope);
+        !s.ok()) {
+      return s;
+    }
+    st.max_trial_id = t.id();
+    st.trials.emplace(t.id(), t);
+    if (has_final && observer_ != nullptr) {
+      observer_->OnTrialFinished(st.study.name(), "succeeded");
+    }
+    return t;
+  }();
+  return Finish(AwaitWrites(scope.pending, scope.wrote), std::move(result));
 }
 
 absl::StatusOr<Trial> StudyManager::GetTrial(const std::string& name) {
   absl::StatusOr<TrialName> tn = ParseTrialName(name, "name");
   if (!tn.ok()) return tn.status();
+  if (absl::Status s = CheckHealthy(); !s.ok()) return s;
   auto state = FindStudy(tn->study_id);
   if (!state.ok()) return state.status();
-  absl::MutexLock lock(&(*state)->mu);
-  auto it = (*state)->trials.find(tn->trial_id);
-  if (it == (*state)->trials.end()) {
-    return absl::NotFoundError(absl::StrCat("trial ", name, " not found"));
+  StudyState& st = **state;
+  WriteScope scope;
+  Trial out;
+  {
+    StudyLock lock(&st.mu, &st.last_write, &scope);
+    auto it = st.trials.find(tn->trial_id);
+    if (it == st.trials.end()) {
+      return absl::NotFoundError(absl::StrCat("trial ", name, " not found"));
+    }
+    out = it->second;
   }
-  Trial out = it->second;
+  // Measurements are read from the store once everything queued so far is
+  // durable (so the list includes every measurement already acknowledged).
+  if (absl::Status s = AwaitWrites(scope.pending, false); !s.ok()) return s;
   absl::StatusOr<std::vector<Measurement>> ms =
       store_->ListMeasurements(tn->study_id, tn->trial_id);
   if (!ms.ok()) return ms.status();
@@ -625,24 +755,30 @@ absl::StatusOr<TrialPage> StudyManager::ListTrials(
   if (page_size == 0) page_size = 1000;
   absl::StatusOr<int64_t> after = ParsePageToken(page_token);
   if (!after.ok()) return after.status();
+  if (absl::Status s = CheckHealthy(); !s.ok()) return s;
   auto state = FindStudyByName(parent, "parent");
   if (!state.ok()) return state.status();
   StudyState& st = **state;
-  absl::MutexLock lock(&st.mu);
+  WriteScope scope;
   TrialPage page;
-  for (auto it = st.trials.upper_bound(*after); it != st.trials.end(); ++it) {
-    if (static_cast<int>(page.trials.size()) == page_size) {
-      page.next_page_token = absl::StrCat(page.trials.back().id());
-      break;
+  {
+    StudyLock lock(&st.mu, &st.last_write, &scope);
+    for (auto it = st.trials.upper_bound(*after); it != st.trials.end(); ++it) {
+      if (static_cast<int>(page.trials.size()) == page_size) {
+        page.next_page_token = absl::StrCat(page.trials.back().id());
+        break;
+      }
+      page.trials.push_back(it->second);
     }
-    Trial t = it->second;
-    if (include_measurements) {
+  }
+  if (absl::Status s = AwaitWrites(scope.pending, false); !s.ok()) return s;
+  if (include_measurements) {
+    for (Trial& t : page.trials) {
       absl::StatusOr<std::vector<Measurement>> ms =
           store_->ListMeasurements(st.id, t.id());
       if (!ms.ok()) return ms.status();
       for (Measurement& m : *ms) *t.add_measurements() = std::move(m);
     }
-    page.trials.push_back(std::move(t));
   }
   return page;
 }
@@ -650,9 +786,11 @@ absl::StatusOr<TrialPage> StudyManager::ListTrials(
 absl::Status StudyManager::DeleteTrial(const std::string& name) {
   absl::StatusOr<TrialName> tn = ParseTrialName(name, "name");
   if (!tn.ok()) return tn.status();
+  if (absl::Status s = CheckHealthy(); !s.ok()) return s;
   auto state = FindStudy(tn->study_id);
   if (!state.ok()) return state.status();
   StudyState& st = **state;
+  // Synchronous: Store::DeleteTrial drains the commit queue itself.
   absl::MutexLock lock(&st.mu);
   if (st.trials.count(tn->trial_id) == 0) {
     return absl::NotFoundError(absl::StrCat("trial ", name, " not found"));
@@ -672,19 +810,12 @@ absl::StatusOr<Trial> StudyManager::AddMeasurement(const std::string& name,
                                                    const Measurement& m) {
   absl::StatusOr<int64_t> written = AddMeasurements({{name, m}});
   if (!written.ok()) return written.status();
-  absl::StatusOr<TrialName> tn = ParseTrialName(name, "trial_name");
-  auto state = FindStudy(tn->study_id);
-  if (!state.ok()) return state.status();
-  absl::MutexLock lock(&(*state)->mu);
-  auto it = (*state)->trials.find(tn->trial_id);
-  if (it == (*state)->trials.end()) {
-    return absl::NotFoundError(absl::StrCat("trial ", name, " not found"));
-  }
-  return it->second;
+  return GetTrialBasic(name);
 }
 
 absl::StatusOr<int64_t> StudyManager::AddMeasurements(
     const std::vector<MeasurementReport>& reports) {
+  if (absl::Status s = CheckHealthy(); !s.ok()) return s;
   if (reports.empty()) return 0;
   // Resolve every study first, then lock them in id order (no deadlocks).
   std::map<int64_t, std::shared_ptr<StudyState>> states;
@@ -701,80 +832,100 @@ absl::StatusOr<int64_t> StudyManager::AddMeasurements(
     }
     names.push_back(*tn);
   }
-  std::vector<std::unique_ptr<absl::MutexLock>> locks;
-  for (auto& [id, state] : states) {
-    locks.push_back(std::make_unique<absl::MutexLock>(&state->mu));
+  WriteScope scope;
+  absl::StatusOr<int64_t> result = [&]() -> absl::StatusOr<int64_t> {
+    std::vector<std::unique_ptr<StudyLock>> locks;
+    for (auto& [id, state] : states) {
+      locks.push_back(
+          std::make_unique<StudyLock>(&state->mu, &state->last_write, &scope));
+    }
+    const absl::Time now = clock_->Now();
+    std::vector<Store::MeasurementWrite> writes;
+    writes.reserve(reports.size());
+    for (size_t i = 0; i < reports.size(); ++i) {
+      StudyState& st = *states[names[i].study_id];
+      if (st.deleted) {
+        return absl::NotFoundError(
+            absl::StrCat("study ", StudyName(st.id), " not found"));
+      }
+      auto it = st.trials.find(names[i].trial_id);
+      if (it == st.trials.end()) {
+        return absl::NotFoundError(
+            absl::StrCat("trial ", reports[i].trial_name, " not found"));
+      }
+      if (!IsPending(it->second.state())) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("trial ", reports[i].trial_name, " is ",
+                         Trial::State_Name(it->second.state()),
+                         "; measurements can only be added to pending trials"));
+      }
+      if (absl::Status s = tuner::ValidateMeasurement(reports[i].measurement);
+          !s.ok()) {
+        return s;
+      }
+      Store::MeasurementWrite w{st.id, names[i].trial_id,
+                                reports[i].measurement};
+      if (!w.measurement.has_elapsed_duration() &&
+          it->second.has_start_time()) {
+        SetDuration(now - FromTimestamp(it->second.start_time()),
+                    w.measurement.mutable_elapsed_duration());
+      }
+      writes.push_back(std::move(w));
+    }
+    {
+      absl::StatusOr<std::shared_ptr<PendingWrite>> queued =
+          store_->EnqueueAppendMeasurements(writes);
+      if (!queued.ok()) return queued.status();
+      // One write for all studies: each study's latest write is it.
+      for (auto& [id, state] : states) {
+        if (absl::Status s = Queued(*queued, &state->last_write, &scope);
+            !s.ok()) {
+          return s;
+        }
+      }
+    }
+    std::set<std::pair<int64_t, int64_t>> to_check;
+    for (Store::MeasurementWrite& w : writes) {
+      StudyState& st = *states[w.study_id];
+      if (st.HasEarlyStopping()) {
+        st.AddToCurve(w.trial_id, w.measurement);
+        to_check.emplace(w.study_id, w.trial_id);
+      }
+      st.last_measurement[w.trial_id] = std::move(w.measurement);
+    }
+    // Early stopping: a trial the rule stops becomes STOPPING; its worker (or
+    // the job runner) sees that and completes it with its last measurement.
+    for (const auto& [study_id, trial_id] : to_check) {
+      StudyState& st = *states[study_id];
+      Trial& t = st.trials[trial_id];
+      if (t.state() != Trial::ACTIVE) continue;
+      std::vector<tuner::Curve> others;
+      for (const auto& [id, c] : st.curves) {
+        if (id != trial_id) others.push_back(c);
+      }
+      tuner::StopDecision d =
+          tuner::ShouldStop(st.study.spec(), st.curves[trial_id], others);
+      if (!d.stop) continue;
+      Trial stopping = t;
+      stopping.set_state(Trial::STOPPING);
+      (*stopping.mutable_metadata())["early_stopping_reason"] = d.reason;
+      if (absl::Status s =
+              Queued(store_->EnqueuePutTrials(study_id, {stopping}),
+                     &st.last_write, &scope);
+          !s.ok()) {
+        return s;
+      }
+      t = std::move(stopping);
+    }
+    return static_cast<int64_t>(writes.size());
+  }();
+  if (absl::Status s = AwaitWrites(scope.pending, scope.wrote); !s.ok()) {
+    return s;
   }
-  const absl::Time now = clock_->Now();
-  std::vector<Store::MeasurementWrite> writes;
-  writes.reserve(reports.size());
-  for (size_t i = 0; i < reports.size(); ++i) {
-    StudyState& st = *states[names[i].study_id];
-    if (st.deleted) {
-      return absl::NotFoundError(
-          absl::StrCat("study ", StudyName(st.id), " not found"));
-    }
-    auto it = st.trials.find(names[i].trial_id);
-    if (it == st.trials.end()) {
-      return absl::NotFoundError(
-          absl::StrCat("trial ", reports[i].trial_name, " not found"));
-    }
-    if (!IsPending(it->second.state())) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("trial ", reports[i].trial_name, " is ",
-                       Trial::State_Name(it->second.state()),
-                       "; measurements can only be added to pending trials"));
-    }
-    if (absl::Status s = tuner::ValidateMeasurement(reports[i].measurement);
-        !s.ok()) {
-      return s;
-    }
-    Store::MeasurementWrite w{st.id, names[i].trial_id, reports[i].measurement};
-    if (!w.measurement.has_elapsed_duration() && it->second.has_start_time()) {
-      SetDuration(now - FromTimestamp(it->second.start_time()),
-                  w.measurement.mutable_elapsed_duration());
-    }
-    writes.push_back(std::move(w));
+  if (result.ok() && observer_ != nullptr) {
+    observer_->OnMeasurementsWritten(*result);
   }
-  {
-    WriteTimer timer(observer_);
-    if (absl::Status s = store_->AppendMeasurements(writes); !s.ok()) return s;
-  }
-  std::set<std::pair<int64_t, int64_t>> to_check;
-  for (Store::MeasurementWrite& w : writes) {
-    StudyState& st = *states[w.study_id];
-    if (st.HasEarlyStopping()) {
-      st.AddToCurve(w.trial_id, w.measurement);
-      to_check.emplace(w.study_id, w.trial_id);
-    }
-    st.last_measurement[w.trial_id] = std::move(w.measurement);
-  }
-  // Early stopping: a trial the rule stops becomes STOPPING; its worker (or
-  // the job runner) sees that and completes it with its last measurement.
-  for (const auto& [study_id, trial_id] : to_check) {
-    StudyState& st = *states[study_id];
-    Trial& t = st.trials[trial_id];
-    if (t.state() != Trial::ACTIVE) continue;
-    std::vector<tuner::Curve> others;
-    for (const auto& [id, c] : st.curves) {
-      if (id != trial_id) others.push_back(c);
-    }
-    tuner::StopDecision d =
-        tuner::ShouldStop(st.study.spec(), st.curves[trial_id], others);
-    if (!d.stop) continue;
-    Trial stopping = t;
-    stopping.set_state(Trial::STOPPING);
-    (*stopping.mutable_metadata())["early_stopping_reason"] = d.reason;
-    WriteTimer timer(observer_);
-    if (absl::Status s = store_->PutTrials(study_id, {stopping}); !s.ok()) {
-      return s;
-    }
-    t = std::move(stopping);
-  }
-  if (observer_ != nullptr) {
-    observer_->OnMeasurementsWritten(static_cast<int64_t>(writes.size()));
-  }
-  return static_cast<int64_t>(writes.size());
+  return result;
 }
 
 absl::StatusOr<Trial> StudyManager::CompleteTrial(
@@ -782,155 +933,183 @@ absl::StatusOr<Trial> StudyManager::CompleteTrial(
     bool infeasible, const std::string& infeasible_reason) {
   absl::StatusOr<TrialName> tn = ParseTrialName(name, "name");
   if (!tn.ok()) return tn.status();
+  if (absl::Status s = CheckHealthy(); !s.ok()) return s;
   auto state = FindStudy(tn->study_id);
   if (!state.ok()) return state.status();
   StudyState& st = **state;
-  absl::MutexLock lock(&st.mu);
-  auto it = st.trials.find(tn->trial_id);
-  if (it == st.trials.end()) {
-    return absl::NotFoundError(absl::StrCat("trial ", name, " not found"));
-  }
-  if (!IsPending(it->second.state())) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "trial ", name, " is already ", Trial::State_Name(it->second.state())));
-  }
-  const StudySpec& spec = st.study.spec();
-  Trial t = it->second;
-  const bool stopped_early = t.state() == Trial::STOPPING;
-  std::string outcome;
-  if (infeasible) {
-    t.set_state(Trial::INFEASIBLE);
-    t.set_infeasible_reason(infeasible_reason.empty() ? "infeasible"
-                                                      : infeasible_reason);
-    outcome = "infeasible";
-  } else {
-    Measurement final_measurement;
-    if (final_m.has_value()) {
-      if (absl::Status s = tuner::ValidateFinalMeasurement(spec, *final_m);
+  WriteScope scope;
+  absl::StatusOr<Trial> result = [&]() -> absl::StatusOr<Trial> {
+    StudyLock lock(&st.mu, &st.last_write, &scope);
+    auto it = st.trials.find(tn->trial_id);
+    if (it == st.trials.end()) {
+      return absl::NotFoundError(absl::StrCat("trial ", name, " not found"));
+    }
+    if (!IsPending(it->second.state())) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("trial ", name, " is already ",
+                       Trial::State_Name(it->second.state())));
+    }
+    const StudySpec& spec = st.study.spec();
+    Trial t = it->second;
+    const bool stopped_early = t.state() == Trial::STOPPING;
+    std::string outcome;
+    if (infeasible) {
+      t.set_state(Trial::INFEASIBLE);
+      t.set_infeasible_reason(infeasible_reason.empty() ? "infeasible"
+                                                        : infeasible_reason);
+      outcome = "infeasible";
+    } else {
+      Measurement final_measurement;
+      if (final_m.has_value()) {
+        if (absl::Status s = tuner::ValidateFinalMeasurement(spec, *final_m);
+            !s.ok()) {
+          return s;
+        }
+        for (const auto& metric : final_m->metrics()) {
+          bool known = false;
+          for (const auto& ms : spec.metrics()) {
+            known = known || ms.metric_id() == metric.metric_id();
+          }
+          if (!known) {
+            return absl::InvalidArgumentError(
+                absl::StrCat("final_measurement.metrics: metric '",
+                             metric.metric_id(), "' is not in the study spec"));
+          }
+        }
+        final_measurement = *final_m;
+      } else {
+        auto last = st.last_measurement.find(t.id());
+        if (last == st.last_measurement.end()) {
+          return absl::FailedPreconditionError(absl::StrCat(
+              "trial ", name,
+              " has no measurement: give a final measurement or mark it "
+              "infeasible"));
+        }
+        if (absl::Status s =
+                tuner::ValidateFinalMeasurement(spec, last->second);
+            !s.ok()) {
+          return absl::FailedPreconditionError(
+              absl::StrCat("the last measurement of trial ", name,
+                           " cannot be final: ", s.message()));
+        }
+        final_measurement = last->second;
+      }
+      t.set_state(Trial::SUCCEEDED);
+      *t.mutable_final_measurement() = std::move(final_measurement);
+      t.set_stopped_early(stopped_early);
+      outcome = stopped_early ? "stopped_early" : "succeeded";
+    }
+    SetTimestamp(clock_->Now(), t.mutable_end_time());
+    if (absl::Status s = Queued(store_->EnqueuePutTrials(st.id, {t}),
+                                &st.last_write, &scope);
+        !s.ok()) {
+      return s;
+    }
+    it->second = t;
+    st.last_measurement.erase(t.id());
+    if (st.HasEarlyStopping() && t.state() == Trial::SUCCEEDED) {
+      st.curves[t.id()].trial_id = t.id();
+      st.curves[t.id()].completed = true;
+    }
+    if (observer_ != nullptr) {
+      observer_->OnTrialFinished(st.study.name(), outcome);
+    }
+    Study::State next;
+    std::string reason;
+    if (st.NextState(&next, &reason)) {
+      Study updated = st.study;
+      updated.set_state(next);
+      updated.set_inactive_reason(reason);
+      if (absl::Status s = Queued(store_->EnqueueUpdateStudy(st.id, updated),
+                                  &st.last_write, &scope);
           !s.ok()) {
         return s;
       }
-      for (const auto& metric : final_m->metrics()) {
-        bool known = false;
-        for (const auto& ms : spec.metrics()) {
-          known = known || ms.metric_id() == metric.metric_id();
-        }
-        if (!known) {
-          return absl::InvalidArgumentError(
-              absl::StrCat("final_measurement.metrics: metric '",
-                           metric.metric_id(), "' is not in the study spec"));
-        }
-      }
-      final_measurement = *final_m;
-    } else {
-      auto last = st.last_measurement.find(t.id());
-      if (last == st.last_measurement.end()) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "trial ", name,
-            " has no measurement: give a final measurement or mark it "
-            "infeasible"));
-      }
-      if (absl::Status s = tuner::ValidateFinalMeasurement(spec, last->second);
-          !s.ok()) {
-        return absl::FailedPreconditionError(
-            absl::StrCat("the last measurement of trial ", name,
-                         " cannot be final: ", s.message()));
-      }
-      final_measurement = last->second;
+      st.study = std::move(updated);
     }
-    t.set_state(Trial::SUCCEEDED);
-    *t.mutable_final_measurement() = std::move(final_measurement);
-    t.set_stopped_early(stopped_early);
-    outcome = stopped_early ? "stopped_early" : "succeeded";
-  }
-  SetTimestamp(clock_->Now(), t.mutable_end_time());
-  {
-    WriteTimer timer(observer_);
-    if (absl::Status s = store_->PutTrials(st.id, {t}); !s.ok()) return s;
-  }
-  it->second = t;
-  st.last_measurement.erase(t.id());
-  if (st.HasEarlyStopping() && t.state() == Trial::SUCCEEDED) {
-    st.curves[t.id()].trial_id = t.id();
-    st.curves[t.id()].completed = true;
-  }
-  if (observer_ != nullptr) {
-    observer_->OnTrialFinished(st.study.name(), outcome);
-  }
-  Study::State next;
-  std::string reason;
-  if (st.NextState(&next, &reason)) {
-    Study updated = st.study;
-    updated.set_state(next);
-    updated.set_inactive_reason(reason);
-    WriteTimer timer(observer_);
-    if (absl::Status s = store_->UpdateStudy(st.id, updated); !s.ok()) {
-      return s;
-    }
-    st.study = std::move(updated);
-  }
-  return t;
+    return t;
+  }();
+  return Finish(AwaitWrites(scope.pending, scope.wrote), std::move(result));
 }
 
 absl::StatusOr<Trial> StudyManager::StopTrial(const std::string& name) {
   absl::StatusOr<TrialName> tn = ParseTrialName(name, "name");
   if (!tn.ok()) return tn.status();
+  if (absl::Status s = CheckHealthy(); !s.ok()) return s;
   auto state = FindStudy(tn->study_id);
   if (!state.ok()) return state.status();
   StudyState& st = **state;
-  absl::MutexLock lock(&st.mu);
-  auto it = st.trials.find(tn->trial_id);
-  if (it == st.trials.end()) {
-    return absl::NotFoundError(absl::StrCat("trial ", name, " not found"));
-  }
-  if (!IsPending(it->second.state())) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "trial ", name, " is already ", Trial::State_Name(it->second.state())));
-  }
-  if (it->second.state() == Trial::STOPPING) return it->second;
-  Trial t = it->second;
-  t.set_state(Trial::STOPPING);
-  {
-    WriteTimer timer(observer_);
-    if (absl::Status s = store_->PutTrials(st.id, {t}); !s.ok()) return s;
-  }
-  it->second = t;
-  return t;
+  WriteScope scope;
+  absl::StatusOr<Trial> result = [&]() -> absl::StatusOr<Trial> {
+    StudyLock lock(&st.mu, &st.last_write, &scope);
+    auto it = st.trials.find(tn->trial_id);
+    if (it == st.trials.end()) {
+      return absl::NotFoundError(absl::StrCat("trial ", name, " not found"));
+    }
+    if (!IsPending(it->second.state())) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("trial ", name, " is already ",
+                       Trial::State_Name(it->second.state())));
+    }
+    if (it->second.state() == Trial::STOPPING) return it->second;
+    Trial t = it->second;
+    t.set_state(Trial::STOPPING);
+    if (absl::Status s = Queued(store_->EnqueuePutTrials(st.id, {t}),
+                                &st.last_write, &scope);
+        !s.ok()) {
+      return s;
+    }
+    it->second = t;
+    return t;
+  }();
+  return Finish(AwaitWrites(scope.pending, scope.wrote), std::move(result));
 }
 
 absl::StatusOr<std::pair<bool, std::string>> StudyManager::CheckEarlyStopping(
     const std::string& trial_name) {
   absl::StatusOr<TrialName> tn = ParseTrialName(trial_name, "trial_name");
   if (!tn.ok()) return tn.status();
+  if (absl::Status s = CheckHealthy(); !s.ok()) return s;
   auto state = FindStudy(tn->study_id);
   if (!state.ok()) return state.status();
-  absl::MutexLock lock(&(*state)->mu);
-  auto it = (*state)->trials.find(tn->trial_id);
-  if (it == (*state)->trials.end()) {
-    return absl::NotFoundError(
-        absl::StrCat("trial ", trial_name, " not found"));
-  }
-  if (it->second.state() == Trial::STOPPING) {
-    auto reason = it->second.metadata().find("early_stopping_reason");
-    return std::make_pair(true, reason != it->second.metadata().end()
-                                    ? reason->second
-                                    : std::string("trial was asked to stop"));
-  }
-  return std::make_pair(false, std::string());
+  StudyState& st = **state;
+  WriteScope scope;
+  using Result = absl::StatusOr<std::pair<bool, std::string>>;
+  Result result = [&]() -> Result {
+    StudyLock lock(&st.mu, &st.last_write, &scope);
+    auto it = st.trials.find(tn->trial_id);
+    if (it == st.trials.end()) {
+      return absl::NotFoundError(
+          absl::StrCat("trial ", trial_name, " not found"));
+    }
+    if (it->second.state() == Trial::STOPPING) {
+      auto reason = it->second.metadata().find("early_stopping_reason");
+      return std::make_pair(true, reason != it->second.metadata().end()
+                                      ? reason->second
+                                      : std::string("trial was asked to stop"));
+    }
+    return std::make_pair(false, std::string());
+  }();
+  return Finish(AwaitWrites(scope.pending, false), std::move(result));
 }
 
 absl::StatusOr<std::vector<Trial>> StudyManager::ListOptimalTrials(
     const std::string& parent) {
+  if (absl::Status s = CheckHealthy(); !s.ok()) return s;
   auto state = FindStudyByName(parent, "parent");
   if (!state.ok()) return state.status();
   StudyState& st = **state;
-  absl::MutexLock lock(&st.mu);
-  std::vector<const Trial*> all = st.TrialPointers();
+  WriteScope scope;
   std::vector<Trial> out;
-  for (size_t i : OptimalTrialIndices(st.study.spec(), all)) {
-    out.push_back(*all[i]);
+  {
+    StudyLock lock(&st.mu, &st.last_write, &scope);
+    std::vector<const Trial*> all = st.TrialPointers();
+    for (size_t i : OptimalTrialIndices(st.study.spec(), all)) {
+      out.push_back(*all[i]);
+    }
   }
-  return out;
+  return Finish<absl::StatusOr<std::vector<Trial>>>(
+      AwaitWrites(scope.pending, false), std::move(out));
 }
 
 absl::StatusOr<std::vector<Measurement>> StudyManager::GetMetricHistory(
@@ -940,15 +1119,19 @@ absl::StatusOr<std::vector<Measurement>> StudyManager::GetMetricHistory(
   }
   absl::StatusOr<TrialName> tn = ParseTrialName(trial_name, "trial_name");
   if (!tn.ok()) return tn.status();
+  if (absl::Status s = CheckHealthy(); !s.ok()) return s;
   auto state = FindStudy(tn->study_id);
   if (!state.ok()) return state.status();
+  StudyState& st = **state;
+  WriteScope scope;
   {
-    absl::MutexLock lock(&(*state)->mu);
-    if ((*state)->trials.count(tn->trial_id) == 0) {
+    StudyLock lock(&st.mu, &st.last_write, &scope);
+    if (st.trials.count(tn->trial_id) == 0) {
       return absl::NotFoundError(
           absl::StrCat("trial ", trial_name, " not found"));
     }
   }
+  if (absl::Status s = AwaitWrites(scope.pending, false); !s.ok()) return s;
   absl::StatusOr<std::vector<Measurement>> ms =
       store_->ListMeasurements(tn->study_id, tn->trial_id);
   if (!ms.ok()) return ms.status();
@@ -968,6 +1151,8 @@ absl::StatusOr<std::vector<Measurement>> StudyManager::GetMetricHistory(
 }
 
 std::vector<JobStudyView> StudyManager::JobStudies() const {
+  // Failed: launch nothing more (the in-memory state is ahead of the disk).
+  if (!CheckHealthy().ok()) return {};
   std::vector<std::shared_ptr<StudyState>> states;
   {
     absl::MutexLock lock(&mu_);
@@ -994,79 +1179,100 @@ absl::Status StudyManager::UpdateTrialJob(const std::string& trial_name,
                                           const cairn::v1::TrialJob& job) {
   absl::StatusOr<TrialName> tn = ParseTrialName(trial_name, "name");
   if (!tn.ok()) return tn.status();
+  if (absl::Status s = CheckHealthy(); !s.ok()) return s;
   auto state = FindStudy(tn->study_id);
   if (!state.ok()) return state.status();
   StudyState& st = **state;
-  absl::MutexLock lock(&st.mu);
-  auto it = st.trials.find(tn->trial_id);
-  if (it == st.trials.end()) {
-    return absl::NotFoundError(
-        absl::StrCat("trial ", trial_name, " not found"));
-  }
-  Trial t = it->second;
-  *t.mutable_job() = job;
-  WriteTimer timer(observer_);
-  if (absl::Status s = store_->PutTrials(st.id, {t}); !s.ok()) return s;
-  it->second = std::move(t);
-  return absl::OkStatus();
+  WriteScope scope;
+  absl::Status result = [&]() -> absl::Status {
+    StudyLock lock(&st.mu, &st.last_write, &scope);
+    auto it = st.trials.find(tn->trial_id);
+    if (it == st.trials.end()) {
+      return absl::NotFoundError(
+          absl::StrCat("trial ", trial_name, " not found"));
+    }
+    Trial t = it->second;
+    *t.mutable_job() = job;
+    if (absl::Status s = Queued(store_->EnqueuePutTrials(st.id, {t}),
+                                &st.last_write, &scope);
+        !s.ok()) {
+      return s;
+    }
+    it->second = std::move(t);
+    return absl::OkStatus();
+  }();
+  return Finish(AwaitWrites(scope.pending, scope.wrote), std::move(result));
 }
 
 absl::StatusOr<Trial> StudyManager::FailTrial(const std::string& trial_name,
                                               const std::string& reason) {
   absl::StatusOr<TrialName> tn = ParseTrialName(trial_name, "name");
   if (!tn.ok()) return tn.status();
+  if (absl::Status s = CheckHealthy(); !s.ok()) return s;
   auto state = FindStudy(tn->study_id);
   if (!state.ok()) return state.status();
   StudyState& st = **state;
-  absl::MutexLock lock(&st.mu);
-  auto it = st.trials.find(tn->trial_id);
-  if (it == st.trials.end()) {
-    return absl::NotFoundError(
-        absl::StrCat("trial ", trial_name, " not found"));
-  }
-  if (!IsPending(it->second.state())) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("trial ", trial_name, " is already ",
-                     Trial::State_Name(it->second.state())));
-  }
-  Trial t = it->second;
-  t.set_state(Trial::FAILED);
-  t.set_infeasible_reason(reason);
-  SetTimestamp(clock_->Now(), t.mutable_end_time());
-  {
-    WriteTimer timer(observer_);
-    if (absl::Status s = store_->PutTrials(st.id, {t}); !s.ok()) return s;
-  }
-  it->second = t;
-  st.last_measurement.erase(t.id());
-  if (observer_ != nullptr)
-    observer_->OnTrialFinished(st.study.name(), "failed");
-  Study::State next;
-  std::string why;
-  if (st.NextState(&next, &why)) {
-    Study updated = st.study;
-    updated.set_state(next);
-    updated.set_inactive_reason(why);
-    WriteTimer timer(observer_);
-    if (absl::Status s = store_->UpdateStudy(st.id, updated); !s.ok()) {
+  WriteScope scope;
+  absl::StatusOr<Trial> result = [&]() -> absl::StatusOr<Trial> {
+    StudyLock lock(&st.mu, &st.last_write, &scope);
+    auto it = st.trials.find(tn->trial_id);
+    if (it == st.trials.end()) {
+      return absl::NotFoundError(
+          absl::StrCat("trial ", trial_name, " not found"));
+    }
+    if (!IsPending(it->second.state())) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("trial ", trial_name, " is already ",
+                       Trial::State_Name(it->second.state())));
+    }
+    Trial t = it->second;
+    t.set_state(Trial::FAILED);
+    t.set_infeasible_reason(reason);
+    SetTimestamp(clock_->Now(), t.mutable_end_time());
+    if (absl::Status s = Queued(store_->EnqueuePutTrials(st.id, {t}),
+                                &st.last_write, &scope);
+        !s.ok()) {
       return s;
     }
-    st.study = std::move(updated);
-  }
-  return t;
+    it->second = t;
+    st.last_measurement.erase(t.id());
+    if (observer_ != nullptr)
+      observer_->OnTrialFinished(st.study.name(), "failed");
+    Study::State next;
+    std::string why;
+    if (st.NextState(&next, &why)) {
+      Study updated = st.study;
+      updated.set_state(next);
+      updated.set_inactive_reason(why);
+      if (absl::Status s = Queued(store_->EnqueueUpdateStudy(st.id, updated),
+                                  &st.last_write, &scope);
+          !s.ok()) {
+        return s;
+      }
+      st.study = std::move(updated);
+    }
+    return t;
+  }();
+  return Finish(AwaitWrites(scope.pending, scope.wrote), std::move(result));
 }
 
 absl::StatusOr<Trial> StudyManager::GetTrialBasic(const std::string& name) {
   absl::StatusOr<TrialName> tn = ParseTrialName(name, "name");
   if (!tn.ok()) return tn.status();
+  if (absl::Status s = CheckHealthy(); !s.ok()) return s;
   auto state = FindStudy(tn->study_id);
   if (!state.ok()) return state.status();
-  absl::MutexLock lock(&(*state)->mu);
-  auto it = (*state)->trials.find(tn->trial_id);
-  if (it == (*state)->trials.end()) {
-    return absl::NotFoundError(absl::StrCat("trial ", name, " not found"));
-  }
-  return it->second;
+  StudyState& st = **state;
+  WriteScope scope;
+  absl::StatusOr<Trial> result = [&]() -> absl::StatusOr<Trial> {
+    StudyLock lock(&st.mu, &st.last_write, &scope);
+    auto it = st.trials.find(tn->trial_id);
+    if (it == st.trials.end()) {
+      return absl::NotFoundError(absl::StrCat("trial ", name, " not found"));
+    }
+    return it->second;
+  }();
+  return Finish(AwaitWrites(scope.pending, false), std::move(result));
 }
 
 int64_t StudyManager::num_studies() const {

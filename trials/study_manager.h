@@ -13,8 +13,31 @@
 // where they were after a crash.
 //
 // A StudyManager is safe for concurrent use without external locking. Calls
-// on one study are serialized by that study's mutex; different studies
-// proceed in parallel.
+// on one study change its in-memory state under that study's mutex;
+// different studies proceed in parallel.
+//
+// Durability and group commit: a mutating call computes its change under the
+// study's mutex, queues the store write there (Store::Enqueue*; the store's
+// commit queue is ordered, so the order of writes on disk equals the order of
+// in-memory changes, also for successive updates of one trial), applies the
+// change in memory, releases the mutex and only then waits for the write to
+// be durable (Store::Await). So concurrent clients of one study share fsyncs.
+// A call returns OK only after its write (and every earlier one) is durable.
+//
+// What readers observe: a call that reads a study (GetStudy, GetTrial,
+// ListTrials, SuggestTrials returning a client's pending trials, ...) takes
+// the study's latest queued write while holding its mutex and waits for it
+// to be durable before returning. So every call that returns OK returns only
+// state that is on disk; a reader may wait up to one group commit behind a
+// concurrent writer. Exceptions, not client-facing: Summaries(),
+// num_studies(), num_trials() (monitoring) may include changes whose writes
+// are still in flight.
+//
+// Failure: if a store write fails, the in-memory state is ahead of the disk.
+// The manager then enters a failed state: that call and every later call
+// returns Unavailable("store write failed: ...; restart cairnd"), and
+// JobStudies() returns nothing. The store refuses every later write too (see
+// store/store.h). Restart (reopen the store) to recover from the disk.
 #ifndef CAIRN_TRIALS_STUDY_MANAGER_H_
 #define CAIRN_TRIALS_STUDY_MANAGER_H_
 
@@ -189,6 +212,14 @@ class StudyManager {
   StudyManager(Store* store, const StudyManagerOptions& options);
 
   absl::StatusOr<std::shared_ptr<StudyState>> FindStudy(int64_t study_id) const;
+
+  // OK, or the Unavailable error of the failed state.
+  absl::Status CheckHealthy() const;
+  // Waits until every write in `writes` is durable. On a failure puts the
+  // manager into the failed state and returns its error. `timed`: report
+  // the wait to the observer as a store write.
+  absl::Status AwaitWrites(
+      const std::vector<std::shared_ptr<PendingWrite>>& writes, bool timed);
   absl::StatusOr<std::shared_ptr<StudyState>> FindStudyByName(
       const std::string& name, const char* field) const;
 
@@ -202,6 +233,10 @@ class StudyManager {
   mutable absl::Mutex mu_;
   std::map<int64_t, std::shared_ptr<StudyState>> studies_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, int64_t> by_display_name_ ABSL_GUARDED_BY(mu_);
+
+  mutable absl::Mutex failed_mu_;
+  // Non-OK once a store write failed (the failed state); never reset.
+  absl::Status failed_ ABSL_GUARDED_BY(failed_mu_);
 };
 
 }  // namespace cairn

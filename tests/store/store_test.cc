@@ -24,10 +24,12 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "rocksdb/db.h"
 #include "store/keys.h"
+#include "store/rocksdb_store.h"
 
 namespace cairn {
 namespace {
@@ -515,6 +517,167 @@ TEST_F(StoreTest, ConcurrentAppendMeasurementsAllLand) {
   }
   // Concurrent PutTrials raised the max trial id to the largest id written.
   EXPECT_EQ(Load()[0].max_trial_id, 10 + 3 + 4 * (kBatches - 1));
+}
+
+// ------------------------------------------------------- ordered group commit
+
+RocksDbStore* Rocks(Store* store) { return static_cast<RocksDbStore*>(store); }
+
+TEST_F(StoreTest, QueuedWritesAreCommittedInOneSyncInQueueOrder) {
+  OpenStore();
+  const int64_t id = *store_->CreateStudy(MakeStudy("q"));
+  const int64_t syncs_before = Rocks(store_.get())->TEST_SyncedWrites();
+  // Ten successive full-record puts of trial 5 plus measurements, all queued
+  // before anybody waits: one leader writes them as one group.
+  std::vector<std::shared_ptr<PendingWrite>> writes;
+  for (int i = 0; i < 10; ++i) {
+    cairn::v1::Trial t = MakeTrial(5, 0.1);
+    (*t.mutable_labels())["version"] = absl::StrCat(i);
+    absl::StatusOr<std::shared_ptr<PendingWrite>> w =
+        store_->EnqueuePutTrials(id, {t});
+    ASSERT_TRUE(w.ok()) << w.status();
+    ASSERT_NE(*w, nullptr);
+    writes.push_back(*w);
+    w = store_->EnqueueAppendMeasurements({{id, 5, MakeMeasurement(i, 1)}});
+    ASSERT_TRUE(w.ok()) << w.status();
+    writes.push_back(*w);
+  }
+  // Awaiting the last one makes every earlier one durable too.
+  ASSERT_TRUE(store_->Await(writes.back()).ok());
+  for (const auto& w : writes) EXPECT_TRUE(store_->Await(w).ok());
+  EXPECT_EQ(Rocks(store_.get())->TEST_SyncedWrites() - syncs_before, 1);
+
+  // Nothing to write: nullptr, and awaiting it is OK.
+  absl::StatusOr<std::shared_ptr<PendingWrite>> none =
+      store_->EnqueuePutTrials(id, {});
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(*none, nullptr);
+  EXPECT_TRUE(store_->Await(*none).ok());
+  // Validation errors come back from the enqueue; nothing is queued.
+  EXPECT_EQ(store_->EnqueuePutTrials(99, {MakeTrial(1, 0.1)}).status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(store_->EnqueueAppendMeasurements({{id, 0, MakeMeasurement(0, 1)}})
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+
+  OpenStore();
+  std::vector<StoredStudy> all = Load();
+  ASSERT_EQ(all.size(), 1u);
+  ASSERT_EQ(all[0].trials.size(), 1u);
+  EXPECT_EQ(all[0].trials[0].labels().at("version"), "9");
+  EXPECT_EQ(all[0].max_trial_id, 5);
+  EXPECT_THAT(Steps(List(id, 5)), ElementsAre(0, 1, 2, 3, 4, 5, 6, 7, 8, 9));
+}
+
+TEST_F(StoreTest, ConcurrentWritersShareSyncsAndKeepTheInMemoryOrder) {
+  OpenStore();
+  const int64_t id = *store_->CreateStudy(MakeStudy("g"));
+  const int64_t syncs_before = Rocks(store_.get())->TEST_SyncedWrites();
+  // Like StudyManager: each thread changes the "in-memory" version of trial 1
+  // and enqueues its full record under one mutex, then waits outside it.
+  constexpr int kThreads = 8;
+  constexpr int kRounds = 25;
+  absl::Mutex mu;
+  int64_t version = 0;  // Guarded by mu.
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < kRounds; ++r) {
+        std::shared_ptr<PendingWrite> mine;
+        {
+          absl::MutexLock lock(&mu);
+          cairn::v1::Trial trial = MakeTrial(1, 0.5);
+          (*trial.mutable_labels())["version"] = absl::StrCat(++version);
+          // This thread's own trial too (all must land).
+          absl::StatusOr<std::shared_ptr<PendingWrite>> w =
+              store_->EnqueuePutTrials(
+                  id, {trial, MakeTrial(100 + t * kRounds + r, 0.1)});
+          if (!w.ok()) {
+            ++failures;
+            continue;
+          }
+          mine = *w;
+        }
+        if (!store_->Await(mine).ok()) ++failures;
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  ASSERT_EQ(failures.load(), 0);
+  const int64_t writes = kThreads * kRounds;
+  const int64_t syncs = Rocks(store_.get())->TEST_SyncedWrites() - syncs_before;
+  EXPECT_GE(syncs, 1);
+  EXPECT_LT(syncs, writes) << "no two writes shared a sync";
+  RecordProperty("writes", static_cast<int>(writes));
+  RecordProperty("synced_writes", static_cast<int>(syncs));
+
+  OpenStore();
+  std::vector<StoredStudy> all = Load();
+  ASSERT_EQ(all.size(), 1u);
+  ASSERT_EQ(all[0].trials.size(), static_cast<size_t>(writes + 1));
+  EXPECT_EQ(all[0].trials[0].id(), 1);
+  // The last change made in memory is the one on disk.
+  EXPECT_EQ(all[0].trials[0].labels().at("version"), absl::StrCat(writes));
+  EXPECT_EQ(all[0].max_trial_id, 100 + writes - 1);
+  // k/ values are enqueued in the order they were raised, so the last one
+  // on disk is the largest.
+  store_.reset();
+  EXPECT_EQ(RawGet(path_, keys::MaxTrialKey(id)),
+            absl::StrCat(100 + writes - 1));
+}
+
+TEST_F(StoreTest, DeleteTrialSeesATrialWhoseWriteIsStillQueued) {
+  OpenStore();
+  const int64_t id = *store_->CreateStudy(MakeStudy("d"));
+  absl::StatusOr<std::shared_ptr<PendingWrite>> w =
+      store_->EnqueuePutTrials(id, {MakeTrial(3, 0.3)});
+  ASSERT_TRUE(w.ok());
+  // Not awaited yet: DeleteTrial drains the queue before it checks.
+  ASSERT_TRUE(store_->DeleteTrial(id, 3).ok());
+  EXPECT_TRUE(store_->Await(*w).ok());
+  OpenStore();
+  std::vector<StoredStudy> all = Load();
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_TRUE(all[0].trials.empty());
+  EXPECT_EQ(all[0].max_trial_id, 3);
+}
+
+TEST_F(StoreTest, AFailedWriteFailsEveryLaterWriteAndNothingLands) {
+  OpenStore();
+  const int64_t id = *store_->CreateStudy(MakeStudy("f"));
+  ASSERT_TRUE(store_->PutTrials(id, {MakeTrial(1, 0.1)}).ok());
+  Rocks(store_.get())->TEST_FailWrites();
+  absl::StatusOr<std::shared_ptr<PendingWrite>> a =
+      store_->EnqueuePutTrials(id, {MakeTrial(2, 0.2)});
+  absl::StatusOr<std::shared_ptr<PendingWrite>> b =
+      store_->EnqueueAppendMeasurements({{id, 1, MakeMeasurement(0, 1)}});
+  ASSERT_TRUE(a.ok() && b.ok());
+  absl::Status sa = store_->Await(*a);
+  EXPECT_FALSE(sa.ok());
+  EXPECT_THAT(std::string(sa.message()), HasSubstr("injected write failure"));
+  EXPECT_FALSE(store_->Await(*b).ok());
+  // The store now refuses every write, naming the cause.
+  absl::Status later = store_->PutTrials(id, {MakeTrial(3, 0.3)});
+  EXPECT_EQ(later.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(std::string(later.message()), HasSubstr("store write failed"));
+  EXPECT_THAT(std::string(later.message()),
+              HasSubstr("injected write failure"));
+  EXPECT_EQ(store_->UpdateStudy(id, MakeStudy("f")).code(),
+            absl::StatusCode::kUnavailable);
+  EXPECT_EQ(store_->CreateStudy(MakeStudy("g")).status().code(),
+            absl::StatusCode::kUnavailable);
+  // Reads still work.
+  EXPECT_TRUE(store_->ListMeasurements(id, 1).ok());
+
+  OpenStore();  // A reopened store writes again.
+  std::vector<StoredStudy> all = Load();
+  ASSERT_EQ(all.size(), 1u);
+  ASSERT_EQ(all[0].trials.size(), 1u);
+  EXPECT_EQ(all[0].trials[0].id(), 1);
+  EXPECT_TRUE(List(id, 1).empty());
+  EXPECT_TRUE(store_->PutTrials(id, {MakeTrial(4, 0.4)}).ok());
 }
 
 // --------------------------------------------------------------- deletion
