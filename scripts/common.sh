@@ -32,6 +32,8 @@ cairn_install_packages() {
 }
 
 cairn_build() {
+  # Clones in different directories share ccache entries.
+  export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$CAIRN_ROOT}"
   local jobs
   jobs="$(nproc 2>/dev/null || echo 2)"
   if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
