@@ -319,9 +319,18 @@ TEST_F(JobsTest, CairndKill9MidStudyFinishesWithExactlyMaxTrials) {
   Study study = Create("crash", R"pb(max_trials: 6 max_parallel_trials: 2)pb",
                        {{"TOY_SLEEP", "0.1"}, {"TOY_STEPS", "10"}});
   // Let some trials finish and others be mid-run, then kill -9 cairnd.
+  // Wait until two trials are done and another is mid-run (its job RUNNING
+  // with measurements), so the kill interrupts a job that must resume.
   for (int i = 0; i < 300; ++i) {
-    Study s = GetStudy(study.name());
-    if (s.succeeded_count() >= 2 && s.pending_count() > 0) break;
+    int succeeded = 0;
+    bool mid_run = false;
+    for (const Trial& t : Trials(study.name(), true)) {
+      succeeded += t.state() == Trial::SUCCEEDED ? 1 : 0;
+      mid_run = mid_run || (t.state() == Trial::ACTIVE &&
+                            t.job().state() == TrialJob::RUNNING &&
+                            t.measurements_size() >= 2);
+    }
+    if (succeeded >= 2 && mid_run) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   server_->Kill9();
