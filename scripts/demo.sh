@@ -13,7 +13,7 @@ cd "$CAIRN_ROOT"
 
 BIN="$CAIRN_BUILD/bin"
 DATA="$(mktemp -d "${TMPDIR:-/tmp}/cairn-demo.XXXXXX")"
-"$BIN/cairnd" --data-dir "$DATA" --listen 127.0.0.1:0 --port-file "$DATA/port" \
+"$BIN/cairnd" --data-dir "$DATA" --listen 127.0.0.1:0 --metrics-listen "" --port-file "$DATA/port" \
   >"$DATA/cairnd.log" 2>&1 &
 CAIRND_PID=$!
 trap 'kill $CAIRND_PID 2>/dev/null; wait $CAIRND_PID 2>/dev/null || true' EXIT

@@ -9,6 +9,8 @@
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/server_builder.h"
+#include "monitoring/grpc_metrics_interceptor.h"
+#include "monitoring/study_summary.h"
 #include "spdlog/spdlog.h"
 
 namespace cairn {
@@ -25,6 +27,20 @@ absl::StatusOr<std::unique_ptr<Cairnd>> Cairnd::Start(
         absl::StrCat("--data-dir: cannot create '", store_path.string(),
                      "': ", ec.message()));
   }
+  monitoring::MetricsOptions metrics_options;
+  metrics_options.listen_address = options.metrics_listen;
+  metrics_options.build = {CAIRN_VERSION, CAIRN_CUDA_ENABLED != 0};
+  metrics_options.data_dir = options.data_dir;
+  absl::StatusOr<std::unique_ptr<monitoring::Metrics>> metrics =
+      monitoring::Metrics::Start(metrics_options);
+  if (!metrics.ok()) {
+    return absl::Status(
+        metrics.status().code(),
+        absl::StrCat("--metrics-listen: ", metrics.status().message()));
+  }
+  d->metrics_ = std::move(*metrics);
+  d->observer_ =
+      std::make_unique<monitoring::MetricsStudyObserver>(d->metrics_.get());
   absl::StatusOr<std::unique_ptr<Store>> store =
       Store::Open(StoreOptions(), store_path.string());
   if (!store.ok()) return store.status();
@@ -40,6 +56,7 @@ absl::StatusOr<std::unique_ptr<Cairnd>> Cairnd::Start(
   }
   const int gpus = options.gpus >= 0 ? options.gpus : exec::DetectGpuCount();
   StudyManagerOptions manager_options;
+  manager_options.observer = d->observer_.get();
   manager_options.validate_spec =
       [jobs_root, gpus](const cairn::v1::StudySpec& spec) -> absl::Status {
     if (absl::Status s = exec::JobRunner::ValidateTemplate(jobs_root, spec);
@@ -66,6 +83,8 @@ absl::StatusOr<std::unique_ptr<Cairnd>> Cairnd::Start(
   builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(),
                            &d->port_);
   builder.RegisterService(d->service_.get());
+  builder.experimental().SetInterceptorCreators(
+      monitoring::MakeGrpcMetricsInterceptors(d->metrics_.get()));
   builder.SetMaxReceiveMessageSize(64 << 20);
   d->server_ = builder.BuildAndStart();
   if (d->server_ == nullptr || d->port_ == 0) {
@@ -78,10 +97,13 @@ absl::StatusOr<std::unique_ptr<Cairnd>> Cairnd::Start(
   runner_options.server_address = absl::StrCat("127.0.0.1:", d->port_);
   runner_options.gpus = gpus;
   runner_options.grace_period = absl::Seconds(options.grace_seconds);
+  runner_options.observer = d->observer_.get();
   d->runner_ = std::make_unique<exec::JobRunner>(
       d->manager_.get(), d->executor_.get(), runner_options);
   d->service_->set_job_runner(d->runner_.get());
   d->runner_->Start();
+  Cairnd* raw = d.get();
+  d->metrics_->SetSnapshotProvider([raw] { return raw->MetricsSnapshot(); });
   if (!options.port_file.empty()) {
     const std::string tmp = options.port_file + ".tmp";
     {
@@ -102,7 +124,25 @@ absl::StatusOr<std::unique_ptr<Cairnd>> Cairnd::Start(
   return d;
 }
 
+monitoring::Snapshot Cairnd::MetricsSnapshot() {
+  monitoring::Snapshot snapshot;
+  for (const StudySummary& s : manager_->Summaries()) {
+    snapshot.studies.push_back(monitoring::MakeStudySnapshot(
+        s.study, s.trials_by_state, s.best_by_metric, s.running_metrics));
+  }
+  const exec::JobCounts jobs = runner_->Counts();
+  snapshot.jobs_queued = jobs.queued;
+  snapshot.jobs_running = jobs.running;
+  snapshot.gpu_slots_used = jobs.gpus_in_use;
+  snapshot.gpu_slots_total = jobs.gpus_total;
+  snapshot.store_bytes = store_->ApproximateSizeBytes();
+  return snapshot;
+}
+
+int Cairnd::metrics_port() const { return metrics_->http_port(); }
+
 Cairnd::~Cairnd() {
+  if (metrics_ != nullptr) metrics_->SetSnapshotProvider(nullptr);
   if (server_ != nullptr) {
     Shutdown();
     server_->Wait();

@@ -9,6 +9,8 @@
 
 #include "absl/status/statusor.h"
 #include "grpcpp/server.h"
+#include "monitoring/metrics.h"
+#include "monitoring/study_observer.h"
 #include "server/study_service.h"
 #include "store/store.h"
 #include "trainer/exec/job_runner.h"
@@ -32,6 +34,9 @@ struct CairndOptions {
   int gpus = -1;
   // Seconds a job has between SIGTERM and SIGKILL.
   double grace_seconds = 10;
+  // Prometheus /metrics address; "" disables the HTTP endpoint.
+  // Default: 127.0.0.1:9464.
+  std::string metrics_listen = "127.0.0.1:9464";
 };
 
 // A running cairnd. Thread-safe: Shutdown may be called from any thread.
@@ -49,11 +54,17 @@ class Cairnd {
   void Shutdown();
 
   int port() const { return port_; }
+  // Port of the /metrics endpoint, 0 when disabled.
+  int metrics_port() const;
   StudyManager* manager() { return manager_.get(); }
   exec::JobRunner* runner() { return runner_.get(); }
 
  private:
   Cairnd() = default;
+  // The service's state for a Prometheus scrape.
+  monitoring::Snapshot MetricsSnapshot();
+  std::unique_ptr<monitoring::Metrics> metrics_;
+  std::unique_ptr<monitoring::MetricsStudyObserver> observer_;
   std::unique_ptr<Store> store_;
   std::unique_ptr<StudyManager> manager_;
   std::unique_ptr<exec::Executor> executor_;

@@ -28,6 +28,9 @@ int main(int argc, char** argv) {
   app.add_option("--grace-seconds", options.grace_seconds,
                  "Seconds between SIGTERM and SIGKILL when a job is stopped")
       ->capture_default_str();
+  app.add_option("--metrics-listen", options.metrics_listen,
+                 "Prometheus /metrics address HOST:PORT (\"\" disables)")
+      ->capture_default_str();
   app.set_version_flag("--version", CAIRN_VERSION);
   CLI11_PARSE(app, argc, argv);
 

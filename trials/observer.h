@@ -24,6 +24,11 @@ class StudyObserver {
   virtual void OnStoreWrite(double seconds) {}
   // `count` measurements were durably written.
   virtual void OnMeasurementsWritten(int64_t count) {}
+  // An early-stopping rule ("median" or "asha") judged a trial of `study`.
+  virtual void OnEarlyStoppingDecision(const std::string& study,
+                                       const std::string& rule, bool stop) {}
+  // A failed training job of `study` was restarted.
+  virtual void OnJobRestart(const std::string& study) {}
 };
 
 }  // namespace cairn

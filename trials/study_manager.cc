@@ -905,6 +905,12 @@ absl::StatusOr<int64_t> StudyManager::AddMeasurements(
       }
       tuner::StopDecision d =
           tuner::ShouldStop(st.study.spec(), st.curves[trial_id], others);
+      if (observer_ != nullptr) {
+        observer_->OnEarlyStoppingDecision(
+            st.study.name(),
+            st.study.spec().early_stopping().has_median() ? "median" : "asha",
+            d.stop);
+      }
       if (!d.stop) continue;
       Trial stopping = t;
       stopping.set_state(Trial::STOPPING);

@@ -35,7 +35,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$BIN/cairnd" --data-dir "$WORK/data" --listen 127.0.0.1:0 \
+"$BIN/cairnd" --data-dir "$WORK/data" --listen 127.0.0.1:0 --metrics-listen "" \
   --port-file "$WORK/port" >"$WORK/cairnd.log" 2>&1 &
 CAIRND_PID=$!
 for _ in $(seq 1 300); do

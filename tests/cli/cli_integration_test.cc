@@ -80,7 +80,8 @@ class CliIntegrationTest : public ::testing::Test {
     const fs::path port_file = *dir_ / "port";
     server_pid_ =
         Spawn({*bin_dir_ + "/cairnd", "--data-dir", (*dir_ / "data").string(),
-               "--listen", "127.0.0.1:0", "--port-file", port_file.string()},
+               "--listen", "127.0.0.1:0", "--port-file", port_file.string(),
+               "--metrics-listen", ""},
               *dir_ / "cairnd.out", *dir_ / "cairnd.log");
     const auto deadline =
         std::chrono::steady_clock::now() + std::chrono::seconds(30);

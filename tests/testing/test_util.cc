@@ -48,6 +48,14 @@ bool CairndProcess::Start(std::string* error) {
   std::vector<std::string> args = {
       BinDir() + "/cairnd", "--data-dir",  data_dir_, "--listen",
       "127.0.0.1:0",        "--port-file", port_file};
+  // Metrics on a free port unless the test chose (parallel tests never
+  // collide on the default 9464).
+  bool metrics_given = false;
+  for (const auto& a : extra_args_) metrics_given |= a == "--metrics-listen";
+  if (!metrics_given) {
+    args.push_back("--metrics-listen");
+    args.push_back("127.0.0.1:0");
+  }
   args.insert(args.end(), extra_args_.begin(), extra_args_.end());
   pid_ = fork();
   if (pid_ == 0) {

@@ -449,6 +449,9 @@ bool JobRunner::HandleExit(Running& r, const JobExit& exit) {
       job.set_message(absl::StrCat(how, "; restart ", job.restarts(), " of ",
                                    max_restarts));
       ++restarts_total_;
+      if (options_.observer != nullptr && study.ok()) {
+        options_.observer->OnJobRestart(study->name());
+      }
     } else {
       job.set_state(TrialJob::FAILED);
       job.set_message(

@@ -48,6 +48,8 @@ struct JobRunnerOptions {
   // Tick of the runner loop: bounds the dispatch latency (job exit to the
   // next job's start) and the delay of hypertune metrics. Default 20 ms.
   absl::Duration poll_interval = absl::Milliseconds(20);
+  // Told about job restarts. Not owned; may be null.
+  StudyObserver* observer = nullptr;
 };
 
 struct JobCounts {

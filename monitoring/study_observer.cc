@@ -1,0 +1,39 @@
+// StudyObserver -> Metrics forwarding.
+#include "monitoring/study_observer.h"
+
+#include "absl/strings/ascii.h"
+
+namespace cairn::monitoring {
+
+void MetricsStudyObserver::OnSuggest(const std::string& algorithm,
+                                     double seconds, int count) {
+  metrics_->RecordSuggestion(absl::AsciiStrToLower(algorithm), seconds, count);
+}
+
+void MetricsStudyObserver::OnTrialFinished(const std::string& study,
+                                           const std::string& outcome) {
+  std::optional<TrialOutcome> parsed =
+      TrialOutcomeFromLabel(absl::AsciiStrToLower(outcome));
+  if (parsed.has_value()) metrics_->RecordTrialFinished(study, *parsed);
+}
+
+void MetricsStudyObserver::OnStoreWrite(double seconds) {
+  metrics_->RecordStoreWrite(seconds);
+}
+
+void MetricsStudyObserver::OnMeasurementsWritten(int64_t count) {
+  metrics_->RecordMeasurementsWritten(count);
+}
+
+void MetricsStudyObserver::OnEarlyStoppingDecision(const std::string& study,
+                                                   const std::string& rule,
+                                                   bool stop) {
+  metrics_->RecordEarlyStoppingDecision(study, absl::AsciiStrToLower(rule),
+                                        stop);
+}
+
+void MetricsStudyObserver::OnJobRestart(const std::string& study) {
+  metrics_->RecordJobRestart(study);
+}
+
+}  // namespace cairn::monitoring

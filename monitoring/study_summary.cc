@@ -1,0 +1,169 @@
+// Label values and per-study snapshots from cairn.v1 protos.
+#include "monitoring/study_summary.h"
+
+#include <map>
+#include <string>
+
+namespace cairn::monitoring {
+
+using cairn::v1::MetricSpec;
+using cairn::v1::Study;
+using cairn::v1::StudySpec;
+using cairn::v1::Trial;
+
+std::string_view StudyStateLabel(Study::State state) {
+  switch (state) {
+    case Study::ACTIVE:
+      return "active";
+    case Study::INACTIVE:
+      return "inactive";
+    case Study::COMPLETED:
+      return "completed";
+    case Study::FAILED:
+      return "failed";
+    default:
+      return "unspecified";
+  }
+}
+
+std::string_view TrialStateLabel(Trial::State state) {
+  switch (state) {
+    case Trial::REQUESTED:
+      return "requested";
+    case Trial::ACTIVE:
+      return "active";
+    case Trial::STOPPING:
+      return "stopping";
+    case Trial::SUCCEEDED:
+      return "succeeded";
+    case Trial::INFEASIBLE:
+      return "infeasible";
+    case Trial::FAILED:
+      return "failed";
+    default:
+      return "unspecified";
+  }
+}
+
+std::string_view AlgorithmLabel(StudySpec::Algorithm algorithm) {
+  switch (algorithm) {
+    case StudySpec::RANDOM_SEARCH:
+      return "random_search";
+    case StudySpec::GRID_SEARCH:
+      return "grid_search";
+    case StudySpec::QUASI_RANDOM_SEARCH:
+      return "quasi_random_search";
+    case StudySpec::GP_BANDIT:
+      return "gp_bandit";
+    default:
+      return "default";
+  }
+}
+
+std::string_view EarlyStoppingRuleLabel(
+    const cairn::v1::EarlyStoppingConfig& config) {
+  switch (config.rule_case()) {
+    case cairn::v1::EarlyStoppingConfig::kMedian:
+      return "median";
+    case cairn::v1::EarlyStoppingConfig::kAsha:
+      return "asha";
+    default:
+      return "";
+  }
+}
+
+TrialOutcome TrialOutcomeOf(const Trial& trial) {
+  if (trial.stopped_early()) return TrialOutcome::kStoppedEarly;
+  switch (trial.state()) {
+    case Trial::INFEASIBLE:
+      return TrialOutcome::kInfeasible;
+    case Trial::FAILED:
+      return TrialOutcome::kFailed;
+    default:
+      return TrialOutcome::kSucceeded;
+  }
+}
+
+StudySnapshot SummarizeStudy(const Study& study,
+                             const std::vector<const Trial*>& trials) {
+  StudySnapshot snapshot;
+  snapshot.name = study.name();
+  snapshot.display_name = study.display_name();
+  snapshot.state = std::string(StudyStateLabel(study.state()));
+  snapshot.algorithm = std::string(AlgorithmLabel(study.spec().algorithm()));
+  snapshot.early_stopping_rule =
+      std::string(EarlyStoppingRuleLabel(study.spec().early_stopping()));
+
+  std::map<std::string, MetricSpec::Goal> goals;
+  for (const MetricSpec& metric : study.spec().metrics()) {
+    if (metric.goal() == MetricSpec::MAXIMIZE ||
+        metric.goal() == MetricSpec::MINIMIZE) {
+      goals[metric.metric_id()] = metric.goal();
+    }
+  }
+
+  for (const Trial* trial : trials) {
+    ++snapshot.trials_by_state[std::string(TrialStateLabel(trial->state()))];
+    switch (trial->state()) {
+      case Trial::SUCCEEDED:
+        for (const cairn::v1::Metric& metric :
+             trial->final_measurement().metrics()) {
+          auto goal = goals.find(metric.metric_id());
+          if (goal == goals.end()) continue;
+          auto [best, inserted] = snapshot.best_objective.try_emplace(
+              metric.metric_id(), metric.value());
+          if (inserted) continue;
+          if (goal->second == MetricSpec::MAXIMIZE
+                  ? metric.value() > best->second
+                  : metric.value() < best->second) {
+            best->second = metric.value();
+          }
+        }
+        break;
+      case Trial::REQUESTED:
+      case Trial::ACTIVE:
+      case Trial::STOPPING: {
+        std::map<std::string, double> latest;
+        for (const cairn::v1::Measurement& measurement :
+             trial->measurements()) {
+          for (const cairn::v1::Metric& metric : measurement.metrics()) {
+            latest[metric.metric_id()] = metric.value();
+          }
+        }
+        for (const auto& [metric, value] : latest) {
+          snapshot.running_trial_metrics.push_back(
+              {trial->id(), metric, value});
+        }
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  return snapshot;
+}
+
+StudySnapshot MakeStudySnapshot(
+    const Study& study, const std::map<std::string, int64_t>& trials_by_state,
+    const std::map<std::string, double>& best_by_metric,
+    const std::map<int64_t, std::map<std::string, double>>& running_metrics) {
+  StudySnapshot snapshot = SummarizeStudy(study, std::vector<const Trial*>());
+  snapshot.trials_by_state = trials_by_state;
+  snapshot.best_objective = best_by_metric;
+  for (const auto& [trial_id, metrics] : running_metrics) {
+    for (const auto& [metric, value] : metrics) {
+      snapshot.running_trial_metrics.push_back({trial_id, metric, value});
+    }
+  }
+  return snapshot;
+}
+
+StudySnapshot SummarizeStudy(const Study& study,
+                             const std::vector<Trial>& trials) {
+  std::vector<const Trial*> pointers;
+  pointers.reserve(trials.size());
+  for (const Trial& trial : trials) pointers.push_back(&trial);
+  return SummarizeStudy(study, pointers);
+}
+
+}  // namespace cairn::monitoring

@@ -1,0 +1,60 @@
+// Conversions from the cairn.v1 API types to the label values and snapshots
+// of monitoring/metrics.h, so cairnd builds its Snapshot in a few lines.
+#ifndef CAIRN_MONITORING_STUDY_SUMMARY_H_
+#define CAIRN_MONITORING_STUDY_SUMMARY_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cairn/v1/study.pb.h"
+#include "monitoring/metrics.h"
+
+namespace cairn::monitoring {
+
+// "active", "inactive", "completed", "failed"; "unspecified" otherwise.
+std::string_view StudyStateLabel(cairn::v1::Study::State state);
+
+// "requested", "active", "stopping", "succeeded", "infeasible", "failed";
+// "unspecified" otherwise.
+std::string_view TrialStateLabel(cairn::v1::Trial::State state);
+
+// "random_search", "grid_search", "quasi_random_search", "gp_bandit";
+// "default" for ALGORITHM_UNSPECIFIED.
+std::string_view AlgorithmLabel(cairn::v1::StudySpec::Algorithm algorithm);
+
+// "median", "asha", or "" when no rule is set.
+std::string_view EarlyStoppingRuleLabel(
+    const cairn::v1::EarlyStoppingConfig& config);
+
+// How a finished trial ended: stopped_early wins over SUCCEEDED.
+// REQUIRES: trial.state() is SUCCEEDED, INFEASIBLE or FAILED.
+TrialOutcome TrialOutcomeOf(const cairn::v1::Trial& trial);
+
+// The snapshot of one study from its record and all its trials (any state):
+// counts by state, the best final value of each spec metric over SUCCEEDED
+// trials (by the metric's goal; metrics with GOAL_UNSPECIFIED are skipped),
+// and the latest value of every metric in the `measurements` of trials that
+// are REQUESTED, ACTIVE or STOPPING (so trials loaded without measurements
+// contribute none). Pure function; thread-compatible.
+StudySnapshot SummarizeStudy(
+    const cairn::v1::Study& study,
+    const std::vector<const cairn::v1::Trial*>& trials);
+StudySnapshot SummarizeStudy(const cairn::v1::Study& study,
+                             const std::vector<cairn::v1::Trial>& trials);
+
+// A study snapshot from a study record and precomputed parts, e.g. the
+// controller's own summary: trials by state (enum names or labels), best
+// value per metric, and trial id -> metric id -> latest value of the
+// running trials.
+StudySnapshot MakeStudySnapshot(
+    const cairn::v1::Study& study,
+    const std::map<std::string, int64_t>& trials_by_state,
+    const std::map<std::string, double>& best_by_metric,
+    const std::map<int64_t, std::map<std::string, double>>& running_metrics);
+
+}  // namespace cairn::monitoring
+
+#endif  // CAIRN_MONITORING_STUDY_SUMMARY_H_
