@@ -427,9 +427,9 @@ TEST_F(JobsTest, CliWaitsFollowsLogsAndStopsStudies) {
   const std::string cairn = testing::BinDir() + "/cairn";
   Study study = Create("cli", R"pb(max_trials: 3 max_parallel_trials: 3)pb",
                        {{"TOY_SLEEP", "0.05"}});
-  testing::CommandResult wait = testing::RunCommand(
-      {cairn, "--server", server_->address(), "study", "wait", "cli",
-       "--interval", "0.2"});
+  testing::CommandResult wait =
+      testing::RunCommand({cairn, "--server", server_->address(), "study",
+                           "wait", "cli", "--interval", "0.2"});
   EXPECT_EQ(wait.exit_code, 0) << wait.err;
   EXPECT_NE(wait.out.find("3/3 trials done, 0 running, best loss"),
             std::string::npos)
@@ -437,9 +437,9 @@ TEST_F(JobsTest, CliWaitsFollowsLogsAndStopsStudies) {
   EXPECT_NE(wait.out.find("is COMPLETED: max_trials (3) reached"),
             std::string::npos)
       << wait.out;
-  testing::CommandResult logs = testing::RunCommand(
-      {cairn, "--server", server_->address(), "trial", "logs", "cli", "2",
-       "--follow"});
+  testing::CommandResult logs =
+      testing::RunCommand({cairn, "--server", server_->address(), "trial",
+                           "logs", "cli", "2", "--follow"});
   EXPECT_EQ(logs.exit_code, 0) << logs.err;
   EXPECT_NE(logs.out.find("=== cairn: attempt 1 of trial " + study.name() +
                           "/trials/2"),
