@@ -246,6 +246,24 @@ struct StudyManager::StudyState {
     }
     return false;
   }
+  // Moves the study to the state NextState() gives, if it changes, queueing
+  // the write in `scope`. REQUIRES: mu held.
+  absl::Status AdvanceState(Store* store, WriteScope* scope)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    Study::State next;
+    std::string reason;
+    if (!NextState(&next, &reason)) return absl::OkStatus();
+    Study updated = study;
+    updated.set_state(next);
+    updated.set_inactive_reason(reason);
+    if (absl::Status s =
+            Queued(store->EnqueueUpdateStudy(id, updated), &last_write, scope);
+        !s.ok()) {
+      return s;
+    }
+    study = std::move(updated);
+    return absl::OkStatus();
+  }
 };
 
 StudyManager::StudyManager(Store* store, const StudyManagerOptions& options)
@@ -553,19 +571,7 @@ absl::StatusOr<SuggestResult> StudyManager::SuggestTrials(
     }
 
     auto finish = [&](std::string message) -> absl::StatusOr<SuggestResult> {
-      Study::State next;
-      std::string reason;
-      if (st.NextState(&next, &reason)) {
-        Study updated = st.study;
-        updated.set_state(next);
-        updated.set_inactive_reason(reason);
-        if (absl::Status s = Queued(store_->EnqueueUpdateStudy(st.id, updated),
-                                    &st.last_write, &scope);
-            !s.ok()) {
-          return s;
-        }
-        st.study = std::move(updated);
-      }
+      if (absl::Status s = st.AdvanceState(store_, &scope); !s.ok()) return s;
       result.study_state = st.study.state();
       if (result.trials.empty() && st.study.state() != Study::ACTIVE) {
         message = absl::StrCat("study is ", Study::State_Name(st.study.state()),
@@ -1020,19 +1026,7 @@ absl::StatusOr<Trial> StudyManager::CompleteTrial(
     if (observer_ != nullptr) {
       observer_->OnTrialFinished(st.study.name(), outcome);
     }
-    Study::State next;
-    std::string reason;
-    if (st.NextState(&next, &reason)) {
-      Study updated = st.study;
-      updated.set_state(next);
-      updated.set_inactive_reason(reason);
-      if (absl::Status s = Queued(store_->EnqueueUpdateStudy(st.id, updated),
-                                  &st.last_write, &scope);
-          !s.ok()) {
-        return s;
-      }
-      st.study = std::move(updated);
-    }
+    if (absl::Status s = st.AdvanceState(store_, &scope); !s.ok()) return s;
     return t;
   }();
   return Finish(AwaitWrites(scope.pending, scope.wrote), std::move(result));
@@ -1244,19 +1238,7 @@ absl::StatusOr<Trial> StudyManager::FailTrial(const std::string& trial_name,
     st.last_measurement.erase(t.id());
     if (observer_ != nullptr)
       observer_->OnTrialFinished(st.study.name(), "failed");
-    Study::State next;
-    std::string why;
-    if (st.NextState(&next, &why)) {
-      Study updated = st.study;
-      updated.set_state(next);
-      updated.set_inactive_reason(why);
-      if (absl::Status s = Queued(store_->EnqueueUpdateStudy(st.id, updated),
-                                  &st.last_write, &scope);
-          !s.ok()) {
-        return s;
-      }
-      st.study = std::move(updated);
-    }
+    if (absl::Status s = st.AdvanceState(store_, &scope); !s.ok()) return s;
     return t;
   }();
   return Finish(AwaitWrites(scope.pending, scope.wrote), std::move(result));
