@@ -55,6 +55,13 @@ absl::StatusOr<int64_t> ParsePageToken(const std::string& token) {
   return after;
 }
 
+// FailedPrecondition unless the trial is REQUESTED, ACTIVE or STOPPING.
+absl::Status CheckPending(const Trial& trial, const std::string& name) {
+  if (IsPending(trial.state())) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "trial ", name, " is already ", Trial::State_Name(trial.state())));
+}
+
 std::string AlgorithmName(StudySpec::Algorithm algorithm) {
   return StudySpec::Algorithm_Name(algorithm);
 }
@@ -363,6 +370,16 @@ StudyManager::FindStudyByName(const std::string& name,
   absl::StatusOr<int64_t> id = ParseStudyName(name, field);
   if (!id.ok()) return id.status();
   return FindStudy(*id);
+}
+
+absl::StatusOr<StudyManager::TrialRef> StudyManager::ResolveTrial(
+    const std::string& name, const char* field) const {
+  absl::StatusOr<TrialName> tn = ParseTrialName(name, field);
+  if (!tn.ok()) return tn.status();
+  if (absl::Status s = CheckHealthy(); !s.ok()) return s;
+  auto state = FindStudy(tn->study_id);
+  if (!state.ok()) return state.status();
+  return TrialRef{std::move(*state), tn->trial_id};
 }
 
 // ---------------------------------------------------------------- studies
@@ -725,12 +742,9 @@ absl::StatusOr<Trial> StudyManager::CreateTrial(const std::string& parent,
 }
 
 absl::StatusOr<Trial> StudyManager::GetTrial(const std::string& name) {
-  absl::StatusOr<TrialName> tn = ParseTrialName(name, "name");
+  absl::StatusOr<TrialRef> tn = ResolveTrial(name, "name");
   if (!tn.ok()) return tn.status();
-  if (absl::Status s = CheckHealthy(); !s.ok()) return s;
-  auto state = FindStudy(tn->study_id);
-  if (!state.ok()) return state.status();
-  StudyState& st = **state;
+  StudyState& st = *tn->study;
   WriteScope scope;
   Trial out;
   {
@@ -745,7 +759,7 @@ absl::StatusOr<Trial> StudyManager::GetTrial(const std::string& name) {
   // durable (so the list includes every measurement already acknowledged).
   if (absl::Status s = AwaitWrites(scope.pending, false); !s.ok()) return s;
   absl::StatusOr<std::vector<Measurement>> ms =
-      store_->ListMeasurements(tn->study_id, tn->trial_id);
+      store_->ListMeasurements(st.id, tn->trial_id);
   if (!ms.ok()) return ms.status();
   for (Measurement& m : *ms) *out.add_measurements() = std::move(m);
   return out;
@@ -790,12 +804,9 @@ absl::StatusOr<TrialPage> StudyManager::ListTrials(
 }
 
 absl::Status StudyManager::DeleteTrial(const std::string& name) {
-  absl::StatusOr<TrialName> tn = ParseTrialName(name, "name");
+  absl::StatusOr<TrialRef> tn = ResolveTrial(name, "name");
   if (!tn.ok()) return tn.status();
-  if (absl::Status s = CheckHealthy(); !s.ok()) return s;
-  auto state = FindStudy(tn->study_id);
-  if (!state.ok()) return state.status();
-  StudyState& st = **state;
+  StudyState& st = *tn->study;
   // Synchronous: Store::DeleteTrial drains the commit queue itself.
   absl::MutexLock lock(&st.mu);
   if (st.trials.count(tn->trial_id) == 0) {
@@ -943,12 +954,9 @@ absl::StatusOr<int64_t> StudyManager::AddMeasurements(
 absl::StatusOr<Trial> StudyManager::CompleteTrial(
     const std::string& name, const std::optional<Measurement>& final_m,
     bool infeasible, const std::string& infeasible_reason) {
-  absl::StatusOr<TrialName> tn = ParseTrialName(name, "name");
+  absl::StatusOr<TrialRef> tn = ResolveTrial(name, "name");
   if (!tn.ok()) return tn.status();
-  if (absl::Status s = CheckHealthy(); !s.ok()) return s;
-  auto state = FindStudy(tn->study_id);
-  if (!state.ok()) return state.status();
-  StudyState& st = **state;
+  StudyState& st = *tn->study;
   WriteScope scope;
   absl::StatusOr<Trial> result = [&]() -> absl::StatusOr<Trial> {
     StudyLock lock(&st.mu, &st.last_write, &scope);
@@ -956,10 +964,8 @@ absl::StatusOr<Trial> StudyManager::CompleteTrial(
     if (it == st.trials.end()) {
       return absl::NotFoundError(absl::StrCat("trial ", name, " not found"));
     }
-    if (!IsPending(it->second.state())) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("trial ", name, " is already ",
-                       Trial::State_Name(it->second.state())));
+    if (absl::Status s = CheckPending(it->second, name); !s.ok()) {
+      return s;
     }
     const StudySpec& spec = st.study.spec();
     Trial t = it->second;
@@ -1033,12 +1039,9 @@ absl::StatusOr<Trial> StudyManager::CompleteTrial(
 }
 
 absl::StatusOr<Trial> StudyManager::StopTrial(const std::string& name) {
-  absl::StatusOr<TrialName> tn = ParseTrialName(name, "name");
+  absl::StatusOr<TrialRef> tn = ResolveTrial(name, "name");
   if (!tn.ok()) return tn.status();
-  if (absl::Status s = CheckHealthy(); !s.ok()) return s;
-  auto state = FindStudy(tn->study_id);
-  if (!state.ok()) return state.status();
-  StudyState& st = **state;
+  StudyState& st = *tn->study;
   WriteScope scope;
   absl::StatusOr<Trial> result = [&]() -> absl::StatusOr<Trial> {
     StudyLock lock(&st.mu, &st.last_write, &scope);
@@ -1046,10 +1049,8 @@ absl::StatusOr<Trial> StudyManager::StopTrial(const std::string& name) {
     if (it == st.trials.end()) {
       return absl::NotFoundError(absl::StrCat("trial ", name, " not found"));
     }
-    if (!IsPending(it->second.state())) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("trial ", name, " is already ",
-                       Trial::State_Name(it->second.state())));
+    if (absl::Status s = CheckPending(it->second, name); !s.ok()) {
+      return s;
     }
     if (it->second.state() == Trial::STOPPING) return it->second;
     Trial t = it->second;
@@ -1067,12 +1068,9 @@ absl::StatusOr<Trial> StudyManager::StopTrial(const std::string& name) {
 
 absl::StatusOr<std::pair<bool, std::string>> StudyManager::CheckEarlyStopping(
     const std::string& trial_name) {
-  absl::StatusOr<TrialName> tn = ParseTrialName(trial_name, "trial_name");
+  absl::StatusOr<TrialRef> tn = ResolveTrial(trial_name, "trial_name");
   if (!tn.ok()) return tn.status();
-  if (absl::Status s = CheckHealthy(); !s.ok()) return s;
-  auto state = FindStudy(tn->study_id);
-  if (!state.ok()) return state.status();
-  StudyState& st = **state;
+  StudyState& st = *tn->study;
   WriteScope scope;
   using Result = absl::StatusOr<std::pair<bool, std::string>>;
   Result result = [&]() -> Result {
@@ -1117,12 +1115,9 @@ absl::StatusOr<std::vector<Measurement>> StudyManager::GetMetricHistory(
   if (metric_id.empty()) {
     return absl::InvalidArgumentError("metric_id: must not be empty");
   }
-  absl::StatusOr<TrialName> tn = ParseTrialName(trial_name, "trial_name");
+  absl::StatusOr<TrialRef> tn = ResolveTrial(trial_name, "trial_name");
   if (!tn.ok()) return tn.status();
-  if (absl::Status s = CheckHealthy(); !s.ok()) return s;
-  auto state = FindStudy(tn->study_id);
-  if (!state.ok()) return state.status();
-  StudyState& st = **state;
+  StudyState& st = *tn->study;
   WriteScope scope;
   {
     StudyLock lock(&st.mu, &st.last_write, &scope);
@@ -1133,7 +1128,7 @@ absl::StatusOr<std::vector<Measurement>> StudyManager::GetMetricHistory(
   }
   if (absl::Status s = AwaitWrites(scope.pending, false); !s.ok()) return s;
   absl::StatusOr<std::vector<Measurement>> ms =
-      store_->ListMeasurements(tn->study_id, tn->trial_id);
+      store_->ListMeasurements(st.id, tn->trial_id);
   if (!ms.ok()) return ms.status();
   std::vector<Measurement> out;
   for (Measurement& m : *ms) {
@@ -1177,12 +1172,9 @@ std::vector<JobStudyView> StudyManager::JobStudies() const {
 
 absl::Status StudyManager::UpdateTrialJob(const std::string& trial_name,
                                           const cairn::v1::TrialJob& job) {
-  absl::StatusOr<TrialName> tn = ParseTrialName(trial_name, "name");
+  absl::StatusOr<TrialRef> tn = ResolveTrial(trial_name, "name");
   if (!tn.ok()) return tn.status();
-  if (absl::Status s = CheckHealthy(); !s.ok()) return s;
-  auto state = FindStudy(tn->study_id);
-  if (!state.ok()) return state.status();
-  StudyState& st = **state;
+  StudyState& st = *tn->study;
   WriteScope scope;
   absl::Status result = [&]() -> absl::Status {
     StudyLock lock(&st.mu, &st.last_write, &scope);
@@ -1206,12 +1198,9 @@ absl::Status StudyManager::UpdateTrialJob(const std::string& trial_name,
 
 absl::StatusOr<Trial> StudyManager::FailTrial(const std::string& trial_name,
                                               const std::string& reason) {
-  absl::StatusOr<TrialName> tn = ParseTrialName(trial_name, "name");
+  absl::StatusOr<TrialRef> tn = ResolveTrial(trial_name, "name");
   if (!tn.ok()) return tn.status();
-  if (absl::Status s = CheckHealthy(); !s.ok()) return s;
-  auto state = FindStudy(tn->study_id);
-  if (!state.ok()) return state.status();
-  StudyState& st = **state;
+  StudyState& st = *tn->study;
   WriteScope scope;
   absl::StatusOr<Trial> result = [&]() -> absl::StatusOr<Trial> {
     StudyLock lock(&st.mu, &st.last_write, &scope);
@@ -1220,10 +1209,8 @@ absl::StatusOr<Trial> StudyManager::FailTrial(const std::string& trial_name,
       return absl::NotFoundError(
           absl::StrCat("trial ", trial_name, " not found"));
     }
-    if (!IsPending(it->second.state())) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("trial ", trial_name, " is already ",
-                       Trial::State_Name(it->second.state())));
+    if (absl::Status s = CheckPending(it->second, trial_name); !s.ok()) {
+      return s;
     }
     Trial t = it->second;
     t.set_state(Trial::FAILED);
@@ -1245,12 +1232,9 @@ absl::StatusOr<Trial> StudyManager::FailTrial(const std::string& trial_name,
 }
 
 absl::StatusOr<Trial> StudyManager::GetTrialBasic(const std::string& name) {
-  absl::StatusOr<TrialName> tn = ParseTrialName(name, "name");
+  absl::StatusOr<TrialRef> tn = ResolveTrial(name, "name");
   if (!tn.ok()) return tn.status();
-  if (absl::Status s = CheckHealthy(); !s.ok()) return s;
-  auto state = FindStudy(tn->study_id);
-  if (!state.ok()) return state.status();
-  StudyState& st = **state;
+  StudyState& st = *tn->study;
   WriteScope scope;
   absl::StatusOr<Trial> result = [&]() -> absl::StatusOr<Trial> {
     StudyLock lock(&st.mu, &st.last_write, &scope);

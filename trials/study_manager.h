@@ -220,6 +220,15 @@ class StudyManager {
   // the wait to the observer as a store write.
   absl::Status AwaitWrites(
       const std::vector<std::shared_ptr<PendingWrite>>& writes, bool timed);
+  // A trial name's study and trial id. InvalidArgument for a malformed
+  // name (naming `field`), NotFound for an unknown study, Unavailable once a
+  // store write failed. The trial itself is not looked up.
+  struct TrialRef {
+    std::shared_ptr<StudyState> study;
+    int64_t trial_id = 0;
+  };
+  absl::StatusOr<TrialRef> ResolveTrial(const std::string& name,
+                                        const char* field) const;
   absl::StatusOr<std::shared_ptr<StudyState>> FindStudyByName(
       const std::string& name, const char* field) const;
 
