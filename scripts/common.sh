@@ -50,3 +50,30 @@ cairn_setup() {
   cairn_install_packages "${CAIRN_PACKAGES[@]}" "$@"
   cairn_build
 }
+
+# cairn_start_cairnd BIN_DIR DIR: starts BIN_DIR/cairnd on a free loopback
+# port (metrics off) with its store in DIR/data and its log in DIR/cairnd.log;
+# sets CAIRND_PID and exports CAIRN_SERVER. cairn_stop_cairnd stops it.
+cairn_start_cairnd() {
+  local bin="$1" dir="$2"
+  mkdir -p "$dir"
+  "$bin/cairnd" --data-dir "$dir/data" --listen 127.0.0.1:0 --metrics-listen "" \
+    --port-file "$dir/port" >"$dir/cairnd.log" 2>&1 &
+  CAIRND_PID=$!
+  for _ in $(seq 1 300); do
+    [ -s "$dir/port" ] && break
+    kill -0 "$CAIRND_PID" 2>/dev/null || { cat "$dir/cairnd.log" >&2; return 1; }
+    sleep 0.1
+  done
+  [ -s "$dir/port" ] || { echo "cairnd did not start" >&2; cat "$dir/cairnd.log" >&2; return 1; }
+  CAIRN_SERVER="127.0.0.1:$(tr -d '\n' <"$dir/port")"
+  export CAIRN_SERVER
+}
+
+cairn_stop_cairnd() {
+  if [ -n "${CAIRND_PID:-}" ] && kill -0 "$CAIRND_PID" 2>/dev/null; then
+    kill -TERM "$CAIRND_PID"
+    wait "$CAIRND_PID" 2>/dev/null || true
+  fi
+  CAIRND_PID=""
+}

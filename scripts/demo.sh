@@ -13,13 +13,8 @@ cd "$CAIRN_ROOT"
 
 BIN="$CAIRN_BUILD/bin"
 DATA="$(mktemp -d "${TMPDIR:-/tmp}/cairn-demo.XXXXXX")"
-"$BIN/cairnd" --data-dir "$DATA" --listen 127.0.0.1:0 --metrics-listen "" --port-file "$DATA/port" \
-  >"$DATA/cairnd.log" 2>&1 &
-CAIRND_PID=$!
-trap 'kill $CAIRND_PID 2>/dev/null; wait $CAIRND_PID 2>/dev/null || true' EXIT
-for _ in $(seq 1 200); do [ -s "$DATA/port" ] && break; sleep 0.05; done
-[ -s "$DATA/port" ] || { cat "$DATA/cairnd.log"; exit 1; }
-export CAIRN_SERVER="127.0.0.1:$(cat "$DATA/port")"
+trap cairn_stop_cairnd EXIT
+cairn_start_cairnd "$BIN" "$DATA"
 cairn_log "cairnd is serving on $CAIRN_SERVER with its store in $DATA"
 
 if [ "${1:-}" = "digits" ]; then

@@ -26,32 +26,16 @@ for b in cairnd cairn_bench_core; do
 done
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/cairn-bench-core.XXXXXX")"
-CAIRND_PID=""
-cleanup() {
-  if [ -n "$CAIRND_PID" ] && kill -0 "$CAIRND_PID" 2>/dev/null; then
-    kill -TERM "$CAIRND_PID"; wait "$CAIRND_PID" 2>/dev/null || true
-  fi
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-"$BIN/cairnd" --data-dir "$WORK/data" --listen 127.0.0.1:0 --metrics-listen "" \
-  --port-file "$WORK/port" >"$WORK/cairnd.log" 2>&1 &
-CAIRND_PID=$!
-for _ in $(seq 1 300); do
-  [ -s "$WORK/port" ] && break
-  kill -0 "$CAIRND_PID" 2>/dev/null || { cat "$WORK/cairnd.log" >&2; exit 1; }
-  sleep 0.1
-done
-[ -s "$WORK/port" ] || { echo "run.sh: cairnd did not start" >&2; cat "$WORK/cairnd.log" >&2; exit 1; }
-SERVER="127.0.0.1:$(tr -d '\n' <"$WORK/port")"
+source "$ROOT/scripts/common.sh"
+trap 'cairn_stop_cairnd; rm -rf "$WORK"' EXIT
+cairn_start_cairnd "$BIN" "$WORK"
+SERVER="$CAIRN_SERVER"
 
 echo "cairnd at $SERVER, data in $WORK/data; ${DURATION}s per figure" >&2
 # shellcheck disable=SC2086
 "$BIN/cairn_bench_core" --server "$SERVER" --duration "$DURATION" \
   --clients $CLIENTS | tee "$WORK/cairn.txt" >&2
-kill -TERM "$CAIRND_PID"; wait "$CAIRND_PID" 2>/dev/null || true
-CAIRND_PID=""
+cairn_stop_cairnd
 "$PYTHON" "$ROOT/bench/core/optuna_bench.py" --duration "$DURATION" \
   --dir "$WORK" | tee "$WORK/optuna.txt" >&2
 

@@ -17,24 +17,9 @@ esac
 [ -x "$BIN/cairnd" ] || { echo "run.sh: $BIN/cairnd not built (cmake --build build --target cairnd)" >&2; exit 1; }
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/cairn-bench-gp.XXXXXX")"
-CAIRND_PID=""
-cleanup() {
-  if [ -n "$CAIRND_PID" ] && kill -0 "$CAIRND_PID" 2>/dev/null; then
-    kill -TERM "$CAIRND_PID"; wait "$CAIRND_PID" 2>/dev/null || true
-  fi
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-"$BIN/cairnd" --data-dir "$WORK/data" --listen 127.0.0.1:0 --metrics-listen "" \
-  --port-file "$WORK/port" >"$WORK/cairnd.log" 2>&1 &
-CAIRND_PID=$!
-for _ in $(seq 1 300); do
-  [ -s "$WORK/port" ] && break
-  kill -0 "$CAIRND_PID" 2>/dev/null || { cat "$WORK/cairnd.log" >&2; exit 1; }
-  sleep 0.1
-done
-[ -s "$WORK/port" ] || { echo "run.sh: cairnd did not start" >&2; cat "$WORK/cairnd.log" >&2; exit 1; }
-SERVER="127.0.0.1:$(tr -d '\n' <"$WORK/port")"
+source "$ROOT/scripts/common.sh"
+trap 'cairn_stop_cairnd; rm -rf "$WORK"' EXIT
+cairn_start_cairnd "$BIN" "$WORK"
+SERVER="$CAIRN_SERVER"
 echo "cairnd at $SERVER, data in $WORK/data" >&2
 "$PYTHON" "$ROOT/bench/gp/gp_bench.py" --server "$SERVER" "$@"
