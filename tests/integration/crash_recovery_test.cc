@@ -25,21 +25,8 @@ using cairn::v1::Trial;
 constexpr int kMaxTrials = 30;
 constexpr char kClient[] = "worker-1";
 
-double Branin(double x1, double x2) {
-  const double pi = 3.14159265358979323846;
-  const double b = 5.1 / (4 * pi * pi), c = 5 / pi, t = 1 / (8 * pi);
-  const double a = x2 - b * x1 * x1 + c * x1 - 6;
-  return a * a + 10 * (1 - t) * std::cos(x1) + 10;
-}
-
-Measurement Loss(double value, int64_t step) {
-  Measurement m;
-  m.set_step_count(step);
-  auto* metric = m.add_metrics();
-  metric->set_metric_id("loss");
-  metric->set_value(value);
-  return m;
-}
+using testing::Branin;
+using testing::Loss;
 
 class Client {
  public:
@@ -49,25 +36,10 @@ class Client {
   grpc::Status Create(Study* out) {
     cairn::v1::CreateStudyRequest req;
     req.mutable_study()->set_display_name("crash");
-    google::protobuf::TextFormat::ParseFromString(
-        R"pb(
-          parameters {
-            parameter_id: "x1"
-            type: DOUBLE
-            min_value: -5
-            max_value: 10
-          }
-          parameters {
-            parameter_id: "x2"
-            type: DOUBLE
-            min_value: 0
-            max_value: 15
-          }
-          metrics { metric_id: "loss" goal: MINIMIZE }
-          algorithm: QUASI_RANDOM_SEARCH
-          max_trials: 30
-        )pb",
-        req.mutable_study()->mutable_spec());
+    cairn::v1::StudySpec* spec = req.mutable_study()->mutable_spec();
+    *spec = testing::BraninSpec();
+    spec->set_algorithm(cairn::v1::StudySpec::QUASI_RANDOM_SEARCH);
+    spec->set_max_trials(kMaxTrials);
     grpc::ClientContext ctx;
     return stub_->CreateStudy(&ctx, req, out);
   }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -111,6 +112,40 @@ std::string CairndProcess::address() const {
 std::unique_ptr<cairn::v1::StudyService::Stub> CairndProcess::NewStub() const {
   return cairn::v1::StudyService::NewStub(
       grpc::CreateChannel(address(), grpc::InsecureChannelCredentials()));
+}
+
+double Branin(double x1, double x2) {
+  const double pi = 3.14159265358979323846;
+  const double b = 5.1 / (4 * pi * pi), c = 5 / pi, t = 1 / (8 * pi);
+  const double a = x2 - b * x1 * x1 + c * x1 - 6;
+  return a * a + 10 * (1 - t) * std::cos(x1) + 10;
+}
+
+cairn::v1::StudySpec BraninSpec() {
+  cairn::v1::StudySpec spec;
+  auto* x1 = spec.add_parameters();
+  x1->set_parameter_id("x1");
+  x1->set_type(cairn::v1::ParameterSpec::DOUBLE);
+  x1->set_min_value(-5);
+  x1->set_max_value(10);
+  auto* x2 = spec.add_parameters();
+  x2->set_parameter_id("x2");
+  x2->set_type(cairn::v1::ParameterSpec::DOUBLE);
+  x2->set_min_value(0);
+  x2->set_max_value(15);
+  auto* metric = spec.add_metrics();
+  metric->set_metric_id("loss");
+  metric->set_goal(cairn::v1::MetricSpec::MINIMIZE);
+  return spec;
+}
+
+cairn::v1::Measurement Loss(double value, int64_t step) {
+  cairn::v1::Measurement m;
+  m.set_step_count(step);
+  auto* metric = m.add_metrics();
+  metric->set_metric_id("loss");
+  metric->set_value(value);
+  return m;
 }
 
 namespace {

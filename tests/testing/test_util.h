@@ -57,6 +57,16 @@ class CairndProcess {
   int port_ = 0;
 };
 
+// The Branin function (SFU library), minimum 0.397887.
+double Branin(double x1, double x2);
+
+// A spec over Branin's domain: DOUBLE x1 in [-5, 10], x2 in [0, 15], metric
+// "loss" to MINIMIZE; algorithm and limits left for the test to set.
+cairn::v1::StudySpec BraninSpec();
+
+// A measurement of metric "loss" at `step`.
+cairn::v1::Measurement Loss(double value, int64_t step = 0);
+
 // Runs argv as a child process (no shell), capturing stdout and stderr.
 struct CommandResult {
   int exit_code = -1;  // -1 when killed by a signal.

@@ -22,41 +22,18 @@ using cairn::v1::Measurement;
 using cairn::v1::Study;
 using cairn::v1::Trial;
 
+using testing::Loss;
+
 Study BraninStudy(const std::string& name, int max_trials,
                   int max_parallel = 0) {
   Study study;
   study.set_display_name(name);
-  google::protobuf::TextFormat::ParseFromString(
-      R"pb(
-        parameters {
-          parameter_id: "x1"
-          type: DOUBLE
-          min_value: -5
-          max_value: 10
-        }
-        parameters {
-          parameter_id: "x2"
-          type: DOUBLE
-          min_value: 0
-          max_value: 15
-        }
-        metrics { metric_id: "loss" goal: MINIMIZE }
-        algorithm: RANDOM_SEARCH
-        seed: 7
-      )pb",
-      study.mutable_spec());
+  *study.mutable_spec() = testing::BraninSpec();
+  study.mutable_spec()->set_algorithm(cairn::v1::StudySpec::RANDOM_SEARCH);
+  study.mutable_spec()->set_seed(7);
   study.mutable_spec()->set_max_trials(max_trials);
   study.mutable_spec()->set_max_parallel_trials(max_parallel);
   return study;
-}
-
-Measurement Loss(double value, int64_t step = 0) {
-  Measurement m;
-  m.set_step_count(step);
-  auto* metric = m.add_metrics();
-  metric->set_metric_id("loss");
-  metric->set_value(value);
-  return m;
 }
 
 class StudyManagerTest : public ::testing::Test {
