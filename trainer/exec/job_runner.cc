@@ -348,6 +348,15 @@ void JobRunner::StartQueued(const JobStudyView& view, const Trial& trial) {
 }
 
 void JobRunner::Collect(Running& r) {
+  // Every tick polls every running job: skip the read and parse unless the
+  // writer replaced or grew the file since the last look.
+  std::error_code ec;
+  const auto mtime = fs::last_write_time(r.hypertune_path, ec);
+  if (ec) return;  // Not written yet.
+  const std::uintmax_t size = fs::file_size(r.hypertune_path, ec);
+  if (ec || (mtime == r.hypertune_mtime && size == r.hypertune_size)) return;
+  r.hypertune_mtime = mtime;
+  r.hypertune_size = size;
   std::vector<HypertuneEntry> entries =
       ReadHypertuneSince(r.hypertune_path, r.hypertune_timestamp);
   if (entries.empty()) return;

@@ -21,6 +21,7 @@
 #ifndef CAIRN_TRAINER_EXEC_JOB_RUNNER_H_
 #define CAIRN_TRAINER_EXEC_JOB_RUNNER_H_
 
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
@@ -100,6 +101,10 @@ class JobRunner {
     absl::Duration timeout = absl::InfiniteDuration();
     std::string hypertune_path;
     double hypertune_timestamp = 0;
+    // Last seen modification time and size of the hypertune file: the file
+    // is read and parsed only when they change.
+    std::filesystem::file_time_type hypertune_mtime;
+    std::uintmax_t hypertune_size = 0;
     bool terminating = false;
     std::string terminate_reason;  // "timeout", "cancelled", "stopped"
     cairn::v1::TrialJob job;
