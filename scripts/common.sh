@@ -40,8 +40,9 @@ cairn_build() {
     export PATH="/usr/local/cuda/bin:$PATH"
   fi
   cairn_log "configuring into $CAIRN_BUILD"
-  cmake -S "$CAIRN_ROOT" -B "$CAIRN_BUILD" -DCMAKE_BUILD_TYPE=Release >"$CAIRN_BUILD.configure.log" 2>&1 \
-    || { cat "$CAIRN_BUILD.configure.log"; return 1; }
+  mkdir -p "$CAIRN_BUILD"
+  cmake -S "$CAIRN_ROOT" -B "$CAIRN_BUILD" -DCMAKE_BUILD_TYPE=Release >"$CAIRN_BUILD/configure.log" 2>&1 \
+    || { cat "$CAIRN_BUILD/configure.log"; return 1; }
   cairn_log "building with $jobs jobs"
   cmake --build "$CAIRN_BUILD" -j "$jobs"
 }
