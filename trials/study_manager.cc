@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "trials/optimal.h"
 #include "trials/resource_names.h"
+#include "trials/trial_table.h"
 #include "tuner/designer.h"
 #include "tuner/early_stopping.h"
 #include "tuner/spec_validation.h"
@@ -24,10 +25,7 @@ using cairn::v1::Study;
 using cairn::v1::StudySpec;
 using cairn::v1::Trial;
 
-bool IsPending(Trial::State state) {
-  return state == Trial::REQUESTED || state == Trial::ACTIVE ||
-         state == Trial::STOPPING;
-}
+bool IsPending(Trial::State state) { return IsPendingState(state); }
 
 void SetTimestamp(absl::Time t, google::protobuf::Timestamp* out) {
   const int64_t nanos = absl::ToUnixNanos(t);
@@ -154,7 +152,7 @@ struct StudyManager::StudyState {
   absl::Mutex mu;
   // State below is protected by mu.
   Study study ABSL_GUARDED_BY(mu);
-  std::map<int64_t, Trial> trials ABSL_GUARDED_BY(mu);
+  TrialTable trials ABSL_GUARDED_BY(mu);
   int64_t max_trial_id ABSL_GUARDED_BY(mu) = 0;
   std::unique_ptr<tuner::Designer> designer ABSL_GUARDED_BY(mu);
   // Latest measurement of each pending trial (the default final one).
@@ -191,34 +189,18 @@ struct StudyManager::StudyState {
   }
 
   int64_t CountPending() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
-    int64_t n = 0;
-    for (const auto& [id, t] : trials) n += IsPending(t.state()) ? 1 : 0;
-    return n;
+    return trials.pending();
   }
 
   // The study with output-only counts filled in.
   Study View() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     Study out = study;
-    int32_t pending = 0, succeeded = 0, failed = 0;
-    for (const auto& [id, t] : trials) {
-      if (IsPending(t.state())) ++pending;
-      if (t.state() == Trial::SUCCEEDED) ++succeeded;
-      if (t.state() == Trial::FAILED || t.state() == Trial::INFEASIBLE) {
-        ++failed;
-      }
-    }
     out.set_trial_count(static_cast<int32_t>(trials.size()));
-    out.set_pending_count(pending);
-    out.set_succeeded_count(succeeded);
-    out.set_failed_count(failed);
-    return out;
-  }
-
-  std::vector<const Trial*> TrialPointers() const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
-    std::vector<const Trial*> out;
-    out.reserve(trials.size());
-    for (const auto& [id, t] : trials) out.push_back(&t);
+    out.set_pending_count(static_cast<int32_t>(trials.pending()));
+    out.set_succeeded_count(
+        static_cast<int32_t>(trials.count(Trial::SUCCEEDED)));
+    out.set_failed_count(static_cast<int32_t>(trials.count(Trial::FAILED) +
+                                              trials.count(Trial::INFEASIBLE)));
     return out;
   }
 
@@ -229,10 +211,7 @@ struct StudyManager::StudyState {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     if (study.state() != Study::ACTIVE) return false;
     const StudySpec& spec = study.spec();
-    int64_t failed = 0;
-    for (const auto& [id, t] : trials) {
-      failed += t.state() == Trial::FAILED ? 1 : 0;
-    }
+    const int64_t failed = trials.count(Trial::FAILED);
     if (spec.max_failed_trials() > 0 && failed >= spec.max_failed_trials()) {
       *state = Study::FAILED;
       *reason = absl::StrCat("max_failed_trials (", spec.max_failed_trials(),
@@ -337,7 +316,7 @@ absl::StatusOr<std::unique_ptr<StudyManager>> StudyManager::Open(
           state->curves[id].completed = t.state() == Trial::SUCCEEDED;
         }
       }
-      state->trials.emplace(id, std::move(t));
+      state->trials.Put(std::move(t));
     }
     absl::StatusOr<std::unique_ptr<tuner::Designer>> designer =
         tuner::CreateDesigner(state->study.spec());
@@ -573,10 +552,8 @@ absl::StatusOr<SuggestResult> StudyManager::SuggestTrials(
 
     // Vizier: a client asking again gets its pending trials back.
     if (!client_id.empty()) {
-      for (const auto& [id, t] : st.trials) {
-        if (t.client_id() == client_id && IsPending(t.state())) {
-          result.trials.push_back(t);
-        }
+      for (const Trial* t : st.trials.PendingOf(client_id)) {
+        result.trials.push_back(*t);
       }
       if (!result.trials.empty()) {
         result.study_state = st.study.state();
@@ -627,7 +604,8 @@ absl::StatusOr<SuggestResult> StudyManager::SuggestTrials(
 
     tuner::DesignerContext context;
     context.spec = &spec;
-    context.trials = st.TrialPointers();
+    context.trials = st.trials.InIdOrder();
+    context.pending = st.trials.Pending();
     const auto start = std::chrono::steady_clock::now();
     absl::StatusOr<std::vector<tuner::Suggestion>> suggestions =
         st.designer->Suggest(context, static_cast<int>(n));
@@ -669,7 +647,7 @@ absl::StatusOr<SuggestResult> StudyManager::SuggestTrials(
     st.max_trial_id = next_id;
     for (Trial& t : created) {
       result.trials.push_back(t);
-      st.trials.emplace(t.id(), std::move(t));
+      st.trials.Put(std::move(t));
     }
     return finish(limit_message);
   }();
@@ -732,7 +710,7 @@ absl::StatusOr<Trial> StudyManager::CreateTrial(const std::string& parent,
       return s;
     }
     st.max_trial_id = t.id();
-    st.trials.emplace(t.id(), t);
+    st.trials.Put(t);
     if (has_final && observer_ != nullptr) {
       observer_->OnTrialFinished(st.study.name(), "succeeded");
     }
@@ -809,7 +787,7 @@ absl::Status StudyManager::DeleteTrial(const std::string& name) {
   StudyState& st = *tn->study;
   // Synchronous: Store::DeleteTrial drains the commit queue itself.
   absl::MutexLock lock(&st.mu);
-  if (st.trials.count(tn->trial_id) == 0) {
+  if (!st.trials.contains(tn->trial_id)) {
     return absl::NotFoundError(absl::StrCat("trial ", name, " not found"));
   }
   {
@@ -818,7 +796,7 @@ absl::Status StudyManager::DeleteTrial(const std::string& name) {
       return s;
     }
   }
-  st.trials.erase(tn->trial_id);
+  st.trials.Erase(tn->trial_id);
   st.last_measurement.erase(tn->trial_id);
   return absl::OkStatus();
 }
@@ -914,7 +892,9 @@ absl::StatusOr<int64_t> StudyManager::AddMeasurements(
     // the job runner) sees that and completes it with its last measurement.
     for (const auto& [study_id, trial_id] : to_check) {
       StudyState& st = *states[study_id];
-      Trial& t = st.trials[trial_id];
+      auto found = st.trials.find(trial_id);
+      if (found == st.trials.end()) continue;
+      const Trial& t = found->second;
       if (t.state() != Trial::ACTIVE) continue;
       std::vector<tuner::Curve> others;
       for (const auto& [id, c] : st.curves) {
@@ -938,7 +918,7 @@ absl::StatusOr<int64_t> StudyManager::AddMeasurements(
           !s.ok()) {
         return s;
       }
-      t = std::move(stopping);
+      st.trials.Put(std::move(stopping));
     }
     return static_cast<int64_t>(writes.size());
   }();
@@ -1023,7 +1003,7 @@ absl::StatusOr<Trial> StudyManager::CompleteTrial(
         !s.ok()) {
       return s;
     }
-    it->second = t;
+    st.trials.Put(t);
     st.last_measurement.erase(t.id());
     if (st.HasEarlyStopping() && t.state() == Trial::SUCCEEDED) {
       st.curves[t.id()].trial_id = t.id();
@@ -1060,7 +1040,7 @@ absl::StatusOr<Trial> StudyManager::StopTrial(const std::string& name) {
         !s.ok()) {
       return s;
     }
-    it->second = t;
+    st.trials.Put(t);
     return t;
   }();
   return Finish(AwaitWrites(scope.pending, scope.wrote), std::move(result));
@@ -1101,7 +1081,7 @@ absl::StatusOr<std::vector<Trial>> StudyManager::ListOptimalTrials(
   std::vector<Trial> out;
   {
     StudyLock lock(&st.mu, &st.last_write, &scope);
-    std::vector<const Trial*> all = st.TrialPointers();
+    const std::vector<const Trial*>& all = st.trials.InIdOrder();
     for (size_t i : OptimalTrialIndices(st.study.spec(), all)) {
       out.push_back(*all[i]);
     }
@@ -1121,7 +1101,7 @@ absl::StatusOr<std::vector<Measurement>> StudyManager::GetMetricHistory(
   WriteScope scope;
   {
     StudyLock lock(&st.mu, &st.last_write, &scope);
-    if (st.trials.count(tn->trial_id) == 0) {
+    if (!st.trials.contains(tn->trial_id)) {
       return absl::NotFoundError(
           absl::StrCat("trial ", trial_name, " not found"));
     }
@@ -1190,7 +1170,7 @@ absl::Status StudyManager::UpdateTrialJob(const std::string& trial_name,
         !s.ok()) {
       return s;
     }
-    it->second = std::move(t);
+    st.trials.Put(std::move(t));
     return absl::OkStatus();
   }();
   return Finish(AwaitWrites(scope.pending, scope.wrote), std::move(result));
@@ -1221,7 +1201,7 @@ absl::StatusOr<Trial> StudyManager::FailTrial(const std::string& trial_name,
         !s.ok()) {
       return s;
     }
-    it->second = t;
+    st.trials.Put(t);
     st.last_measurement.erase(t.id());
     if (observer_ != nullptr)
       observer_->OnTrialFinished(st.study.name(), "failed");
@@ -1282,7 +1262,7 @@ std::vector<StudySummary> StudyManager::Summaries() const {
       ++summary.trials_by_state[Trial::State_Name(t.state())];
     }
     const StudySpec& spec = s->study.spec();
-    std::vector<const Trial*> all = s->TrialPointers();
+    const std::vector<const Trial*>& all = s->trials.InIdOrder();
     for (size_t i : OptimalTrialIndices(spec, all)) {
       for (const auto& metric : spec.metrics()) {
         auto v = FinalMetricValue(*all[i], metric.metric_id());

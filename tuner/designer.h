@@ -30,7 +30,16 @@ struct DesignerContext {
   // and STOPPING are pending (no result yet), SUCCEEDED carry a
   // final_measurement, INFEASIBLE and FAILED have no usable value. Not owned.
   std::vector<const cairn::v1::Trial*> trials;
+  // The pending trials among `trials` (REQUESTED, ACTIVE, STOPPING), in id
+  // order. The study controller keeps them indexed, so designers that only
+  // avoid pending points never scan every trial; other callers fill it with
+  // PendingAmong(trials).
+  std::vector<const cairn::v1::Trial*> pending;
 };
+
+// The pending trials (REQUESTED, ACTIVE, STOPPING) among `trials`, same order.
+std::vector<const cairn::v1::Trial*> PendingAmong(
+    const std::vector<const cairn::v1::Trial*>& trials);
 
 // A Designer is a pure function of (spec, seed, trials): after a restart the
 // same context yields the same suggestions, so no designer state needs to be

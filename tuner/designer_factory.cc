@@ -43,4 +43,21 @@ absl::StatusOr<std::unique_ptr<Designer>> CreateDesigner(
   }
 }
 
+std::vector<const cairn::v1::Trial*> PendingAmong(
+    const std::vector<const cairn::v1::Trial*>& trials) {
+  std::vector<const cairn::v1::Trial*> out;
+  for (const cairn::v1::Trial* t : trials) {
+    switch (t->state()) {
+      case cairn::v1::Trial::REQUESTED:
+      case cairn::v1::Trial::ACTIVE:
+      case cairn::v1::Trial::STOPPING:
+        out.push_back(t);
+        break;
+      default:
+        break;
+    }
+  }
+  return out;
+}
+
 }  // namespace cairn::tuner

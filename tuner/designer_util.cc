@@ -6,9 +6,10 @@
 namespace cairn::tuner::internal {
 
 uint64_t NextPointIndex(const DesignerContext& context) {
+  // Trials come in id order: the last one has the largest id.
   uint64_t next = context.trials.size();
-  for (const cairn::v1::Trial* t : context.trials) {
-    if (t->id() > 0) next = std::max<uint64_t>(next, t->id());
+  if (!context.trials.empty() && context.trials.back()->id() > 0) {
+    next = std::max<uint64_t>(next, context.trials.back()->id());
   }
   return next;
 }
@@ -16,16 +17,8 @@ uint64_t NextPointIndex(const DesignerContext& context) {
 absl::flat_hash_set<std::string> PendingTrialKeys(
     const DesignerContext& context) {
   absl::flat_hash_set<std::string> keys;
-  for (const cairn::v1::Trial* t : context.trials) {
-    switch (t->state()) {
-      case cairn::v1::Trial::REQUESTED:
-      case cairn::v1::Trial::ACTIVE:
-      case cairn::v1::Trial::STOPPING:
-        keys.insert(SearchSpace::CanonicalKey(t->parameters()));
-        break;
-      default:
-        break;
-    }
+  for (const cairn::v1::Trial* t : context.pending) {
+    keys.insert(SearchSpace::CanonicalKey(t->parameters()));
   }
   return keys;
 }

@@ -111,6 +111,7 @@ class Study {
     DesignerContext c;
     c.spec = &spec_;
     for (const auto& t : trials_) c.trials.push_back(t.get());
+    c.pending = PendingAmong(c.trials);
     return c;
   }
 

@@ -117,6 +117,7 @@ class Study {
     DesignerContext c;
     c.spec = &spec_;
     for (const Trial& t : trials_) c.trials.push_back(&t);
+    c.pending = PendingAmong(c.trials);
     return c;
   }
 
