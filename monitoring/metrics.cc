@@ -582,7 +582,9 @@ class MetricsImpl final : public Metrics {
              static_cast<double>(snapshot.gpu_slots_total -
                                  snapshot.gpu_slots_used));
     MetricFamily store_bytes = GaugeFamily(
-        "cairn_store_bytes", "Approximate bytes the store takes on disk.");
+        "cairn_store_bytes",
+        "Approximate bytes of data in the store (SST files plus unflushed "
+        "memtables).");
     AddGauge(store_bytes, {}, static_cast<double>(snapshot.store_bytes));
 
     for (MetricFamily* family : {&studies, &study_info, &trials, &best, &latest,

@@ -9,9 +9,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "rocksdb/snapshot.h"
-#include "rocksdb/transaction_log.h"
 #include "rocksdb/write_batch.h"
 #include "store/keys.h"
+#include "store/wal_file_system.h"
 
 namespace cairn {
 namespace {
@@ -90,7 +90,9 @@ absl::StatusOr<std::unique_ptr<Store>> RocksDbStore::Open(
   if (path.empty()) {
     return absl::InvalidArgumentError("store path must be non-empty");
   }
+  std::unique_ptr<rocksdb::Env> env = NewStableSizeWalEnv();
   rocksdb::Options db_options;
+  db_options.env = env.get();
   db_options.create_if_missing = options.create_if_missing;
   db_options.max_background_jobs = 2;
   // RocksDB's info LOG files: keep a few small ones.
@@ -117,15 +119,15 @@ absl::StatusOr<std::unique_ptr<Store>> RocksDbStore::Open(
     }
     return FromRocks(s, absl::StrCat("opening store at ", path));
   }
-  std::unique_ptr<RocksDbStore> store(
-      new RocksDbStore(path, std::unique_ptr<rocksdb::DB>(raw), options.sync));
+  std::unique_ptr<RocksDbStore> store(new RocksDbStore(
+      path, std::move(env), std::unique_ptr<rocksdb::DB>(raw), options.sync));
   if (absl::Status st = store->Init(); !st.ok()) return st;
   return std::unique_ptr<Store>(std::move(store));
 }
 
-RocksDbStore::RocksDbStore(std::string path, std::unique_ptr<rocksdb::DB> db,
-                           bool sync)
-    : path_(std::move(path)), db_(std::move(db)) {
+RocksDbStore::RocksDbStore(std::string path, std::unique_ptr<rocksdb::Env> env,
+                           std::unique_ptr<rocksdb::DB> db, bool sync)
+    : path_(std::move(path)), env_(std::move(env)), db_(std::move(db)) {
   write_options_.sync = sync;
 }
 
@@ -751,16 +753,14 @@ RocksDbStore::ListMeasurements(int64_t study_id, int64_t trial_id) {
 }
 
 uint64_t RocksDbStore::ApproximateSizeBytes() {
-  uint64_t total = 0;
+  // SST files plus the memtables: the data not flushed yet, which is what
+  // the live WAL holds. The WAL files themselves are preallocated (see
+  // wal_file_system.h), so their size says little about the data.
   uint64_t sst = 0;
-  if (db_->GetIntProperty("rocksdb.total-sst-files-size", &sst)) total += sst;
-  rocksdb::VectorLogPtr wal_files;
-  if (db_->GetSortedWalFiles(wal_files).ok()) {
-    for (const auto& f : wal_files) {
-      if (f->Type() == rocksdb::kAliveLogFile) total += f->SizeFileBytes();
-    }
-  }
-  return total;
+  uint64_t mem = 0;
+  db_->GetIntProperty("rocksdb.total-sst-files-size", &sst);
+  db_->GetIntProperty("rocksdb.cur-size-all-mem-tables", &mem);
+  return sst + mem;
 }
 
 }  // namespace cairn

@@ -109,7 +109,8 @@ class RocksDbStore final : public Store {
   void TEST_FailWrites();
 
  private:
-  RocksDbStore(std::string path, std::unique_ptr<rocksdb::DB> db, bool sync);
+  RocksDbStore(std::string path, std::unique_ptr<rocksdb::Env> env,
+               std::unique_ptr<rocksdb::DB> db, bool sync);
 
   // Reads/initialises meta/ keys and loads the study table.
   absl::Status Init();
@@ -150,6 +151,8 @@ class RocksDbStore final : public Store {
                                  absl::string_view prefix, Fn fn) const;
 
   const std::string path_;
+  // The DB's Env (see wal_file_system.h); declared first so it outlives db_.
+  const std::unique_ptr<rocksdb::Env> env_;
   const std::unique_ptr<rocksdb::DB> db_;
   rocksdb::WriteOptions write_options_;
 

@@ -164,8 +164,9 @@ class Store {
   virtual absl::StatusOr<std::vector<cairn::v1::Measurement>> ListMeasurements(
       int64_t study_id, int64_t trial_id) = 0;
 
-  // Approximate bytes the store takes on disk (for monitoring): SST files
-  // plus live WAL files.
+  // Approximate bytes of data the store holds (for monitoring): SST files
+  // plus the memtables not yet flushed (whose data is in the WAL; the WAL
+  // files are preallocated, so their size on disk says little).
   virtual uint64_t ApproximateSizeBytes() = 0;
 };
 

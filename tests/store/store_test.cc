@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
@@ -40,6 +41,17 @@ using ::testing::HasSubstr;
 namespace keys = store_keys;
 
 // ---------------------------------------------------------------- helpers
+
+// Size of the largest RocksDB write-ahead log file (*.log) in `dir`.
+uintmax_t LargestWalBytes(const std::string& dir) {
+  uintmax_t largest = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().extension() == ".log") {
+      largest = std::max(largest, e.file_size());
+    }
+  }
+  return largest;
+}
 
 cairn::v1::Study MakeStudy(const std::string& display_name) {
   cairn::v1::Study study;
@@ -811,6 +823,19 @@ TEST_F(StoreTest, ApproximateSizeGrowsWithData) {
 // trial 1 (so trial 1 holds steps 0, 1, 2, ...).
 constexpr int kCrashAcksBeforeKill = 120;
 
+TEST_F(StoreTest, WalKeepsItsPreallocatedSizeUntilClosed) {
+  // A stable WAL size spares every synced commit an inode write; a clean
+  // close trims the file to its data.
+  OpenStore();
+  const int64_t id = *store_->CreateStudy(MakeStudy("wal"));
+  ASSERT_TRUE(store_->PutTrials(id, {MakeTrial(1, 0.1)}).ok());
+  EXPECT_GT(LargestWalBytes(path_), 1u << 20);
+  store_.reset();
+  EXPECT_LT(LargestWalBytes(path_), 1u << 20);
+  OpenStore();
+  ASSERT_EQ(Load()[0].trials.size(), 1u);
+}
+
 TEST_F(StoreTest, KillNineLosesNoAcknowledgedWrite) {
   OpenStore();
   const int64_t id = *store_->CreateStudy(MakeStudy("crash"));
@@ -846,6 +871,10 @@ TEST_F(StoreTest, KillNineLosesNoAcknowledgedWrite) {
   ASSERT_TRUE(killed) << "child exited early, status " << wstatus;
   ASSERT_TRUE(WIFSIGNALED(wstatus) && WTERMSIG(wstatus) == SIGKILL);
   ASSERT_GE(acked + 1, kCrashAcksBeforeKill);
+
+  // The WAL had its preallocated size (store/wal_file_system.h), so the
+  // crash left a zeroed tail that recovery must read past.
+  EXPECT_GT(LargestWalBytes(path_), 1u << 20);
 
   OpenStore();
   const int64_t acked_trials = acked / 2 + 1;     // Writes 0, 2, 4, ...
