@@ -10,6 +10,8 @@
 //                                      counted once the server acknowledged
 //                                      them durable (response received)
 //   cairn_add_measurement_per_s        unary AddTrialMeasurement calls
+//   cairn_suggest_complete_per_s_large  the same with 1 client on a study
+//                                      already holding --large-study trials
 //   cairn_suggest_ms[_cN], cairn_complete_ms[_cN]  mean latency of each RPC
 //                                      of the round trip
 // Every write is durable (cairnd's default: WAL fsynced before the reply).
@@ -38,6 +40,15 @@ struct Options {
   std::string server = "127.0.0.1:50051";
   double duration = 5;
   std::vector<int> clients = {1, 8, 32};
+  // Which figures to measure: round_trips, large_study, stream, unary.
+  std::vector<std::string> figures = {"round_trips", "large_study", "stream",
+                                      "unary"};
+  // Trials in the study of the large_study figure.
+  int64_t large_study = 10000;
+
+  bool Wants(const std::string& figure) const {
+    return std::find(figures.begin(), figures.end(), figure) != figures.end();
+  }
 };
 
 [[noreturn]] void Die(const std::string& what, const grpc::Status& status) {
@@ -150,37 +161,72 @@ struct RoundTripLatency {
   std::atomic<int64_t> count{0};
 };
 
+// One SuggestTrials(count=1) + CompleteTrial round trip; adds the latency of
+// each RPC to `latency` when it is non-null.
+void RoundTrip(v1::StudyService::Stub& stub, const std::string& study,
+               const std::string& client_id, RoundTripLatency* latency) {
+  const auto t0 = Clock::now();
+  const v1::Trial trial = Suggest(stub, study, client_id);
+  const auto t1 = Clock::now();
+  v1::CompleteTrialRequest request;
+  request.set_name(trial.name());
+  v1::Metric* metric = request.mutable_final_measurement()->add_metrics();
+  metric->set_metric_id("loss");
+  metric->set_value(Objective(trial));
+  grpc::ClientContext context;
+  v1::Trial done;
+  grpc::Status status = stub.CompleteTrial(&context, request, &done);
+  if (!status.ok()) Die("CompleteTrial", status);
+  const auto t2 = Clock::now();
+  if (latency != nullptr) {
+    latency->suggest_ns += std::chrono::nanoseconds(t1 - t0).count();
+    latency->complete_ns += std::chrono::nanoseconds(t2 - t1).count();
+    ++latency->count;
+  }
+}
+
+// Round trips per second of `clients` clients on `study`.
+double RoundTripRate(const Options& o, const std::string& study, int clients,
+                     RoundTripLatency* latency) {
+  return RunClients(clients, o.duration, [&](int i, std::atomic<bool>& stop) {
+    auto stub = NewStub(o.server);
+    const std::string client_id = "bench-" + std::to_string(i);
+    long n = 0;
+    while (!stop.load(std::memory_order_relaxed)) {
+      RoundTrip(*stub, study, client_id, latency);
+      ++n;
+    }
+    return n;
+  });
+}
+
 double SuggestCompleteRate(const Options& o, int clients,
                            RoundTripLatency* latency) {
   auto admin = NewStub(o.server);
   const std::string study = CreateStudy(*admin, "rt");
-  const double rate =
-      RunClients(clients, o.duration, [&](int i, std::atomic<bool>& stop) {
-        auto stub = NewStub(o.server);
-        const std::string client_id = "bench-" + std::to_string(i);
-        long n = 0;
-        while (!stop.load(std::memory_order_relaxed)) {
-          const auto t0 = Clock::now();
-          const v1::Trial trial = Suggest(*stub, study, client_id);
-          const auto t1 = Clock::now();
-          v1::CompleteTrialRequest request;
-          request.set_name(trial.name());
-          v1::Metric* metric =
-              request.mutable_final_measurement()->add_metrics();
-          metric->set_metric_id("loss");
-          metric->set_value(Objective(trial));
-          grpc::ClientContext context;
-          v1::Trial done;
-          grpc::Status status = stub->CompleteTrial(&context, request, &done);
-          if (!status.ok()) Die("CompleteTrial", status);
-          const auto t2 = Clock::now();
-          latency->suggest_ns += std::chrono::nanoseconds(t1 - t0).count();
-          latency->complete_ns += std::chrono::nanoseconds(t2 - t1).count();
-          ++latency->count;
-          ++n;
-        }
-        return n;
-      });
+  const double rate = RoundTripRate(o, study, clients, latency);
+  DeleteStudy(*admin, study);
+  return rate;
+}
+
+// One-client round trips on a study that already holds `o.large_study`
+// completed trials (filled by 8 clients), to show the cost of a call does
+// not grow with the study.
+double LargeStudyRate(const Options& o, RoundTripLatency* latency) {
+  auto admin = NewStub(o.server);
+  const std::string study = CreateStudy(*admin, "large");
+  std::atomic<int64_t> left{o.large_study};
+  std::vector<std::thread> fillers;
+  for (int i = 0; i < 8; ++i) {
+    fillers.emplace_back([&, i] {
+      auto stub = NewStub(o.server);
+      while (left.fetch_sub(1) > 0) {
+        RoundTrip(*stub, study, "fill-" + std::to_string(i), nullptr);
+      }
+    });
+  }
+  for (auto& t : fillers) t.join();
+  const double rate = RoundTripRate(o, study, 1, latency);
   DeleteStudy(*admin, study);
   return rate;
 }
@@ -268,9 +314,16 @@ int main(int argc, char** argv) {
   app.add_option("--clients", o.clients,
                  "concurrent client counts to measure (default 1 8 32)")
       ->check(CLI::Range(1, 256));
+  app.add_option("--figures", o.figures, "figures to measure (default: all)")
+      ->check(CLI::IsMember({"round_trips", "large_study", "stream", "unary"}));
+  app.add_option("--large-study", o.large_study,
+                 "trials in the study of the large_study figure")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{10000000}));
   CLI11_PARSE(app, argc, argv);
 
   for (int c : o.clients) {
+    if (!o.Wants("round_trips")) break;
     const std::string suffix = c == 1 ? "" : "_c" + std::to_string(c);
     RoundTripLatency latency;
     std::printf("cairn_suggest_complete_per_s%s %.1f\n", suffix.c_str(),
@@ -281,12 +334,26 @@ int main(int argc, char** argv) {
                 latency.complete_ns / n / 1e6);
     std::fflush(stdout);
   }
+  if (o.Wants("large_study")) {
+    RoundTripLatency latency;
+    std::printf("cairn_suggest_complete_per_s_large %.1f\n",
+                LargeStudyRate(o, &latency));
+    const double n = std::max<int64_t>(1, latency.count.load());
+    std::printf("cairn_large_study_trials %lld\n",
+                static_cast<long long>(o.large_study));
+    std::printf("cairn_suggest_ms_large %.3f\ncairn_complete_ms_large %.3f\n",
+                latency.suggest_ns / n / 1e6, latency.complete_ns / n / 1e6);
+    std::fflush(stdout);
+  }
   for (int c : o.clients) {
+    if (!o.Wants("stream")) break;
     const std::string suffix = c == 1 ? "" : "_c" + std::to_string(c);
     std::printf("cairn_stream_measurements_per_s%s %.1f\n", suffix.c_str(),
                 StreamRate(o, c));
     std::fflush(stdout);
   }
-  std::printf("cairn_add_measurement_per_s %.1f\n", AddMeasurementRate(o));
+  if (o.Wants("unary")) {
+    std::printf("cairn_add_measurement_per_s %.1f\n", AddMeasurementRate(o));
+  }
   return 0;
 }

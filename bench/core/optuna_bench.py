@@ -5,7 +5,7 @@ ask/tell round trips per second (random sampler, two float parameters, one
 objective) and trial.report calls per second, both with RDB storage on SQLite
 in a fresh temporary file. Prints `key value` lines:
   optuna_ask_tell_per_s, optuna_report_per_s, optuna_version
-Usage: optuna_bench.py [--duration SECONDS] [--dir DIR]
+Usage: optuna_bench.py [--duration SECONDS] [--only ask_tell|report] [--dir DIR]
 """
 import argparse
 import os
@@ -62,6 +62,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--duration", type=float, default=5.0,
                         help="seconds per measurement (default 5)")
+    parser.add_argument("--only", choices=["ask_tell", "report"],
+                        help="measure one figure only (default: both)")
     parser.add_argument("--dir", default=None,
                         help="directory for the SQLite file (default: a "
                              "fresh temporary directory)")
@@ -73,10 +75,12 @@ def main():
         # Create the schema first so table creation is not timed.
         optuna.storages.RDBStorage(url)
         print("optuna_version", optuna.__version__)
-        print("optuna_ask_tell_per_s %.1f" % ask_tell_rate(url, args.duration),
-              flush=True)
-        print("optuna_report_per_s %.1f" % report_rate(url, args.duration),
-              flush=True)
+        if args.only in (None, "ask_tell"):
+            print("optuna_ask_tell_per_s %.1f"
+                  % ask_tell_rate(url, args.duration), flush=True)
+        if args.only in (None, "report"):
+            print("optuna_report_per_s %.1f" % report_rate(url, args.duration),
+                  flush=True)
 
 
 if __name__ == "__main__":
