@@ -3,6 +3,9 @@
 
 #include <string>
 
+#include "Eigen/Core"
+#include "tuner/gp/pareto.h"
+
 namespace cairn {
 
 std::optional<double> FinalMetricValue(const cairn::v1::Trial& trial,
@@ -43,19 +46,11 @@ std::vector<size_t> OptimalTrialIndices(
     out.push_back(candidates[best]);
     return out;
   }
-  for (size_t a = 0; a < candidates.size(); ++a) {
-    bool dominated = false;
-    for (size_t b = 0; b < candidates.size() && !dominated; ++b) {
-      if (a == b) continue;
-      bool all_ge = true, one_gt = false;
-      for (int m = 0; m < k; ++m) {
-        if (values[b][m] < values[a][m]) all_ge = false;
-        if (values[b][m] > values[a][m]) one_gt = true;
-      }
-      dominated = all_ge && one_gt;
-    }
-    if (!dominated) out.push_back(candidates[a]);
+  Eigen::MatrixXd points(static_cast<Eigen::Index>(candidates.size()), k);
+  for (size_t j = 0; j < candidates.size(); ++j) {
+    for (int m = 0; m < k; ++m) points(j, m) = values[j][m];
   }
+  for (int j : gp::ParetoFrontIndices(points)) out.push_back(candidates[j]);
   return out;
 }
 
