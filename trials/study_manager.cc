@@ -810,22 +810,44 @@ absl::StatusOr<Trial> StudyManager::AddMeasurement(const std::string& name,
 
 absl::StatusOr<int64_t> StudyManager::AddMeasurements(
     const std::vector<MeasurementReport>& reports) {
+  return AddMeasurementsImpl(reports, nullptr, nullptr);
+}
+
+absl::StatusOr<int64_t> StudyManager::AddMeasurementsWithJob(
+    const std::vector<MeasurementReport>& reports, const std::string& job_trial,
+    const cairn::v1::TrialJob& job) {
+  return AddMeasurementsImpl(reports, &job_trial, &job);
+}
+
+absl::StatusOr<int64_t> StudyManager::AddMeasurementsImpl(
+    const std::vector<MeasurementReport>& reports, const std::string* job_trial,
+    const cairn::v1::TrialJob* job) {
   if (absl::Status s = CheckHealthy(); !s.ok()) return s;
-  if (reports.empty()) return 0;
+  if (reports.empty() && job == nullptr) return 0;
   // Resolve every study first, then lock them in id order (no deadlocks).
   std::map<int64_t, std::shared_ptr<StudyState>> states;
-  std::vector<TrialName> names;
-  names.reserve(reports.size());
-  for (size_t i = 0; i < reports.size(); ++i) {
-    absl::StatusOr<TrialName> tn =
-        ParseTrialName(reports[i].trial_name, "trial_name");
+  auto resolve = [&](const std::string& name) -> absl::StatusOr<TrialName> {
+    absl::StatusOr<TrialName> tn = ParseTrialName(name, "trial_name");
     if (!tn.ok()) return tn.status();
     if (states.count(tn->study_id) == 0) {
       auto state = FindStudy(tn->study_id);
       if (!state.ok()) return state.status();
       states[tn->study_id] = *state;
     }
+    return tn;
+  };
+  std::vector<TrialName> names;
+  names.reserve(reports.size());
+  for (const MeasurementReport& report : reports) {
+    absl::StatusOr<TrialName> tn = resolve(report.trial_name);
+    if (!tn.ok()) return tn.status();
     names.push_back(*tn);
+  }
+  std::optional<TrialName> job_name;
+  if (job != nullptr) {
+    absl::StatusOr<TrialName> tn = resolve(*job_trial);
+    if (!tn.ok()) return tn.status();
+    job_name = *tn;
   }
   WriteScope scope;
   absl::StatusOr<int64_t> result = [&]() -> absl::StatusOr<int64_t> {
@@ -867,7 +889,17 @@ absl::StatusOr<int64_t> StudyManager::AddMeasurements(
       }
       writes.push_back(std::move(w));
     }
-    {
+    const Trial* job_trial_now = nullptr;
+    if (job_name.has_value()) {
+      StudyState& st = *states[job_name->study_id];
+      auto it = st.trials.find(job_name->trial_id);
+      if (st.deleted || it == st.trials.end()) {
+        return absl::NotFoundError(
+            absl::StrCat("trial ", *job_trial, " not found"));
+      }
+      job_trial_now = &it->second;
+    }
+    if (!writes.empty()) {
       absl::StatusOr<std::shared_ptr<PendingWrite>> queued =
           store_->EnqueueAppendMeasurements(writes);
       if (!queued.ok()) return queued.status();
@@ -878,6 +910,18 @@ absl::StatusOr<int64_t> StudyManager::AddMeasurements(
           return s;
         }
       }
+    }
+    if (job_trial_now != nullptr) {
+      // Queued right behind the measurements: the same group commit.
+      StudyState& st = *states[job_name->study_id];
+      Trial t = *job_trial_now;
+      *t.mutable_job() = *job;
+      if (absl::Status s = Queued(store_->EnqueuePutTrials(st.id, {t}),
+                                  &st.last_write, &scope);
+          !s.ok()) {
+        return s;
+      }
+      st.trials.Put(std::move(t));
     }
     std::set<std::pair<int64_t, int64_t>> to_check;
     for (Store::MeasurementWrite& w : writes) {

@@ -167,6 +167,13 @@ class StudyManager {
   // Returns the number written.
   absl::StatusOr<int64_t> AddMeasurements(
       const std::vector<MeasurementReport>& reports);
+  // AddMeasurements, and in the same durable batch (one fsync) replaces the
+  // job record of trial `job_trial` with `job`: the job runner's metric
+  // collection, which records how far it has read a job's metrics file.
+  // If a measurement is rejected nothing is written (the job record neither).
+  absl::StatusOr<int64_t> AddMeasurementsWithJob(
+      const std::vector<MeasurementReport>& reports,
+      const std::string& job_trial, const cairn::v1::TrialJob& job);
 
   // Completes a pending trial. With `final_measurement` it must report every
   // objective metric of the spec and no other; without one, the last
@@ -212,6 +219,12 @@ class StudyManager {
   StudyManager(Store* store, const StudyManagerOptions& options);
 
   absl::StatusOr<std::shared_ptr<StudyState>> FindStudy(int64_t study_id) const;
+
+  // AddMeasurements and AddMeasurementsWithJob (job_trial and job both null,
+  // or both set).
+  absl::StatusOr<int64_t> AddMeasurementsImpl(
+      const std::vector<MeasurementReport>& reports,
+      const std::string* job_trial, const cairn::v1::TrialJob* job);
 
   // OK, or the Unavailable error of the failed state.
   absl::Status CheckHealthy() const;

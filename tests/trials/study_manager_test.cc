@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <random>
 #include <set>
 #include <thread>
@@ -334,6 +335,41 @@ TEST_F(StudyManagerTest, MedianRuleMovesBadTrialsToStopping) {
 
 int64_t SyncedWrites(Store* store) {
   return static_cast<RocksDbStore*>(store)->TEST_SyncedWrites();
+}
+
+TEST_F(StudyManagerTest, MeasurementsWithTheJobRecordTakeOneSyncedWrite) {
+  auto study = manager_->CreateStudy(BraninStudy("collect", 5));
+  ASSERT_TRUE(study.ok()) << study.status();
+  auto r = manager_->SuggestTrials(study->name(), 1, "");
+  ASSERT_TRUE(r.ok()) << r.status();
+  const std::string trial = r->trials[0].name();
+  cairn::v1::TrialJob job;
+  job.set_state(cairn::v1::TrialJob::RUNNING);
+  job.set_hypertune_timestamp(1234.5);
+
+  const int64_t before = SyncedWrites(store_.get());
+  auto written = manager_->AddMeasurementsWithJob(
+      {{trial, Loss(3.0, 1)}, {trial, Loss(2.0, 2)}}, trial, job);
+  ASSERT_TRUE(written.ok()) << written.status();
+  EXPECT_EQ(*written, 2);
+  EXPECT_EQ(SyncedWrites(store_.get()) - before, 1);
+
+  // A rejected measurement writes nothing, not even the job record.
+  cairn::v1::TrialJob later = job;
+  later.set_hypertune_timestamp(9999);
+  Measurement nan = Loss(std::nan(""), 3);
+  EXPECT_EQ(manager_->AddMeasurementsWithJob({{trial, nan}}, trial, later)
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+
+  Reopen();
+  auto got = manager_->GetTrial(trial);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->job().hypertune_timestamp(), 1234.5);
+  EXPECT_EQ(got->job().state(), cairn::v1::TrialJob::RUNNING);
+  ASSERT_EQ(got->measurements_size(), 2);
+  EXPECT_EQ(got->measurements(1).step_count(), 2);
 }
 
 TEST_F(StudyManagerTest, ConcurrentClientsOfOneStudyShareSyncsAndAllLand) {

@@ -372,10 +372,13 @@ void JobRunner::Collect(Running& r) {
     }
     reports.push_back(std::move(m));
   }
-  (void)manager_->AddMeasurements(reports);  // Rejected ones are dropped.
   r.hypertune_timestamp = entries.back().timestamp;
   r.job.set_hypertune_timestamp(r.hypertune_timestamp);
-  SetJob(r.trial_name, r.job);
+  // The measurements and how far the file was read, in one durable write.
+  if (!manager_->AddMeasurementsWithJob(reports, r.trial_name, r.job).ok()) {
+    // Rejected measurements (e.g. a NaN) are dropped; move past them.
+    SetJob(r.trial_name, r.job);
+  }
 }
 
 void JobRunner::CheckRunning(Running& r, const JobStudyView* view,
