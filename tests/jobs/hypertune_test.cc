@@ -1,8 +1,14 @@
 // The cloudml-hypertune file protocol and the early-stopping rules.
 #include "trainer/exec/hypertune.h"
 
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
+#include "tests/testing/test_util.h"
 #include "tuner/early_stopping.h"
 
 namespace cairn {
@@ -27,6 +33,41 @@ TEST(HypertuneTest, NonNumericMetricLinesAreSkipped) {
   std::vector<exec::HypertuneEntry> e = exec::ParseHypertune(
       R"({"global_step": "1", "loss": "abc", "timestamp": 1.0})");
   EXPECT_TRUE(e.empty());
+}
+
+std::string HypertuneLine(int step, double ts) {
+  return absl::StrCat(R"({"global_step": ")", step, R"(", "loss": ")",
+                      1.0 / step, R"(", "timestamp": )", ts,
+                      R"(, "trial": "1"})", "\n");
+}
+
+TEST(HypertuneTest, ReadSinceReturnsOnlyNewerEntriesInFileOrder) {
+  testing::TempDir dir;
+  const std::string path = dir.path() + "/metrics";
+  EXPECT_TRUE(exec::ReadHypertuneSince(path, 0).empty());  // Missing file.
+  {
+    std::ofstream out(path);
+    for (int i = 1; i <= 100; ++i) out << HypertuneLine(i, 1000 + i);
+    out << R"({"global_step": "101", "lo)";  // Torn by a rewrite.
+  }
+  std::vector<exec::HypertuneEntry> e = exec::ReadHypertuneSince(path, 1097);
+  ASSERT_EQ(e.size(), 3u);
+  EXPECT_EQ(e[0].global_step, 98);
+  EXPECT_EQ(e[2].global_step, 100);
+  EXPECT_DOUBLE_EQ(e[2].timestamp, 1100);
+  EXPECT_EQ(exec::ReadHypertuneSince(path, 0).size(), 100u);
+  EXPECT_TRUE(exec::ReadHypertuneSince(path, 1100).empty());
+  // An invalid line between new entries is skipped, not a stop.
+  {
+    std::ofstream out(path, std::ios::app);
+    out << "\n"
+        << HypertuneLine(101, 1101) << "not json\n"
+        << HypertuneLine(102, 1102);
+  }
+  e = exec::ReadHypertuneSince(path, 1100);
+  ASSERT_EQ(e.size(), 2u);
+  EXPECT_EQ(e[0].global_step, 101);
+  EXPECT_EQ(e[1].global_step, 102);
 }
 
 cairn::v1::StudySpec Spec(const std::string& rule) {

@@ -1,6 +1,7 @@
 // cloudml-hypertune metric file parsing.
 #include "trainer/exec/hypertune.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -21,30 +22,35 @@ bool ToDouble(const nlohmann::json& v, double* out) {
 
 }  // namespace
 
+bool ParseHypertuneLine(absl::string_view line, HypertuneEntry* out) {
+  if (line.empty()) return false;
+  nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return false;
+  HypertuneEntry e;
+  if (!j.contains("timestamp") || !ToDouble(j["timestamp"], &e.timestamp)) {
+    return false;
+  }
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string& key = it.key();
+    if (key == "timestamp" || key == "trial") continue;
+    double value = 0;
+    if (!ToDouble(it.value(), &value)) return false;
+    if (key == "global_step") {
+      e.global_step = static_cast<int64_t>(value);
+    } else {
+      e.metrics[key] = value;
+    }
+  }
+  if (e.metrics.empty()) return false;
+  *out = std::move(e);
+  return true;
+}
+
 std::vector<HypertuneEntry> ParseHypertune(const std::string& text) {
   std::vector<HypertuneEntry> out;
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
-    if (line.empty()) continue;
-    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) continue;
     HypertuneEntry e;
-    if (!j.contains("timestamp") || !ToDouble(j["timestamp"], &e.timestamp)) {
-      continue;
-    }
-    bool ok = true;
-    for (auto it = j.begin(); it != j.end() && ok; ++it) {
-      const std::string& key = it.key();
-      if (key == "timestamp" || key == "trial") continue;
-      double value = 0;
-      ok = ToDouble(it.value(), &value);
-      if (!ok) break;
-      if (key == "global_step") {
-        e.global_step = static_cast<int64_t>(value);
-      } else {
-        e.metrics[key] = value;
-      }
-    }
-    if (ok && !e.metrics.empty()) out.push_back(std::move(e));
+    if (ParseHypertuneLine(line, &e)) out.push_back(std::move(e));
   }
   return out;
 }
@@ -55,10 +61,18 @@ std::vector<HypertuneEntry> ReadHypertuneSince(const std::string& path,
   if (!in) return {};
   std::stringstream ss;
   ss << in.rdbuf();
+  const std::string text = ss.str();
+  const std::vector<absl::string_view> lines = absl::StrSplit(text, '\n');
+  // From the end back to the first entry already read: the writer adds
+  // entries in time order, so only the new lines are parsed.
   std::vector<HypertuneEntry> out;
-  for (HypertuneEntry& e : ParseHypertune(ss.str())) {
-    if (e.timestamp > after_timestamp) out.push_back(std::move(e));
+  for (auto line = lines.rbegin(); line != lines.rend(); ++line) {
+    HypertuneEntry e;
+    if (!ParseHypertuneLine(*line, &e)) continue;
+    if (e.timestamp <= after_timestamp) break;
+    out.push_back(std::move(e));
   }
+  std::reverse(out.begin(), out.end());
   return out;
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace cairn::exec {
 
@@ -26,8 +27,13 @@ struct HypertuneEntry {
 // line while the writer rewrites the file, unparsable numbers) are skipped.
 std::vector<HypertuneEntry> ParseHypertune(const std::string& text);
 
+// One line of the file; false for a line that is not a valid entry.
+bool ParseHypertuneLine(absl::string_view line, HypertuneEntry* out);
+
 // Entries of the file at `path` newer than `after_timestamp`, in file order.
-// A missing file yields no entries.
+// The writer adds entries in time order, so the file is read from its end
+// back to the first entry not newer than `after_timestamp`: a poll parses
+// only the new lines, not all 100. A missing file yields no entries.
 std::vector<HypertuneEntry> ReadHypertuneSince(const std::string& path,
                                                double after_timestamp);
 
