@@ -940,10 +940,10 @@ absl::StatusOr<int64_t> StudyManager::AddMeasurementsImpl(
       if (found == st.trials.end()) continue;
       const Trial& t = found->second;
       if (t.state() != Trial::ACTIVE) continue;
-      std::vector<tuner::Curve> others;
-      for (const auto& [id, c] : st.curves) {
-        if (id != trial_id) others.push_back(c);
-      }
+      // Every curve, by pointer (ShouldStop skips the trial's own).
+      std::vector<const tuner::Curve*> others;
+      others.reserve(st.curves.size());
+      for (const auto& [id, c] : st.curves) others.push_back(&c);
       tuner::StopDecision d =
           tuner::ShouldStop(st.study.spec(), st.curves[trial_id], others);
       if (observer_ != nullptr) {

@@ -38,7 +38,7 @@ double Median(std::vector<double> v) {
 
 StopDecision MedianRule(const EarlyStoppingConfig::MedianStoppingRule& rule,
                         const MetricSpec& metric, const Curve& trial,
-                        const std::vector<Curve>& others) {
+                        const std::vector<const Curve*>& others) {
   StopDecision d;
   if (trial.points.empty()) return d;
   const int64_t step = trial.points.back().first;
@@ -46,7 +46,8 @@ StopDecision MedianRule(const EarlyStoppingConfig::MedianStoppingRule& rule,
   const int min_completed =
       rule.min_completed_trials() > 0 ? rule.min_completed_trials() : 3;
   std::vector<double> averages;
-  for (const Curve& c : others) {
+  for (const Curve* other : others) {
+    const Curve& c = *other;
     if (!c.completed || c.trial_id == trial.trial_id) continue;
     double sum = 0;
     int n = 0;
@@ -74,7 +75,7 @@ StopDecision MedianRule(const EarlyStoppingConfig::MedianStoppingRule& rule,
 
 StopDecision Asha(const EarlyStoppingConfig::SuccessiveHalving& rule,
                   const MetricSpec& metric, const Curve& trial,
-                  const std::vector<Curve>& others) {
+                  const std::vector<const Curve*>& others) {
   StopDecision d;
   if (trial.points.empty() || rule.min_resource() <= 0) return d;
   const double eta = rule.reduction_factor() > 1 ? rule.reduction_factor() : 3;
@@ -90,7 +91,8 @@ StopDecision Asha(const EarlyStoppingConfig::SuccessiveHalving& rule,
   double mine = 0;
   if (!BestUpTo(metric, trial, rung, &mine)) return d;
   std::vector<double> recorded = {mine};
-  for (const Curve& c : others) {
+  for (const Curve* other : others) {
+    const Curve& c = *other;
     if (c.trial_id == trial.trial_id || c.points.empty()) continue;
     if (c.points.back().first < rung) continue;  // Did not reach the rung.
     double v = 0;
@@ -116,6 +118,14 @@ StopDecision Asha(const EarlyStoppingConfig::SuccessiveHalving& rule,
 
 StopDecision ShouldStop(const cairn::v1::StudySpec& spec, const Curve& trial,
                         const std::vector<Curve>& others) {
+  std::vector<const Curve*> pointers;
+  pointers.reserve(others.size());
+  for (const Curve& c : others) pointers.push_back(&c);
+  return ShouldStop(spec, trial, pointers);
+}
+
+StopDecision ShouldStop(const cairn::v1::StudySpec& spec, const Curve& trial,
+                        const std::vector<const Curve*>& others) {
   if (spec.metrics_size() == 0) return {};
   const MetricSpec& metric = spec.metrics(0);
   const EarlyStoppingConfig& config = spec.early_stopping();

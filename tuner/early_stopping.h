@@ -40,6 +40,10 @@ struct StopDecision {
 // highest rung the trial has reached, its best value up to that rung is
 // compared with the values of every trial (any state) that reached the rung;
 // with at least eta of them, it stops unless it is within the best 1/eta.
+// `others` may include `trial` itself (matched by trial_id): it is skipped.
+StopDecision ShouldStop(const cairn::v1::StudySpec& spec, const Curve& trial,
+                        const std::vector<const Curve*>& others);
+// The same over copies.
 StopDecision ShouldStop(const cairn::v1::StudySpec& spec, const Curve& trial,
                         const std::vector<Curve>& others);
 
