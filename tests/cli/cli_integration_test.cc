@@ -1,32 +1,32 @@
 // End to end: a real cairnd on a free loopback port with a temp data dir, and
 // the real cairn binary run as child processes, checking stdout, the one-line
 // errors and exit codes.
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cctype>
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
+#include <memory>
 #include <set>
-#include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/testing/test_util.h"
 
 namespace {
 
-namespace fs = std::filesystem;
 using json = nlohmann::json;
+using ::cairn::testing::Branin;
+using ::cairn::testing::CairndProcess;
+using ::cairn::testing::CommandResult;
+using ::cairn::testing::RunCommand;
+using ::cairn::testing::TempDir;
 using ::testing::HasSubstr;
 using ::testing::MatchesRegex;
 using ::testing::StartsWith;
@@ -36,115 +36,45 @@ std::string Env(const char* name, const char* fallback) {
   return v != nullptr ? v : fallback;
 }
 
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// Forks and execs argv with stdout/stderr redirected to files. Returns the pid.
-pid_t Spawn(const std::vector<std::string>& argv, const fs::path& out,
-            const fs::path& err) {
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    const int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ::dup2(o, 1);
-    ::dup2(e, 2);
-    ::execv(args[0], args.data());
-    ::_exit(127);
-  }
-  return pid;
-}
-
-struct Result {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
 class CliIntegrationTest : public ::testing::Test {
  protected:
+  // One cairnd (metrics off) serves every test of the suite.
   static void SetUpTestSuite() {
     bin_dir_ = new std::string(Env("CAIRN_BIN_DIR", CAIRN_BIN_DIR_FALLBACK));
     source_dir_ =
         new std::string(Env("CAIRN_SOURCE_DIR", CAIRN_SOURCE_DIR_FALLBACK));
-    dir_ = new fs::path(fs::temp_directory_path() /
-                        ("cairn_cli_it_" + std::to_string(::getpid())));
-    fs::remove_all(*dir_);
-    fs::create_directories(*dir_);
-    const fs::path port_file = *dir_ / "port";
-    server_pid_ =
-        Spawn({*bin_dir_ + "/cairnd", "--data-dir", (*dir_ / "data").string(),
-               "--listen", "127.0.0.1:0", "--port-file", port_file.string(),
-               "--metrics-listen", ""},
-              *dir_ / "cairnd.out", *dir_ / "cairnd.log");
-    const auto deadline =
-        std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (std::chrono::steady_clock::now() < deadline) {
-      std::string port = ReadFile(port_file);
-      while (!port.empty() && std::isspace(port.back())) port.pop_back();
-      if (!port.empty() &&
-          port.find_first_not_of("0123456789") == std::string::npos) {
-        server_ = new std::string("127.0.0.1:" + port);
-        break;
-      }
-      int status = 0;
-      if (::waitpid(server_pid_, &status, WNOHANG) == server_pid_) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
+    dir_ = new TempDir();
+    server_ =
+        new CairndProcess(dir_->path() + "/data", {"--metrics-listen", ""},
+                          *bin_dir_ + "/cairnd");
+    start_error_ = new std::string();
+    server_->Start(start_error_);
   }
 
   static void TearDownTestSuite() {
-    if (server_pid_ > 0) {
-      ::kill(server_pid_, SIGTERM);
-      int status = 0;
-      for (int i = 0; i < 500; ++i) {
-        if (::waitpid(server_pid_, &status, WNOHANG) == server_pid_) {
-          server_pid_ = 0;
-          break;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      }
-      if (server_pid_ > 0) {
-        ::kill(server_pid_, SIGKILL);
-        ::waitpid(server_pid_, &status, 0);
-      }
-    }
-    fs::remove_all(*dir_);
+    server_->Terminate(std::chrono::seconds(5));
+    delete server_;
+    delete dir_;
   }
 
   void SetUp() override {
-    ASSERT_NE(server_, nullptr) << "cairnd did not start; its log:\n"
-                                << ReadFile(*dir_ / "cairnd.log");
+    ASSERT_EQ(*start_error_, "") << "cairnd did not start; its log:\n"
+                                 << server_->Log();
   }
 
   // Runs `cairn --server ADDR args...` and collects its output.
-  static Result Cairn(const std::vector<std::string>& args) {
+  static CommandResult Cairn(const std::vector<std::string>& args) {
     std::vector<std::string> argv = {*bin_dir_ + "/cairn", "--server",
-                                     *server_};
+                                     server_->address()};
     argv.insert(argv.end(), args.begin(), args.end());
-    const fs::path out = *dir_ / "cli.out";
-    const fs::path err = *dir_ / "cli.err";
-    const pid_t pid = Spawn(argv, out, err);
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    Result r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    r.out = ReadFile(out);
-    r.err = ReadFile(err);
-    return r;
+    return RunCommand(argv);
   }
 
   // Runs a command that must succeed and returns its stdout.
   static std::string CairnOk(const std::vector<std::string>& args) {
-    Result r = Cairn(args);
-    EXPECT_EQ(r.code, 0) << args[0] << " " << (args.size() > 1 ? args[1] : "")
-                         << ": " << r.err;
+    CommandResult r = Cairn(args);
+    EXPECT_EQ(r.exit_code, 0)
+        << args[0] << " " << (args.size() > 1 ? args[1] : "") << ": " << r.err;
     return r.out;
   }
 
@@ -158,8 +88,8 @@ class CliIntegrationTest : public ::testing::Test {
   // A failure: exit 1, nothing on stdout, one "cairn: error:" line.
   static void ExpectError(const std::vector<std::string>& args,
                           const std::string& fragment) {
-    const Result r = Cairn(args);
-    EXPECT_EQ(r.code, 1) << r.err;
+    const CommandResult r = Cairn(args);
+    EXPECT_EQ(r.exit_code, 1) << r.err;
     EXPECT_EQ(r.out, "");
     EXPECT_THAT(r.err, StartsWith("cairn: error: "));
     EXPECT_THAT(r.err, HasSubstr(fragment));
@@ -168,9 +98,9 @@ class CliIntegrationTest : public ::testing::Test {
 
   static std::string WriteConfig(const std::string& name,
                                  const std::string& text) {
-    const fs::path path = *dir_ / name;
+    const std::string path = dir_->path() + "/" + name;
     std::ofstream(path) << text;
-    return path.string();
+    return path;
   }
 
   static std::string Example(const std::string& name) {
@@ -179,23 +109,17 @@ class CliIntegrationTest : public ::testing::Test {
 
   static std::string* bin_dir_;
   static std::string* source_dir_;
-  static fs::path* dir_;
-  static std::string* server_;
-  static pid_t server_pid_;
+  static TempDir* dir_;
+  static CairndProcess* server_;
+  // Empty when cairnd started; else why it did not.
+  static std::string* start_error_;
 };
 
 std::string* CliIntegrationTest::bin_dir_ = nullptr;
 std::string* CliIntegrationTest::source_dir_ = nullptr;
-fs::path* CliIntegrationTest::dir_ = nullptr;
-std::string* CliIntegrationTest::server_ = nullptr;
-pid_t CliIntegrationTest::server_pid_ = 0;
-
-double Branin(double x1, double x2) {
-  const double pi = 3.14159265358979323846;
-  const double b = 5.1 / (4 * pi * pi), c = 5 / pi, t = 1 / (8 * pi);
-  return std::pow(x2 - b * x1 * x1 + c * x1 - 6, 2) +
-         10 * (1 - t) * std::cos(x1) + 10;
-}
+TempDir* CliIntegrationTest::dir_ = nullptr;
+CairndProcess* CliIntegrationTest::server_ = nullptr;
+std::string* CliIntegrationTest::start_error_ = nullptr;
 
 TEST_F(CliIntegrationTest, MixedStudyRunsToMaxTrials) {
   const std::string name =
@@ -252,9 +176,9 @@ TEST_F(CliIntegrationTest, MixedStudyRunsToMaxTrials) {
   EXPECT_EQ(accuracy.size(), 40u);
 
   // Done: an empty array, exit 0, the reason on stderr.
-  const Result done =
+  const CommandResult done =
       Cairn({"trial", "suggest", "it-mixed", "--json", "--count", "2"});
-  EXPECT_EQ(done.code, 0);
+  EXPECT_EQ(done.exit_code, 0);
   EXPECT_EQ(done.out, "[]\n");
   EXPECT_THAT(done.err, HasSubstr("no trials suggested"));
 
@@ -380,8 +304,8 @@ TEST_F(CliIntegrationTest, BraninDefaultNameAndTrialLifecycle) {
   // Paused: no suggestions (exit 0, empty array); resumed: suggestions again.
   EXPECT_EQ(CairnOk({"study", "set-state", "branin", "inactive"}),
             s + " INACTIVE\n");
-  const Result paused = Cairn({"trial", "suggest", "branin", "--json"});
-  EXPECT_EQ(paused.code, 0);
+  const CommandResult paused = Cairn({"trial", "suggest", "branin", "--json"});
+  EXPECT_EQ(paused.exit_code, 0);
   EXPECT_EQ(paused.out, "[]\n");
   EXPECT_THAT(paused.err, HasSubstr("no trials suggested"));
   EXPECT_EQ(CairnOk({"study", "set-state", s, "ACTIVE"}), s + " ACTIVE\n");
@@ -447,8 +371,8 @@ metrics: [{metric_id: loss, goal: MINIMIZE}]
   ExpectError({"trial", "report", "it-bad", "1", "--step", "1", "loss=oops"},
               "bad metric \"loss=oops\"");
   // Usage errors exit 2.
-  EXPECT_EQ(Cairn({"trial", "report", "it-bad", "1", "loss=1"}).code, 2);
-  EXPECT_EQ(Cairn({"study", "frobnicate"}).code, 2);
+  EXPECT_EQ(Cairn({"trial", "report", "it-bad", "1", "loss=1"}).exit_code, 2);
+  EXPECT_EQ(Cairn({"study", "frobnicate"}).exit_code, 2);
   CairnOk({"study", "delete", "it-bad"});
 }
 

@@ -24,6 +24,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/monitoring/test_util.h"
+#include "tests/testing/test_util.h"
 
 namespace cairn::monitoring {
 namespace {
@@ -38,13 +39,18 @@ using ::cairn::monitoring::testing::RemoveTree;
 using ::cairn::monitoring::testing::RunCommand;
 using ::cairn::monitoring::testing::SourceDir;
 using ::cairn::monitoring::testing::UrlEncode;
+using ::cairn::testing::BinDir;
+using ::cairn::testing::CairndProcess;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 using std::chrono::steady_clock;
 
 constexpr char kStudy[] = "monitoring-it";
+// How much of a log a failure message quotes (its end).
+constexpr size_t kLogTail = 4000;
 
-// A child process, stopped (SIGTERM, then SIGKILL) when destroyed.
+// A child process (Prometheus), stopped (SIGTERM, then SIGKILL) when
+// destroyed.
 class Child {
  public:
   Child(const std::vector<std::string>& argv, const std::string& log_path)
@@ -96,7 +102,7 @@ class Child {
     std::stringstream buffer;
     buffer << in.rdbuf();
     std::string text = buffer.str();
-    return text.size() > 4000 ? text.substr(text.size() - 4000) : text;
+    return text.size() > kLogTail ? text.substr(text.size() - kLogTail) : text;
   }
 
  private:
@@ -113,10 +119,8 @@ class PrometheusIntegrationTest : public ::testing::Test {
                       "Debian's `prometheus` package to run this test";
     }
     const char* override_path = getenv("CAIRN_CAIRND");
-    const char* bin_dir = getenv("CAIRN_BIN_DIR");
-    cairnd_ = override_path && *override_path
-                  ? override_path
-                  : std::string(bin_dir ? bin_dir : ".") + "/cairnd";
+    cairnd_ =
+        override_path && *override_path ? override_path : BinDir() + "/cairnd";
     ASSERT_EQ(access(cairnd_.c_str(), X_OK), 0)
         << "cairnd binary not found at " << cairnd_
         << " (build the cairnd target or set CAIRN_CAIRND)";
@@ -130,6 +134,7 @@ class PrometheusIntegrationTest : public ::testing::Test {
 
   void TearDown() override {
     prometheus_process_.reset();
+    if (cairnd_process_ != nullptr) cairnd_process_->Terminate(seconds(5));
     cairnd_process_.reset();
     if (!HasFailure()) RemoveTree(dir_);
   }
@@ -162,7 +167,7 @@ class PrometheusIntegrationTest : public ::testing::Test {
   std::string cairnd_;
   std::string dir_;
   int prometheus_port_ = 0;
-  std::unique_ptr<Child> cairnd_process_;
+  std::unique_ptr<CairndProcess> cairnd_process_;
   std::unique_ptr<Child> prometheus_process_;
 };
 
@@ -232,25 +237,21 @@ void RunTrials(cairn::v1::StudyService::Stub& stub, const std::string& study,
 }
 
 TEST_F(PrometheusIntegrationTest, EveryDashboardPanelHasData) {
-  const int grpc_port = FreeLoopbackPort();
   const int metrics_port = FreeLoopbackPort();
   prometheus_port_ = FreeLoopbackPort();
-  ASSERT_NE(grpc_port, metrics_port);
 
-  // 1. cairnd with metrics on a loopback port.
-  cairnd_process_ = std::make_unique<Child>(
-      std::vector<std::string>{
-          cairnd_, "--data-dir", dir_ + "/data", "--listen",
-          absl::StrCat("127.0.0.1:", grpc_port), "--metrics-listen",
-          absl::StrCat("127.0.0.1:", metrics_port)},
-      dir_ + "/cairnd.log");
-  auto channel = grpc::CreateChannel(absl::StrCat("127.0.0.1:", grpc_port),
-                                     grpc::InsecureChannelCredentials());
-  ASSERT_TRUE(
-      channel->WaitForConnected(std::chrono::system_clock::now() + seconds(20)))
-      << "cairnd did not start:\n"
-      << cairnd_process_->Log();
-  auto stub = cairn::v1::StudyService::NewStub(channel);
+  // 1. cairnd with metrics on a loopback port (gRPC on a port it picks).
+  cairnd_process_ = std::make_unique<CairndProcess>(
+      dir_ + "/data",
+      std::vector<std::string>{"--metrics-listen",
+                               absl::StrCat("127.0.0.1:", metrics_port)},
+      cairnd_);
+  std::string start_error;
+  ASSERT_TRUE(cairnd_process_->Start(&start_error))
+      << "cairnd did not start: " << start_error << "\n"
+      << cairnd_process_->Log(kLogTail);
+  ASSERT_NE(cairnd_process_->port(), metrics_port);
+  auto stub = cairnd_process_->NewStub();
   absl::StatusOr<HttpResponse> scrape;
   for (int i = 0; i < 100; ++i) {
     scrape = HttpGet(metrics_port, "/metrics");
@@ -258,7 +259,7 @@ TEST_F(PrometheusIntegrationTest, EveryDashboardPanelHasData) {
     std::this_thread::sleep_for(milliseconds(100));
   }
   ASSERT_TRUE(scrape.ok()) << "no /metrics on port " << metrics_port << ":\n"
-                           << cairnd_process_->Log();
+                           << cairnd_process_->Log(kLogTail);
 
   // 2. Prometheus scraping it every second, with Cairn's alert rules.
   {
@@ -435,7 +436,7 @@ TEST_F(PrometheusIntegrationTest, EveryDashboardPanelHasData) {
     EXPECT_EQ(lint.output, "");
   }
   if (HasFailure()) {
-    std::cerr << "cairnd log:\n" << cairnd_process_->Log() << "\n";
+    std::cerr << "cairnd log:\n" << cairnd_process_->Log(kLogTail) << "\n";
   }
 }
 

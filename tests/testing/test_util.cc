@@ -37,8 +37,11 @@ std::string BinDir() {
 }
 
 CairndProcess::CairndProcess(std::string data_dir,
-                             std::vector<std::string> extra_args)
-    : data_dir_(std::move(data_dir)), extra_args_(std::move(extra_args)) {}
+                             std::vector<std::string> extra_args,
+                             std::string binary)
+    : data_dir_(std::move(data_dir)),
+      extra_args_(std::move(extra_args)),
+      binary_(binary.empty() ? BinDir() + "/cairnd" : std::move(binary)) {}
 
 CairndProcess::~CairndProcess() { Kill9(); }
 
@@ -46,9 +49,9 @@ bool CairndProcess::Start(std::string* error) {
   const std::string port_file = data_dir_ + "/cairnd.port";
   std::filesystem::create_directories(data_dir_);
   std::filesystem::remove(port_file);
-  std::vector<std::string> args = {
-      BinDir() + "/cairnd", "--data-dir",  data_dir_, "--listen",
-      "127.0.0.1:0",        "--port-file", port_file};
+  std::vector<std::string> args = {binary_,    "--data-dir",  data_dir_,
+                                   "--listen", "127.0.0.1:0", "--port-file",
+                                   port_file};
   // Metrics on a free port unless the test chose (parallel tests never
   // collide on the default 9464).
   bool metrics_given = false;
@@ -75,10 +78,7 @@ bool CairndProcess::Start(std::string* error) {
     int status = 0;
     if (waitpid(pid_, &status, WNOHANG) == pid_) {
       pid_ = -1;
-      std::ifstream log(log_path());
-      std::stringstream ss;
-      ss << log.rdbuf();
-      *error = "cairnd exited during start: " + ss.str();
+      *error = "cairnd exited during start: " + Log();
       return false;
     }
     std::ifstream in(port_file);
@@ -103,6 +103,32 @@ int CairndProcess::Terminate() {
   waitpid(pid_, &status, 0);
   pid_ = -1;
   return status;
+}
+
+int CairndProcess::Terminate(std::chrono::milliseconds grace) {
+  if (pid_ <= 0) return -1;
+  kill(pid_, SIGTERM);
+  const auto deadline = std::chrono::steady_clock::now() + grace;
+  int status = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      return status;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  kill(pid_, SIGKILL);
+  waitpid(pid_, &status, 0);
+  pid_ = -1;
+  return status;
+}
+
+std::string CairndProcess::Log(size_t max_chars) const {
+  std::ifstream in(log_path());
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  return text.size() > max_chars ? text.substr(text.size() - max_chars) : text;
 }
 
 std::string CairndProcess::address() const {

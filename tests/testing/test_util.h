@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,13 +28,16 @@ class TempDir {
 // Directory holding the built binaries (env CAIRN_BIN_DIR, set by ctest).
 std::string BinDir();
 
-// A cairnd child process. Start() launches build/bin/cairnd on port 0 with
-// --port-file and waits until it serves; the destructor SIGKILLs it if still
-// running.
+// A cairnd child process. Start() launches cairnd on port 0 with --port-file
+// and waits until it serves; the destructor SIGKILLs it if still running.
+// The /metrics endpoint goes to a free loopback port unless extra_args holds
+// "--metrics-listen", "ADDRESS" (two elements; "" disables it).
 class CairndProcess {
  public:
+  // `binary` is the cairnd executable; empty means BinDir() + "/cairnd".
   explicit CairndProcess(std::string data_dir,
-                         std::vector<std::string> extra_args = {});
+                         std::vector<std::string> extra_args = {},
+                         std::string binary = "");
   ~CairndProcess();
 
   // Returns false (with a gtest failure message in *error) if cairnd did not
@@ -43,16 +47,23 @@ class CairndProcess {
   void Kill9();
   // SIGTERM, wait; returns the exit status (as from waitpid) or -1.
   int Terminate();
+  // SIGTERM, wait up to `grace`, then SIGKILL if still running; returns the
+  // exit status (as from waitpid) or -1 if not running.
+  int Terminate(std::chrono::milliseconds grace);
 
   int port() const { return port_; }
   std::string address() const;
   pid_t pid() const { return pid_; }
   std::unique_ptr<cairn::v1::StudyService::Stub> NewStub() const;
+  // cairnd's stdout and stderr, appended to across restarts.
   std::string log_path() const { return data_dir_ + "/cairnd.log"; }
+  // The log's contents, or only its last `max_chars` characters.
+  std::string Log(size_t max_chars = std::string::npos) const;
 
  private:
   std::string data_dir_;
   std::vector<std::string> extra_args_;
+  std::string binary_;
   pid_t pid_ = -1;
   int port_ = 0;
 };
