@@ -14,7 +14,9 @@
 #include <sstream>
 #include <thread>
 
+#include "google/protobuf/text_format.h"
 #include "grpcpp/create_channel.h"
+#include "gtest/gtest.h"
 
 namespace cairn::testing {
 
@@ -162,6 +164,58 @@ cairn::v1::StudySpec BraninSpec() {
   auto* metric = spec.add_metrics();
   metric->set_metric_id("loss");
   metric->set_goal(cairn::v1::MetricSpec::MINIMIZE);
+  return spec;
+}
+
+cairn::v1::StudySpec MixedSpaceSpec() {
+  cairn::v1::StudySpec spec;
+  const bool parsed = google::protobuf::TextFormat::ParseFromString(
+      R"pb(
+        parameters {
+          parameter_id: "lr"
+          type: DOUBLE
+          min_value: 1e-4
+          max_value: 0.1
+          scale_type: UNIT_LOG_SCALE
+        }
+        parameters {
+          parameter_id: "layers"
+          type: INTEGER
+          min_value: 1
+          max_value: 8
+        }
+        parameters {
+          parameter_id: "opt"
+          type: CATEGORICAL
+          categorical_values: [ "sgd", "adam" ]
+          conditional_parameter_specs {
+            parameter_spec {
+              parameter_id: "momentum"
+              type: DOUBLE
+              min_value: 0
+              max_value: 0.99
+            }
+            parent_categorical_values: "sgd"
+          }
+          conditional_parameter_specs {
+            parameter_spec {
+              parameter_id: "beta1"
+              type: DISCRETE
+              discrete_values: [ 0.8, 0.9, 0.99 ]
+            }
+            parent_categorical_values: "adam"
+          }
+        }
+        parameters {
+          parameter_id: "batch"
+          type: DISCRETE
+          discrete_values: [ 16, 32, 64, 128 ]
+          scale_type: UNIT_LOG_SCALE
+        }
+        metrics { metric_id: "loss" goal: MINIMIZE }
+      )pb",
+      &spec);
+  EXPECT_TRUE(parsed) << "MixedSpaceSpec text does not parse";
   return spec;
 }
 

@@ -75,6 +75,12 @@ double Branin(double x1, double x2);
 // "loss" to MINIMIZE; algorithm and limits left for the test to set.
 cairn::v1::StudySpec BraninSpec();
 
+// A search space of every parameter kind: lr (log DOUBLE in [1e-4, 0.1]),
+// layers (INTEGER 1..8), opt (CATEGORICAL: sgd -> momentum DOUBLE, adam ->
+// beta1 DISCRETE), batch (log DISCRETE 16..128); metric "loss" to
+// MINIMIZE. No algorithm or seed set.
+cairn::v1::StudySpec MixedSpaceSpec();
+
 // A measurement of metric "loss" at `step`.
 cairn::v1::Measurement Loss(double value, int64_t step = 0);
 

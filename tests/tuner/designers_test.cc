@@ -14,6 +14,7 @@
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
+#include "tests/testing/test_util.h"
 #include "tuner/designer.h"
 #include "tuner/grid_designer.h"
 #include "tuner/search_space.h"
@@ -35,50 +36,9 @@ StudySpec ParseSpec(const std::string& text) {
   return spec;
 }
 
-// lr (log DOUBLE in [1e-4, 0.1]), layers (INTEGER 1..8), opt (sgd ->
-// momentum, adam -> beta1), batch (DISCRETE).
-constexpr char kMixedSpace[] = R"pb(
-  parameters {
-    parameter_id: "lr"
-    type: DOUBLE
-    min_value: 1e-4
-    max_value: 0.1
-    scale_type: UNIT_LOG_SCALE
-  }
-  parameters { parameter_id: "layers" type: INTEGER min_value: 1 max_value: 8 }
-  parameters {
-    parameter_id: "opt"
-    type: CATEGORICAL
-    categorical_values: [ "sgd", "adam" ]
-    conditional_parameter_specs {
-      parameter_spec {
-        parameter_id: "momentum"
-        type: DOUBLE
-        min_value: 0
-        max_value: 0.99
-      }
-      parent_categorical_values: "sgd"
-    }
-    conditional_parameter_specs {
-      parameter_spec {
-        parameter_id: "beta1"
-        type: DISCRETE
-        discrete_values: [ 0.8, 0.9, 0.99 ]
-      }
-      parent_categorical_values: "adam"
-    }
-  }
-  parameters {
-    parameter_id: "batch"
-    type: DISCRETE
-    discrete_values: [ 16, 32, 64, 128 ]
-    scale_type: UNIT_LOG_SCALE
-  }
-  metrics { metric_id: "loss" goal: MINIMIZE }
-)pb";
-
 StudySpec MixedSpec(StudySpec::Algorithm algorithm, int64_t seed) {
-  StudySpec spec = ParseSpec(kMixedSpace);
+  StudySpec spec = testing::MixedSpaceSpec();
+  EXPECT_TRUE(ValidateStudySpec(spec).ok()) << ValidateStudySpec(spec);
   spec.set_algorithm(algorithm);
   spec.set_seed(seed);
   return spec;

@@ -11,6 +11,7 @@
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
+#include "tests/testing/test_util.h"
 
 namespace cairn::tuner {
 namespace {
@@ -24,56 +25,11 @@ using ::testing::HasSubstr;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// lr (log DOUBLE), layers (INTEGER), opt (CATEGORICAL; sgd -> momentum,
-// adam -> beta1), batch (DISCRETE).
+// testing::MixedSpaceSpec() (lr, layers, opt -> momentum | beta1, batch)
+// with RANDOM_SEARCH.
 StudySpec ValidSpec() {
-  StudySpec spec;
-  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(
-      R"pb(
-        parameters {
-          parameter_id: "lr"
-          type: DOUBLE
-          min_value: 1e-4
-          max_value: 0.1
-          scale_type: UNIT_LOG_SCALE
-        }
-        parameters {
-          parameter_id: "layers"
-          type: INTEGER
-          min_value: 1
-          max_value: 8
-        }
-        parameters {
-          parameter_id: "opt"
-          type: CATEGORICAL
-          categorical_values: [ "sgd", "adam" ]
-          conditional_parameter_specs {
-            parameter_spec {
-              parameter_id: "momentum"
-              type: DOUBLE
-              min_value: 0
-              max_value: 0.99
-            }
-            parent_categorical_values: "sgd"
-          }
-          conditional_parameter_specs {
-            parameter_spec {
-              parameter_id: "beta1"
-              type: DISCRETE
-              discrete_values: [ 0.8, 0.9, 0.99 ]
-            }
-            parent_categorical_values: "adam"
-          }
-        }
-        parameters {
-          parameter_id: "batch"
-          type: DISCRETE
-          discrete_values: [ 16, 32, 64 ]
-        }
-        metrics { metric_id: "loss" goal: MINIMIZE }
-        algorithm: RANDOM_SEARCH
-      )pb",
-      &spec));
+  StudySpec spec = testing::MixedSpaceSpec();
+  spec.set_algorithm(StudySpec::RANDOM_SEARCH);
   return spec;
 }
 
