@@ -14,14 +14,24 @@
 //                                      already holding --large-study trials
 //   cairn_suggest_ms[_cN], cairn_complete_ms[_cN]  mean latency of each RPC
 //                                      of the round trip
+//   floor_empty_rpc_us                 mean latency of an RPC that does no
+//                                      work (GetStudy of a missing study)
+//   floor_durable_append_us            mean latency of a 200-byte append plus
+//                                      fdatasync() to a file in --fsync-dir
+// The two floors bound one sequential client: a round trip is two RPCs that
+// each wait for one durable append, so it cannot beat
+// 2 x (floor_empty_rpc_us + floor_durable_append_us) on this machine.
 // Every write is durable (cairnd's default: WAL fsynced before the reply).
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <thread>
@@ -40,9 +50,12 @@ struct Options {
   std::string server = "127.0.0.1:50051";
   double duration = 5;
   std::vector<int> clients = {1, 8, 32};
-  // Which figures to measure: round_trips, large_study, stream, unary.
+  // Which figures to measure: round_trips, large_study, stream, unary,
+  // floors.
   std::vector<std::string> figures = {"round_trips", "large_study", "stream",
-                                      "unary"};
+                                      "unary", "floors"};
+  // Directory (on the store's file system) for the durable-append floor.
+  std::string fsync_dir = ".";
   // Trials in the study of the large_study figure.
   int64_t large_study = 10000;
 
@@ -301,6 +314,68 @@ double AddMeasurementRate(const Options& o) {
   return rate;
 }
 
+// Mean latency in microseconds of an RPC that does no work: GetStudy of a
+// study that does not exist (cairnd answers NOT_FOUND from memory).
+double EmptyRpcMicros(const Options& o) {
+  auto stub = NewStub(o.server);
+  v1::GetStudyRequest request;
+  request.set_name("studies/999999999");
+  long n = 0;
+  const auto start = Clock::now();
+  const auto deadline = start + std::chrono::duration<double>(o.duration);
+  while (Clock::now() < deadline) {
+    grpc::ClientContext context;
+    v1::Study study;
+    grpc::Status status = stub->GetStudy(&context, request, &study);
+    if (status.error_code() != grpc::StatusCode::NOT_FOUND) {
+      Die("GetStudy of a missing study (expected NOT_FOUND)", status);
+    }
+    ++n;
+  }
+  return std::chrono::duration<double, std::micro>(Clock::now() - start)
+             .count() /
+         n;
+}
+
+// Mean latency in microseconds of appending 200 bytes to a preallocated file
+// in `dir` and fdatasync()ing it: what one durable WAL commit costs the disk.
+double DurableAppendMicros(const Options& o) {
+  std::string path = o.fsync_dir + "/cairn-bench-fsync.XXXXXX";
+  const int fd = ::mkstemp(path.data());
+  if (fd < 0) {
+    std::fprintf(stderr, "cairn_bench_core: --fsync-dir %s: %s\n",
+                 o.fsync_dir.c_str(), std::strerror(errno));
+    std::exit(1);
+  }
+  ::unlink(path.c_str());
+  constexpr off_t kFileBytes = 64 << 20;
+  if (::posix_fallocate(fd, 0, kFileBytes) != 0) {
+    std::fprintf(stderr, "cairn_bench_core: cannot preallocate in %s\n",
+                 o.fsync_dir.c_str());
+    std::exit(1);
+  }
+  char record[200];
+  std::memset(record, 'r', sizeof(record));
+  long n = 0;
+  off_t offset = 0;
+  const auto start = Clock::now();
+  const auto deadline = start + std::chrono::duration<double>(o.duration);
+  while (Clock::now() < deadline && offset + 200 < kFileBytes) {
+    if (::pwrite(fd, record, sizeof(record), offset) != sizeof(record) ||
+        ::fdatasync(fd) != 0) {
+      std::fprintf(stderr, "cairn_bench_core: durable append: %s\n",
+                   std::strerror(errno));
+      std::exit(1);
+    }
+    offset += sizeof(record);
+    ++n;
+  }
+  const double micros =
+      std::chrono::duration<double, std::micro>(Clock::now() - start).count();
+  ::close(fd);
+  return micros / n;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -315,7 +390,13 @@ int main(int argc, char** argv) {
                  "concurrent client counts to measure (default 1 8 32)")
       ->check(CLI::Range(1, 256));
   app.add_option("--figures", o.figures, "figures to measure (default: all)")
-      ->check(CLI::IsMember({"round_trips", "large_study", "stream", "unary"}));
+      ->check(CLI::IsMember(
+          {"round_trips", "large_study", "stream", "unary", "floors"}));
+  app.add_option("--fsync-dir", o.fsync_dir,
+                 "directory for the durable-append floor (use the store's "
+                 "file system)")
+      ->capture_default_str()
+      ->check(CLI::ExistingDirectory);
   app.add_option("--large-study", o.large_study,
                  "trials in the study of the large_study figure")
       ->capture_default_str()
@@ -354,6 +435,11 @@ int main(int argc, char** argv) {
   }
   if (o.Wants("unary")) {
     std::printf("cairn_add_measurement_per_s %.1f\n", AddMeasurementRate(o));
+    std::fflush(stdout);
+  }
+  if (o.Wants("floors")) {
+    std::printf("floor_empty_rpc_us %.1f\n", EmptyRpcMicros(o));
+    std::printf("floor_durable_append_us %.1f\n", DurableAppendMicros(o));
   }
   return 0;
 }
