@@ -563,8 +563,10 @@ int RunCli(int argc, const char* const* argv, std::ostream& out,
     CLI::App* suggest = trial->add_subcommand(
         "suggest", "get new trials to evaluate; none once the study is done");
     add_study_arg(suggest);
-    suggest->add_option("--count", o.count, "number of trials (default 1)")
-        ->check(CLI::Range(1, 10000));
+    suggest
+        ->add_option("--count", o.count,
+                     "number of trials, 1 to 1000 as cairnd allows (default 1)")
+        ->check(CLI::Range(1, 1000));
     suggest->add_option("--client-id", o.client_id,
                         "worker id: asking again returns its ACTIVE trials");
     add_json(suggest);

@@ -106,6 +106,11 @@ TEST(RunCliTest, UsageErrorsExitTwo) {
             kExitUsage);
   EXPECT_EQ(RunCairn({"trial", "suggest", "1", "--count", "x"}).code,
             kExitUsage);
+  // cairnd allows 1 to 1000 suggestions per call; the CLI says so first.
+  const Result too_many =
+      RunCairn({"trial", "suggest", "1", "--count", "1001"});
+  EXPECT_EQ(too_many.code, kExitUsage);
+  EXPECT_THAT(too_many.err, HasSubstr("--count"));
   EXPECT_EQ(
       RunCairn({"trial", "complete", "1", "2", "loss=1", "--infeasible", "nan"})
           .code,
