@@ -20,6 +20,7 @@
 #include "cli/format.h"
 #include "cli/study_config.h"
 #include "nlohmann/json.hpp"
+#include "proto/cairn/v1/limits.h"
 
 namespace cairn::cli {
 namespace {
@@ -565,8 +566,10 @@ int RunCli(int argc, const char* const* argv, std::ostream& out,
     add_study_arg(suggest);
     suggest
         ->add_option("--count", o.count,
-                     "number of trials, 1 to 1000 as cairnd allows (default 1)")
-        ->check(CLI::Range(1, 1000));
+                     absl::StrCat("number of trials, 1 to ",
+                                  cairn::v1::kMaxSuggestionCount,
+                                  " as cairnd allows (default 1)"))
+        ->check(CLI::Range(1, cairn::v1::kMaxSuggestionCount));
     suggest->add_option("--client-id", o.client_id,
                         "worker id: asking again returns its ACTIVE trials");
     add_json(suggest);

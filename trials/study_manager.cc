@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "proto/cairn/v1/limits.h"
 #include "trials/optimal.h"
 #include "trials/resource_names.h"
 #include "trials/trial_table.h"
@@ -537,9 +538,10 @@ absl::StatusOr<Study> StudyManager::SetStudyState(const std::string& name,
 
 absl::StatusOr<SuggestResult> StudyManager::SuggestTrials(
     const std::string& parent, int count, const std::string& client_id) {
-  if (count < 1 || count > 1000) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "suggestion_count: ", count, " must be between 1 and 1000"));
+  if (count < 1 || count > cairn::v1::kMaxSuggestionCount) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("suggestion_count: ", count, " must be between 1 and ",
+                     cairn::v1::kMaxSuggestionCount));
   }
   if (absl::Status s = CheckHealthy(); !s.ok()) return s;
   auto state = FindStudyByName(parent, "parent");
