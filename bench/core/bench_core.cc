@@ -320,21 +320,21 @@ double EmptyRpcMicros(const Options& o) {
   auto stub = NewStub(o.server);
   v1::GetStudyRequest request;
   request.set_name("studies/999999999");
-  long n = 0;
-  const auto start = Clock::now();
-  const auto deadline = start + std::chrono::duration<double>(o.duration);
-  while (Clock::now() < deadline) {
-    grpc::ClientContext context;
-    v1::Study study;
-    grpc::Status status = stub->GetStudy(&context, request, &study);
-    if (status.error_code() != grpc::StatusCode::NOT_FOUND) {
-      Die("GetStudy of a missing study (expected NOT_FOUND)", status);
-    }
-    ++n;
-  }
-  return std::chrono::duration<double, std::micro>(Clock::now() - start)
-             .count() /
-         n;
+  const double rate =
+      RunClients(1, o.duration, [&](int, std::atomic<bool>& stop) {
+        long n = 0;
+        while (!stop.load(std::memory_order_relaxed)) {
+          grpc::ClientContext context;
+          v1::Study study;
+          grpc::Status status = stub->GetStudy(&context, request, &study);
+          if (status.error_code() != grpc::StatusCode::NOT_FOUND) {
+            Die("GetStudy of a missing study (expected NOT_FOUND)", status);
+          }
+          ++n;
+        }
+        return n;
+      });
+  return 1e6 / rate;
 }
 
 // Mean latency in microseconds of appending 200 bytes to a preallocated file
@@ -356,24 +356,23 @@ double DurableAppendMicros(const Options& o) {
   }
   char record[200];
   std::memset(record, 'r', sizeof(record));
-  long n = 0;
-  off_t offset = 0;
-  const auto start = Clock::now();
-  const auto deadline = start + std::chrono::duration<double>(o.duration);
-  while (Clock::now() < deadline && offset + 200 < kFileBytes) {
-    if (::pwrite(fd, record, sizeof(record), offset) != sizeof(record) ||
-        ::fdatasync(fd) != 0) {
-      std::fprintf(stderr, "cairn_bench_core: durable append: %s\n",
-                   std::strerror(errno));
-      std::exit(1);
-    }
-    offset += sizeof(record);
-    ++n;
-  }
-  const double micros =
-      std::chrono::duration<double, std::micro>(Clock::now() - start).count();
+  const double rate =
+      RunClients(1, o.duration, [&](int, std::atomic<bool>& stop) {
+        long n = 0;
+        for (off_t offset = 0; !stop.load(std::memory_order_relaxed) &&
+                               offset + sizeof(record) <= kFileBytes;
+             offset += sizeof(record), ++n) {
+          if (::pwrite(fd, record, sizeof(record), offset) != sizeof(record) ||
+              ::fdatasync(fd) != 0) {
+            std::fprintf(stderr, "cairn_bench_core: durable append: %s\n",
+                         std::strerror(errno));
+            std::exit(1);
+          }
+        }
+        return n;
+      });
   ::close(fd);
-  return micros / n;
+  return 1e6 / rate;
 }
 
 }  // namespace

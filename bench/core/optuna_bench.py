@@ -63,7 +63,11 @@ def create_ask_tell_study(storage_url):
 
 def ask_tell_rate(storage_url, duration):
     _, study = create_ask_tell_study(storage_url)
-    n, _, seconds = ask_tell_loop(study, duration)
+    n, errors, seconds = ask_tell_loop(study, duration)
+    if errors:
+        # One worker has nobody to contend with: a failure is a real one.
+        raise SystemExit(f"optuna_bench.py: {errors} ask/tell round trips "
+                         "failed with one worker")
     return n / seconds
 
 
