@@ -54,12 +54,12 @@ absl::StatusOr<std::unique_ptr<Cairnd>> Cairnd::Start(
     return absl::FailedPreconditionError(absl::StrCat(
         "--jobs-root: cannot create '", jobs_root, "': ", ec.message()));
   }
-  const int gpus = options.gpus >= 0 ? options.gpus : exec::DetectGpuCount();
+  const int gpus = options.gpus >= 0 ? options.gpus : jobs::DetectGpuCount();
   StudyManagerOptions manager_options;
   manager_options.observer = d->observer_.get();
   manager_options.validate_spec =
       [jobs_root, gpus](const cairn::v1::StudySpec& spec) -> absl::Status {
-    if (absl::Status s = exec::JobRunner::ValidateTemplate(jobs_root, spec);
+    if (absl::Status s = jobs::JobRunner::ValidateTemplate(jobs_root, spec);
         !s.ok()) {
       return s;
     }
@@ -74,7 +74,7 @@ absl::StatusOr<std::unique_ptr<Cairnd>> Cairnd::Start(
       StudyManager::Open(d->store_.get(), manager_options);
   if (!manager.ok()) return manager.status();
   d->manager_ = std::move(*manager);
-  d->executor_ = exec::NewLocalProcessExecutor();
+  d->executor_ = jobs::NewLocalProcessExecutor();
   d->service_ = std::make_unique<StudyServiceImpl>(d->manager_.get());
 
   grpc::EnableDefaultHealthCheckService(true);
@@ -92,13 +92,13 @@ absl::StatusOr<std::unique_ptr<Cairnd>> Cairnd::Start(
         absl::StrCat("--listen: cannot listen on '", options.listen,
                      "' (address in use or invalid)"));
   }
-  exec::JobRunnerOptions runner_options;
+  jobs::JobRunnerOptions runner_options;
   runner_options.jobs_root = jobs_root;
   runner_options.server_address = absl::StrCat("127.0.0.1:", d->port_);
   runner_options.gpus = gpus;
   runner_options.grace_period = absl::Seconds(options.grace_seconds);
   runner_options.observer = d->observer_.get();
-  d->runner_ = std::make_unique<exec::JobRunner>(
+  d->runner_ = std::make_unique<jobs::JobRunner>(
       d->manager_.get(), d->executor_.get(), runner_options);
   d->service_->set_job_runner(d->runner_.get());
   d->runner_->Start();
@@ -130,11 +130,11 @@ monitoring::Snapshot Cairnd::MetricsSnapshot() {
     snapshot.studies.push_back(monitoring::MakeStudySnapshot(
         s.study, s.trials_by_state, s.best_by_metric, s.running_metrics));
   }
-  const exec::JobCounts jobs = runner_->Counts();
-  snapshot.jobs_queued = jobs.queued;
-  snapshot.jobs_running = jobs.running;
-  snapshot.gpu_slots_used = jobs.gpus_in_use;
-  snapshot.gpu_slots_total = jobs.gpus_total;
+  const jobs::JobCounts counts = runner_->Counts();
+  snapshot.jobs_queued = counts.queued;
+  snapshot.jobs_running = counts.running;
+  snapshot.gpu_slots_used = counts.gpus_in_use;
+  snapshot.gpu_slots_total = counts.gpus_total;
   snapshot.store_bytes = store_->ApproximateSizeBytes();
   return snapshot;
 }

@@ -13,7 +13,7 @@
 #include "monitoring/study_observer.h"
 #include "server/study_service.h"
 #include "store/store.h"
-#include "trainer/exec/job_runner.h"
+#include "jobs/job_runner.h"
 #include "trials/study_manager.h"
 
 namespace cairn {
@@ -57,7 +57,7 @@ class Cairnd {
   // Port of the /metrics endpoint, 0 when disabled.
   int metrics_port() const;
   StudyManager* manager() { return manager_.get(); }
-  exec::JobRunner* runner() { return runner_.get(); }
+  jobs::JobRunner* runner() { return runner_.get(); }
 
  private:
   Cairnd() = default;
@@ -67,8 +67,8 @@ class Cairnd {
   std::unique_ptr<monitoring::MetricsStudyObserver> observer_;
   std::unique_ptr<Store> store_;
   std::unique_ptr<StudyManager> manager_;
-  std::unique_ptr<exec::Executor> executor_;
-  std::unique_ptr<exec::JobRunner> runner_;
+  std::unique_ptr<jobs::Executor> executor_;
+  std::unique_ptr<jobs::JobRunner> runner_;
   std::unique_ptr<StudyServiceImpl> service_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;

@@ -4,7 +4,7 @@
 #define CAIRN_SERVER_STUDY_SERVICE_H_
 
 #include "cairn/v1/study_service.grpc.pb.h"
-#include "trainer/exec/job_runner.h"
+#include "jobs/job_runner.h"
 #include "trials/study_manager.h"
 
 namespace cairn {
@@ -15,7 +15,7 @@ class StudyServiceImpl final : public cairn::v1::StudyService::Service {
   // `manager` is not owned and must outlive the service.
   explicit StudyServiceImpl(StudyManager* manager) : manager_(manager) {}
   // Enables ReadTrialLogs. Not owned; call before serving.
-  void set_job_runner(exec::JobRunner* runner) { runner_ = runner; }
+  void set_job_runner(jobs::JobRunner* runner) { runner_ = runner; }
 
   grpc::Status CreateStudy(grpc::ServerContext*,
                            const cairn::v1::CreateStudyRequest* request,
@@ -80,7 +80,7 @@ class StudyServiceImpl final : public cairn::v1::StudyService::Service {
 
  private:
   StudyManager* const manager_;
-  exec::JobRunner* runner_ = nullptr;
+  jobs::JobRunner* runner_ = nullptr;
 };
 
 }  // namespace cairn

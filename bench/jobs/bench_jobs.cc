@@ -16,8 +16,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/text_format.h"
-#include "trainer/exec/hypertune.h"
-#include "trainer/exec/job_runner.h"
+#include "jobs/hypertune.h"
+#include "jobs/job_runner.h"
 #include "trials/study_manager.h"
 
 namespace {
@@ -82,12 +82,12 @@ int main(int argc, char** argv) {
   study.mutable_spec()->set_max_trials(trials);
   auto created = (*manager)->CreateStudy(study);
   if (!created.ok()) return Fail(created.status());
-  auto executor = cairn::exec::NewLocalProcessExecutor();
-  cairn::exec::JobRunnerOptions options;
+  auto executor = cairn::jobs::NewLocalProcessExecutor();
+  cairn::jobs::JobRunnerOptions options;
   options.jobs_root = dir + "/jobs";
   options.server_address = "127.0.0.1:1";
   options.gpus = 0;
-  cairn::exec::JobRunner runner(manager->get(), executor.get(), options);
+  cairn::jobs::JobRunner runner(manager->get(), executor.get(), options);
   const auto t0 = Clock::now();
   runner.Start();
   while ((*manager)->GetStudy(created->name())->state() ==
@@ -147,7 +147,7 @@ int main(int argc, char** argv) {
       for (const auto& l : lines) out << l << "\n";
     }
     const auto start = Clock::now();
-    auto entries = cairn::exec::ReadHypertuneSince(file, last_ts);
+    auto entries = cairn::jobs::ReadHypertuneSince(file, last_ts);
     std::vector<cairn::MeasurementReport> batch;
     for (const auto& e : entries) {
       cairn::MeasurementReport r;

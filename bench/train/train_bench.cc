@@ -20,7 +20,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "trainer/train/cpu_backend.h"
+#include "trainer/cpu_backend.h"
 
 namespace {
 
@@ -77,14 +77,14 @@ int main(int argc, char** argv) {
     }
   }
 
-  cairn::train::ModelSpec spec;
+  cairn::trainer::ModelSpec spec;
   spec.layer_sizes = sizes;
-  cairn::train::HyperParams hp;
-  hp.optimizer = cairn::train::OptimizerKind::kAdam;
+  cairn::trainer::HyperParams hp;
+  hp.optimizer = cairn::trainer::OptimizerKind::kAdam;
   hp.learning_rate = 1e-3f;
-  std::unique_ptr<cairn::train::Backend> owned;
+  std::unique_ptr<cairn::trainer::Backend> owned;
   if (backend_name == "cuda") {
-    auto b = cairn::train::Backend::Create(cairn::train::BackendKind::kCuda,
+    auto b = cairn::trainer::Backend::Create(cairn::trainer::BackendKind::kCuda,
                                            spec, hp, threads, batch);
     if (!b.ok()) {
       std::fprintf(stderr, "%s\n", b.status().ToString().c_str());
@@ -93,15 +93,15 @@ int main(int argc, char** argv) {
     owned = std::move(*b);
   } else if (backend_name == "cpu") {
     owned =
-        std::make_unique<cairn::train::CpuBackend>(spec, hp, threads, batch);
+        std::make_unique<cairn::trainer::CpuBackend>(spec, hp, threads, batch);
   } else {
     std::fprintf(stderr, "--backend must be cpu or cuda\n");
     return 2;
   }
-  cairn::train::Backend& backend = *owned;
-  cairn::train::TrainState st;
+  cairn::trainer::Backend& backend = *owned;
+  cairn::trainer::TrainState st;
   st.params.resize(spec.NumParams());
-  cairn::train::InitParams(spec, 1, st.params.data());
+  cairn::trainer::InitParams(spec, 1, st.params.data());
   st.m.assign(spec.NumParams(), 0);
   st.v.assign(spec.NumParams(), 0);
   if (!backend.SetState(st).ok()) return 1;

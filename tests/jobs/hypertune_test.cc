@@ -1,5 +1,5 @@
 // The cloudml-hypertune file protocol and the early-stopping rules.
-#include "trainer/exec/hypertune.h"
+#include "jobs/hypertune.h"
 
 #include <fstream>
 #include <string>
@@ -21,7 +21,7 @@ TEST(HypertuneTest, ParsesStringValuedLinesAndSkipsTornOnes) {
       R"({"global_step": "2000", "loss": "0.25", "timestamp": 1525851441.5, "trial": "3"})"
       "\n"
       R"({"global_step": "3000", "loss": "0.2)";  // Torn by a rewrite.
-  std::vector<exec::HypertuneEntry> e = exec::ParseHypertune(text);
+  std::vector<jobs::HypertuneEntry> e = jobs::ParseHypertune(text);
   ASSERT_EQ(e.size(), 2u);
   EXPECT_EQ(e[0].global_step, 1000);
   EXPECT_DOUBLE_EQ(e[0].metrics.at("loss"), 0.31);
@@ -30,7 +30,7 @@ TEST(HypertuneTest, ParsesStringValuedLinesAndSkipsTornOnes) {
 }
 
 TEST(HypertuneTest, NonNumericMetricLinesAreSkipped) {
-  std::vector<exec::HypertuneEntry> e = exec::ParseHypertune(
+  std::vector<jobs::HypertuneEntry> e = jobs::ParseHypertune(
       R"({"global_step": "1", "loss": "abc", "timestamp": 1.0})");
   EXPECT_TRUE(e.empty());
 }
@@ -44,19 +44,19 @@ std::string HypertuneLine(int step, double ts) {
 TEST(HypertuneTest, ReadSinceReturnsOnlyNewerEntriesInFileOrder) {
   testing::TempDir dir;
   const std::string path = dir.path() + "/metrics";
-  EXPECT_TRUE(exec::ReadHypertuneSince(path, 0).empty());  // Missing file.
+  EXPECT_TRUE(jobs::ReadHypertuneSince(path, 0).empty());  // Missing file.
   {
     std::ofstream out(path);
     for (int i = 1; i <= 100; ++i) out << HypertuneLine(i, 1000 + i);
     out << R"({"global_step": "101", "lo)";  // Torn by a rewrite.
   }
-  std::vector<exec::HypertuneEntry> e = exec::ReadHypertuneSince(path, 1097);
+  std::vector<jobs::HypertuneEntry> e = jobs::ReadHypertuneSince(path, 1097);
   ASSERT_EQ(e.size(), 3u);
   EXPECT_EQ(e[0].global_step, 98);
   EXPECT_EQ(e[2].global_step, 100);
   EXPECT_DOUBLE_EQ(e[2].timestamp, 1100);
-  EXPECT_EQ(exec::ReadHypertuneSince(path, 0).size(), 100u);
-  EXPECT_TRUE(exec::ReadHypertuneSince(path, 1100).empty());
+  EXPECT_EQ(jobs::ReadHypertuneSince(path, 0).size(), 100u);
+  EXPECT_TRUE(jobs::ReadHypertuneSince(path, 1100).empty());
   // An invalid line between new entries is skipped, not a stop.
   {
     std::ofstream out(path, std::ios::app);
@@ -64,7 +64,7 @@ TEST(HypertuneTest, ReadSinceReturnsOnlyNewerEntriesInFileOrder) {
         << HypertuneLine(101, 1101) << "not json\n"
         << HypertuneLine(102, 1102);
   }
-  e = exec::ReadHypertuneSince(path, 1100);
+  e = jobs::ReadHypertuneSince(path, 1100);
   ASSERT_EQ(e.size(), 2u);
   EXPECT_EQ(e[0].global_step, 101);
   EXPECT_EQ(e[1].global_step, 102);

@@ -1,17 +1,17 @@
 // Checkpoint encoding, atomic storage, retention and corrupt-file fallback.
-#include "trainer/train/checkpoint.h"
+#include "trainer/checkpoint.h"
 
 #include <dirent.h>
 #include <gtest/gtest.h>
 
 #include "tests/trainer/test_util.h"
 
-namespace cairn::train {
+namespace cairn::trainer {
 namespace {
 
-using ::cairn::train::testing::MakeTempDir;
-using ::cairn::train::testing::ReadText;
-using ::cairn::train::testing::WriteText;
+using ::cairn::trainer::testing::MakeTempDir;
+using ::cairn::trainer::testing::ReadText;
+using ::cairn::trainer::testing::WriteText;
 
 Checkpoint Sample(uint64_t step) {
   Checkpoint c;
@@ -123,4 +123,4 @@ TEST(CheckpointTest, WriteFileAtomicallyReplacesContent) {
 }
 
 }  // namespace
-}  // namespace cairn::train
+}  // namespace cairn::trainer

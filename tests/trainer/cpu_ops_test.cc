@@ -1,6 +1,6 @@
 // CPU kernels of cairn-train against naive double-precision references, and
 // the CPU backend's gradients against finite differences.
-#include "trainer/train/cpu_ops.h"
+#include "trainer/cpu_ops.h"
 
 #include <gtest/gtest.h>
 
@@ -8,11 +8,11 @@
 #include <random>
 #include <vector>
 
-#include "trainer/train/cpu_backend.h"
-#include "trainer/train/device_math.h"
-#include "trainer/train/model.h"
+#include "trainer/cpu_backend.h"
+#include "trainer/device_math.h"
+#include "trainer/model.h"
 
-namespace cairn::train {
+namespace cairn::trainer {
 namespace {
 
 std::vector<float> RandomVector(size_t n, uint32_t seed, float scale = 1.0f) {
@@ -388,4 +388,4 @@ TEST(CpuBackendTest, TrainingIsBitReproducibleAndLearns) {
 }
 
 }  // namespace
-}  // namespace cairn::train
+}  // namespace cairn::trainer

@@ -7,17 +7,17 @@
 #include <random>
 #include <vector>
 
-#include "trainer/train/backend.h"
-#include "trainer/train/cpu_backend.h"
-#include "trainer/train/cpu_ops.h"
-#include "trainer/train/cuda_bias_act.h"
-#include "trainer/train/cuda_dropout.h"
-#include "trainer/train/cuda_loss.h"
-#include "trainer/train/cuda_matmul.h"
-#include "trainer/train/cuda_optimizer.h"
-#include "trainer/train/cuda_util.h"
+#include "trainer/backend.h"
+#include "trainer/cpu_backend.h"
+#include "trainer/cpu_ops.h"
+#include "trainer/cuda_bias_act.h"
+#include "trainer/cuda_dropout.h"
+#include "trainer/cuda_loss.h"
+#include "trainer/cuda_matmul.h"
+#include "trainer/cuda_optimizer.h"
+#include "trainer/cuda_util.h"
 
-namespace cairn::train {
+namespace cairn::trainer {
 namespace {
 
 using cuda::DeviceBuffer;
@@ -280,4 +280,4 @@ TEST(CudaDeviceTest, AutoBackendFallsBackToCpuWithoutDevice) {
 }
 
 }  // namespace
-}  // namespace cairn::train
+}  // namespace cairn::trainer

@@ -1,5 +1,5 @@
 // CSV reading, label selection, bad inputs, split and normalization.
-#include "trainer/train/data.h"
+#include "trainer/data.h"
 
 #include <gtest/gtest.h>
 #include <zlib.h>
@@ -9,11 +9,11 @@
 
 #include "tests/trainer/test_util.h"
 
-namespace cairn::train {
+namespace cairn::trainer {
 namespace {
 
-using ::cairn::train::testing::MakeTempDir;
-using ::cairn::train::testing::WriteText;
+using ::cairn::trainer::testing::MakeTempDir;
+using ::cairn::trainer::testing::WriteText;
 
 class CsvTest : public ::testing::Test {
  protected:
@@ -168,4 +168,4 @@ TEST(DataTest, NormalizationUsesMeanAndStd) {
 }
 
 }  // namespace
-}  // namespace cairn::train
+}  // namespace cairn::trainer

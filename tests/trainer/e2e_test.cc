@@ -16,15 +16,15 @@
 
 #include "absl/strings/str_split.h"
 #include "tests/trainer/test_util.h"
-#include "trainer/train/checkpoint.h"
+#include "trainer/checkpoint.h"
 
-namespace cairn::train {
+namespace cairn::trainer {
 namespace {
 
-using ::cairn::train::testing::BlobsCsv;
-using ::cairn::train::testing::MakeTempDir;
-using ::cairn::train::testing::ReadText;
-using ::cairn::train::testing::WriteText;
+using ::cairn::trainer::testing::BlobsCsv;
+using ::cairn::trainer::testing::MakeTempDir;
+using ::cairn::trainer::testing::ReadText;
+using ::cairn::trainer::testing::WriteText;
 
 std::string Binary() {
   const char* dir = std::getenv("CAIRN_BIN_DIR");
@@ -406,4 +406,4 @@ TEST_F(E2eTest, CommandLineAndInputErrors) {
 }
 
 }  // namespace
-}  // namespace cairn::train
+}  // namespace cairn::trainer

@@ -1,6 +1,6 @@
 // Metric reporters: the cloudml-hypertune file format, the environment
 // selection and AddTrialMeasurement against an in-process fake server.
-#include "trainer/train/reporter.h"
+#include "trainer/reporter.h"
 
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
@@ -14,12 +14,12 @@
 #include "cairn/v1/study_service.grpc.pb.h"
 #include "tests/trainer/test_util.h"
 
-namespace cairn::train {
+namespace cairn::trainer {
 namespace {
 
-using ::cairn::train::testing::MakeTempDir;
-using ::cairn::train::testing::ReadText;
-using ::cairn::train::testing::WriteText;
+using ::cairn::trainer::testing::MakeTempDir;
+using ::cairn::trainer::testing::ReadText;
+using ::cairn::trainer::testing::WriteText;
 
 EpochReport MakeReport(uint64_t step, double acc) {
   EpochReport r;
@@ -180,4 +180,4 @@ TEST_F(GrpcReporterTest, HypertuneFileWhenNoServerAndNothingOtherwise) {
 }
 
 }  // namespace
-}  // namespace cairn::train
+}  // namespace cairn::trainer

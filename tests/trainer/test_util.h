@@ -13,7 +13,7 @@
 #include <sstream>
 #include <string>
 
-namespace cairn::train::testing {
+namespace cairn::trainer::testing {
 
 // A fresh directory under $TEST_TMPDIR or /tmp.
 inline std::string MakeTempDir() {
@@ -56,6 +56,6 @@ inline std::string BlobsCsv(int rows, int features, uint32_t seed,
   return out.str();
 }
 
-}  // namespace cairn::train::testing
+}  // namespace cairn::trainer::testing
 
 #endif  // CAIRN_TESTS_TRAINER_TEST_UTIL_H_

@@ -1,0 +1,76 @@
+// Executors run training jobs. One interface, so that a cluster executor
+// (Slurm) can be added beside LocalProcessExecutor without touching the job
+// runner.
+#ifndef CAIRN_JOBS_EXECUTOR_H_
+#define CAIRN_JOBS_EXECUTOR_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace cairn::jobs {
+
+struct JobSpec {
+  // argv[0] is resolved through PATH when it has no '/'. Never run through a
+  // shell.
+  std::vector<std::string> argv;
+  // Added to (and overriding) the executor's own environment.
+  std::map<std::string, std::string> env;
+  // Working directory; must exist.
+  std::string working_dir;
+  // stdout and stderr are appended here.
+  std::string log_path;
+};
+
+// Identifies a started job for its executor.
+struct JobHandle {
+  int64_t id = 0;           // Executor-specific (local: the pid).
+  int64_t pid = 0;          // Process id where meaningful, else 0.
+  int64_t start_ticks = 0;  // Process start time (clock ticks since boot).
+};
+
+struct JobExit {
+  int exit_code = 0;  // Valid when signal == 0.
+  int signal = 0;     // Non-zero when killed by a signal.
+  bool ok() const { return signal == 0 && exit_code == 0; }
+  std::string ToString() const;
+};
+
+// An Executor is thread-safe.
+class Executor {
+ public:
+  virtual ~Executor() = default;
+
+  // Starts a job. InvalidArgument for an empty argv; FailedPrecondition if
+  // the program cannot be executed (the message names it).
+  virtual absl::StatusOr<JobHandle> Start(const JobSpec& spec) = 0;
+
+  // The exit of a finished job (reaping it), or nullopt while it runs.
+  virtual std::optional<JobExit> Poll(const JobHandle& job) = 0;
+
+  // Asks the job to stop: SIGTERM to its whole process group now; SIGKILL
+  // once `grace` has passed if it is still running (checked by Poll).
+  virtual void Terminate(const JobHandle& job, absl::Duration grace) = 0;
+
+  // Ends a job left over by an earlier cairnd (by pid and start time, so a
+  // reused pid is never hit). Returns true if something was killed.
+  virtual bool KillOrphan(int64_t pid, int64_t start_ticks) = 0;
+};
+
+// Runs jobs as local child processes, each in its own process group, with
+// PR_SET_PDEATHSIG so they die with cairnd.
+std::unique_ptr<Executor> NewLocalProcessExecutor();
+
+// Start time of `pid` in clock ticks since boot (from /proc), or 0 if the
+// process does not exist.
+int64_t ProcessStartTicks(int64_t pid);
+
+}  // namespace cairn::jobs
+
+#endif  // CAIRN_JOBS_EXECUTOR_H_

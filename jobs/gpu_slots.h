@@ -1,0 +1,40 @@
+// GPU slots: which GPUs are free; a trial waits until it gets all it asks for
+// and two running trials never share a GPU.
+#ifndef CAIRN_JOBS_GPU_SLOTS_H_
+#define CAIRN_JOBS_GPU_SLOTS_H_
+
+#include <optional>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+
+namespace cairn::jobs {
+
+// Number of CUDA devices the runtime reports (0 without CUDA or a device).
+int DetectGpuCount();
+
+// Thread-safe.
+class GpuSlots {
+ public:
+  explicit GpuSlots(int total) : used_(total > 0 ? total : 0, false) {}
+
+  // `count` free GPU indices, marked used; nullopt if not enough are free.
+  // count == 0 always succeeds with an empty list.
+  std::optional<std::vector<int>> Acquire(int count);
+  // Marks the GPUs given back. Idempotent per index.
+  void Release(const std::vector<int>& gpus);
+  // Marks specific GPUs used (recovery); returns false if one is taken.
+  bool Claim(const std::vector<int>& gpus);
+
+  int total() const { return static_cast<int>(used_.size()); }
+  int in_use() const;
+
+ private:
+  mutable absl::Mutex mu_;
+  std::vector<bool> used_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace cairn::jobs
+
+#endif  // CAIRN_JOBS_GPU_SLOTS_H_

@@ -1,0 +1,79 @@
+// cloudml-hypertune metric file parsing.
+#include "jobs/hypertune.h"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "nlohmann/json.hpp"
+
+namespace cairn::jobs {
+namespace {
+
+bool ToDouble(const nlohmann::json& v, double* out) {
+  if (v.is_number()) {
+    *out = v.get<double>();
+    return true;
+  }
+  return v.is_string() && absl::SimpleAtod(v.get<std::string>(), out);
+}
+
+}  // namespace
+
+bool ParseHypertuneLine(absl::string_view line, HypertuneEntry* out) {
+  if (line.empty()) return false;
+  nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return false;
+  HypertuneEntry e;
+  if (!j.contains("timestamp") || !ToDouble(j["timestamp"], &e.timestamp)) {
+    return false;
+  }
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string& key = it.key();
+    if (key == "timestamp" || key == "trial") continue;
+    double value = 0;
+    if (!ToDouble(it.value(), &value)) return false;
+    if (key == "global_step") {
+      e.global_step = static_cast<int64_t>(value);
+    } else {
+      e.metrics[key] = value;
+    }
+  }
+  if (e.metrics.empty()) return false;
+  *out = std::move(e);
+  return true;
+}
+
+std::vector<HypertuneEntry> ParseHypertune(const std::string& text) {
+  std::vector<HypertuneEntry> out;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    HypertuneEntry e;
+    if (ParseHypertuneLine(line, &e)) out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::vector<HypertuneEntry> ReadHypertuneSince(const std::string& path,
+                                               double after_timestamp) {
+  std::ifstream in(path);
+  if (!in) return {};
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  const std::vector<absl::string_view> lines = absl::StrSplit(text, '\n');
+  // From the end back to the first entry already read: the writer adds
+  // entries in time order, so only the new lines are parsed.
+  std::vector<HypertuneEntry> out;
+  for (auto line = lines.rbegin(); line != lines.rend(); ++line) {
+    HypertuneEntry e;
+    if (!ParseHypertuneLine(*line, &e)) continue;
+    if (e.timestamp <= after_timestamp) break;
+    out.push_back(std::move(e));
+  }
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace cairn::jobs
