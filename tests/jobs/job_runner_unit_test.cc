@@ -188,25 +188,31 @@ class JobRunnerUnitTest : public ::testing::Test {
     runner_->Recover();
   }
 
-  // A study of one DOUBLE parameter x whose template runs /bin/train;
+  // A new runner with `options` after its first pass: the jobs it started.
+  std::vector<FakeExecutor::Started> FirstPass(
+      const JobRunnerOptions& options) {
+    NewRunner(options);
+    runner_->RunOnce();
+    return executor_.starts();
+  }
+
+  // Advances the clock by `d`, runs a pass: how many jobs were started.
+  size_t StartsAfter(absl::Duration d) {
+    clock_.Advance(d);
+    runner_->RunOnce();
+    return executor_.starts().size();
+  }
+
+  // A Branin study (x1, x2) whose template runs /bin/train --fast;
   // `extra` (StudySpec text) is merged in.
   std::string CreateStudy(const std::string& extra) {
     Study study;
     study.set_display_name(absl::StrCat("study", ++studies_));
     auto* spec = study.mutable_spec();
-    EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(
-        R"pb(
-          parameters {
-            parameter_id: "x"
-            type: DOUBLE
-            min_value: 0
-            max_value: 1
-          }
-          metrics { metric_id: "loss" goal: MINIMIZE }
-          algorithm: RANDOM_SEARCH
-          job_template { command: "/bin/train" command: "--fast" }
-        )pb",
-        spec));
+    *spec = testing::BraninSpec();
+    spec->set_algorithm(cairn::v1::StudySpec::RANDOM_SEARCH);
+    spec->mutable_job_template()->add_command("/bin/train");
+    spec->mutable_job_template()->add_command("--fast");
     cairn::v1::StudySpec more;
     EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(extra, &more));
     spec->MergeFrom(more);
@@ -238,9 +244,7 @@ class JobRunnerUnitTest : public ::testing::Test {
 
 TEST_F(JobRunnerUnitTest, StartsTrialsUpToParallelismWithTheJobEnvironment) {
   const std::string study = CreateStudy("max_trials: 5 max_parallel_trials: 2");
-  NewRunner(Options());
-  runner_->RunOnce();
-  std::vector<FakeExecutor::Started> starts = executor_.starts();
+  std::vector<FakeExecutor::Started> starts = FirstPass(Options());
   ASSERT_EQ(starts.size(), 2u);
   runner_->RunOnce();
   EXPECT_EQ(executor_.starts().size(), 2u) << "parallelism exceeded";
@@ -254,11 +258,12 @@ TEST_F(JobRunnerUnitTest, StartsTrialsUpToParallelismWithTheJobEnvironment) {
   EXPECT_EQ(t.job().proc_start_ticks(), starts[0].handle.start_ticks);
   EXPECT_EQ(t.job().attempts(), 1);
   EXPECT_EQ(t.job().job_dir(), dir);
-  ASSERT_EQ(spec.argv.size(), 4u);
+  ASSERT_EQ(spec.argv.size(), 5u);
   EXPECT_EQ(spec.argv[0], "/bin/train");
   EXPECT_EQ(spec.argv[1], "--fast");
-  EXPECT_EQ(spec.argv[2].rfind("--x=", 0), 0u) << spec.argv[2];
-  EXPECT_EQ(spec.argv[3], "--job-dir=" + dir);
+  EXPECT_EQ(spec.argv[2].rfind("--x1=", 0), 0u) << spec.argv[2];
+  EXPECT_EQ(spec.argv[3].rfind("--x2=", 0), 0u) << spec.argv[3];
+  EXPECT_EQ(spec.argv[4], "--job-dir=" + dir);
   EXPECT_EQ(spec.log_path, dir + "/job.log");
   EXPECT_EQ(Env(spec, "CAIRN_SERVER"), "127.0.0.1:9");
   EXPECT_EQ(Env(spec, "CAIRN_STUDY"), study);
@@ -285,9 +290,7 @@ TEST_F(JobRunnerUnitTest, GpuSlotsAreExclusiveAndFreedOnExit) {
   const std::string study = CreateStudy(
       "max_trials: 3 max_parallel_trials: 3 job_template { gpus_per_trial: 1 "
       "}");
-  NewRunner(Options(/*gpus=*/2));
-  runner_->RunOnce();
-  std::vector<FakeExecutor::Started> starts = executor_.starts();
+  std::vector<FakeExecutor::Started> starts = FirstPass(Options(/*gpus=*/2));
   ASSERT_EQ(starts.size(), 2u);
   EXPECT_EQ(Env(starts[0].spec, "CUDA_VISIBLE_DEVICES"), "0");
   EXPECT_EQ(Env(starts[1].spec, "CUDA_VISIBLE_DEVICES"), "1");
@@ -317,9 +320,7 @@ TEST_F(JobRunnerUnitTest, GpuSlotsAreExclusiveAndFreedOnExit) {
 
 TEST_F(JobRunnerUnitTest, HypertuneMetricsAreCollectedAndTheLastBecomesFinal) {
   const std::string study = CreateStudy("max_trials: 1");
-  NewRunner(Options());
-  runner_->RunOnce();
-  ASSERT_EQ(executor_.starts().size(), 1u);
+  ASSERT_EQ(FirstPass(Options()).size(), 1u);
   const FakeExecutor::Started job = executor_.last_start();
   {
     std::ofstream out(Env(job.spec, "CLOUD_ML_HP_METRIC_FILE"));
@@ -359,9 +360,7 @@ TEST_F(JobRunnerUnitTest, FailedJobRestartsUpToMaxRestartsAfterBackoff) {
   const std::string study =
       CreateStudy("max_trials: 1 job_template { max_restarts: 2 }");
   const std::string trial = study + "/trials/1";
-  NewRunner(Options());
-  runner_->RunOnce();
-  ASSERT_EQ(executor_.starts().size(), 1u);
+  ASSERT_EQ(FirstPass(Options()).size(), 1u);
   const std::string job_dir = Get(trial).job().job_dir();
 
   // Attempt 1 fails: restart 1 waits 1 s, attempt 2 resumes.
@@ -374,12 +373,8 @@ TEST_F(JobRunnerUnitTest, FailedJobRestartsUpToMaxRestartsAfterBackoff) {
   EXPECT_EQ(t.job().last_exit_code(), 3);
   EXPECT_EQ(t.job().message(), "exit code 3; restart 1 of 2");
   EXPECT_EQ(executor_.starts().size(), 1u) << "restarted without backoff";
-  clock_.Advance(absl::Milliseconds(999));
-  runner_->RunOnce();
-  EXPECT_EQ(executor_.starts().size(), 1u) << "restarted before 1 s";
-  clock_.Advance(absl::Milliseconds(1));
-  runner_->RunOnce();
-  ASSERT_EQ(executor_.starts().size(), 2u);
+  EXPECT_EQ(StartsAfter(absl::Milliseconds(999)), 1u) << "restarted before 1 s";
+  ASSERT_EQ(StartsAfter(absl::Milliseconds(1)), 2u);
   EXPECT_EQ(Env(executor_.last_start().spec, "CAIRN_RESUME"), "1");
   EXPECT_EQ(Env(executor_.last_start().spec, "CAIRN_JOB_DIR"), job_dir);
   EXPECT_EQ(Get(trial).job().attempts(), 2);
@@ -388,12 +383,9 @@ TEST_F(JobRunnerUnitTest, FailedJobRestartsUpToMaxRestartsAfterBackoff) {
   // Attempt 2 fails: restart 2 waits 2 s.
   executor_.Exit(executor_.last_start().handle.pid, 3);
   runner_->RunOnce();
-  clock_.Advance(absl::Milliseconds(1999));
-  runner_->RunOnce();
-  EXPECT_EQ(executor_.starts().size(), 2u) << "restarted before 2 s";
-  clock_.Advance(absl::Milliseconds(1));
-  runner_->RunOnce();
-  ASSERT_EQ(executor_.starts().size(), 3u);
+  EXPECT_EQ(StartsAfter(absl::Milliseconds(1999)), 2u)
+      << "restarted before 2 s";
+  ASSERT_EQ(StartsAfter(absl::Milliseconds(1)), 3u);
 
   // Attempt 3 is killed: no restarts left, the trial fails.
   executor_.Exit(executor_.last_start().handle.pid, 0, /*signal=*/9);
@@ -407,9 +399,7 @@ TEST_F(JobRunnerUnitTest, FailedJobRestartsUpToMaxRestartsAfterBackoff) {
   EXPECT_EQ(t.job().message(), "killed by signal 9 after 2 restart(s)");
   EXPECT_EQ(t.infeasible_reason(),
             "job failed: killed by signal 9 after 2 restart(s)");
-  clock_.Advance(absl::Minutes(5));
-  runner_->RunOnce();
-  EXPECT_EQ(executor_.starts().size(), 3u);
+  EXPECT_EQ(StartsAfter(absl::Minutes(5)), 3u);
   EXPECT_EQ(runner_->Counts().restarts_total, 2);
   EXPECT_EQ(restarts_.studies(), (std::vector<std::string>{study, study}));
 }
@@ -430,12 +420,10 @@ TEST_F(JobRunnerUnitTest, BackoffDoublesUpToItsCap) {
     ASSERT_EQ(executor_.starts().size(), i + 1);
     executor_.Exit(executor_.last_start().handle.pid, 1);
     runner_->RunOnce();
-    clock_.Advance(delays[i] - absl::Milliseconds(1));
-    runner_->RunOnce();
-    EXPECT_EQ(executor_.starts().size(), i + 1) << "restarted early";
-    clock_.Advance(absl::Milliseconds(1));
-    runner_->RunOnce();
-    EXPECT_EQ(executor_.starts().size(), i + 2) << "not restarted on time";
+    EXPECT_EQ(StartsAfter(delays[i] - absl::Milliseconds(1)), i + 1)
+        << "restarted early";
+    EXPECT_EQ(StartsAfter(absl::Milliseconds(1)), i + 2)
+        << "not restarted on time";
   }
 }
 
@@ -468,16 +456,12 @@ TEST_F(JobRunnerUnitTest, TimeoutTerminatesWithTheGracePeriodAndFails) {
   EXPECT_EQ(t.job().last_exit_code(), 143);
   EXPECT_NE(t.infeasible_reason().find("timeout"), std::string::npos)
       << t.infeasible_reason();
-  clock_.Advance(absl::Minutes(5));
-  runner_->RunOnce();
-  EXPECT_EQ(executor_.starts().size(), 1u) << "a timeout is not restarted";
+  EXPECT_EQ(StartsAfter(absl::Minutes(5)), 1u) << "a timeout is not restarted";
 }
 
 TEST_F(JobRunnerUnitTest, StoppingTheStudyCancelsItsJobs) {
   const std::string study = CreateStudy("max_trials: 4 max_parallel_trials: 2");
-  NewRunner(Options());
-  runner_->RunOnce();
-  std::vector<FakeExecutor::Started> starts = executor_.starts();
+  std::vector<FakeExecutor::Started> starts = FirstPass(Options());
   ASSERT_EQ(starts.size(), 2u);
   ASSERT_TRUE(manager_->SetStudyState(study, Study::INACTIVE).ok());
   runner_->RunOnce();
@@ -506,9 +490,7 @@ TEST_F(JobRunnerUnitTest, StoppingTheStudyCancelsItsJobs) {
 
 TEST_F(JobRunnerUnitTest, StoppedTrialEndsItsJobAndCompletesOrFails) {
   const std::string study = CreateStudy("max_trials: 2 max_parallel_trials: 2");
-  NewRunner(Options());
-  runner_->RunOnce();
-  std::vector<FakeExecutor::Started> starts = executor_.starts();
+  std::vector<FakeExecutor::Started> starts = FirstPass(Options());
   ASSERT_EQ(starts.size(), 2u);
   Report(study + "/trials/1", 0.25, 4);  // Trial 2 reports nothing.
   ASSERT_TRUE(manager_->StopTrial(study + "/trials/1").ok());
@@ -536,9 +518,7 @@ TEST_F(JobRunnerUnitTest, QueuedTrialStoppedBeforeItStartsNeverRuns) {
   const std::string study = CreateStudy(
       "max_trials: 2 max_parallel_trials: 2 job_template { gpus_per_trial: 1 "
       "}");
-  NewRunner(Options(/*gpus=*/1));
-  runner_->RunOnce();
-  ASSERT_EQ(executor_.starts().size(), 1u);
+  ASSERT_EQ(FirstPass(Options(/*gpus=*/1)).size(), 1u);
   ASSERT_EQ(Get(study + "/trials/2").job().state(), TrialJob::QUEUED);
   ASSERT_TRUE(manager_->StopTrial(study + "/trials/2").ok());
   runner_->RunOnce();
