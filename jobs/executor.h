@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "trials/clock.h"
 
 namespace cairn::jobs {
 
@@ -64,8 +65,9 @@ class Executor {
 };
 
 // Runs jobs as local child processes, each in its own process group, with
-// PR_SET_PDEATHSIG so they die with cairnd.
-std::unique_ptr<Executor> NewLocalProcessExecutor();
+// PR_SET_PDEATHSIG so they die with cairnd. Terminate's grace period is
+// measured on `clock` (not owned; must outlive the executor).
+std::unique_ptr<Executor> NewLocalProcessExecutor(Clock* clock);
 
 // Start time of `pid` in clock ticks since boot (from /proc), or 0 if the
 // process does not exist.

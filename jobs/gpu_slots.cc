@@ -20,9 +20,7 @@ int DetectGpuCount() {
 std::optional<std::vector<int>> GpuSlots::Acquire(int count) {
   absl::MutexLock lock(&mu_);
   std::vector<int> got;
-  for (int i = 0; i < static_cast<int>(used_.size()) &&
-                  static_cast<int>(got.size()) < count;
-       ++i) {
+  for (int i = 0; i < total_ && static_cast<int>(got.size()) < count; ++i) {
     if (!used_[i]) got.push_back(i);
   }
   if (static_cast<int>(got.size()) < count) return std::nullopt;
@@ -33,14 +31,14 @@ std::optional<std::vector<int>> GpuSlots::Acquire(int count) {
 void GpuSlots::Release(const std::vector<int>& gpus) {
   absl::MutexLock lock(&mu_);
   for (int i : gpus) {
-    if (i >= 0 && i < static_cast<int>(used_.size())) used_[i] = false;
+    if (i >= 0 && i < total_) used_[i] = false;
   }
 }
 
 bool GpuSlots::Claim(const std::vector<int>& gpus) {
   absl::MutexLock lock(&mu_);
   for (int i : gpus) {
-    if (i < 0 || i >= static_cast<int>(used_.size()) || used_[i]) return false;
+    if (i < 0 || i >= total_ || used_[i]) return false;
   }
   for (int i : gpus) used_[i] = true;
   return true;

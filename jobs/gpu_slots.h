@@ -17,7 +17,8 @@ int DetectGpuCount();
 // Thread-safe.
 class GpuSlots {
  public:
-  explicit GpuSlots(int total) : used_(total > 0 ? total : 0, false) {}
+  explicit GpuSlots(int total)
+      : total_(total > 0 ? total : 0), used_(total_, false) {}
 
   // `count` free GPU indices, marked used; nullopt if not enough are free.
   // count == 0 always succeeds with an empty list.
@@ -27,12 +28,13 @@ class GpuSlots {
   // Marks specific GPUs used (recovery); returns false if one is taken.
   bool Claim(const std::vector<int>& gpus);
 
-  int total() const { return static_cast<int>(used_.size()); }
+  int total() const { return total_; }
   int in_use() const;
 
  private:
+  const int total_;  // Fixed at construction: read without mu_.
   mutable absl::Mutex mu_;
-  std::vector<bool> used_ ABSL_GUARDED_BY(mu_);
+  std::vector<bool> used_ ABSL_GUARDED_BY(mu_);  // total_ entries.
 };
 
 }  // namespace cairn::jobs

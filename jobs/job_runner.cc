@@ -1,17 +1,17 @@
-// Job runner implementation. See job_runner.h for what a tick does.
+// Job runner implementation. See job_runner.h for what a pass does.
 #include "jobs/job_runner.h"
 
-#include <charconv>
-#include <cmath>
-#include <filesystem>
-#include <fstream>
+#include <algorithm>
 #include <set>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "nlohmann/json.hpp"
 #include "jobs/hypertune.h"
+#include "jobs/job_command.h"
+#include "jobs/job_template.h"
+#include "spdlog/spdlog.h"
 #include "trials/resource_names.h"
+#include "trials/trial_table.h"
 
 namespace cairn::jobs {
 namespace {
@@ -21,96 +21,52 @@ using cairn::v1::Study;
 using cairn::v1::Trial;
 using cairn::v1::TrialJob;
 
-bool IsPending(Trial::State s) {
-  return s == Trial::REQUESTED || s == Trial::ACTIVE || s == Trial::STOPPING;
+// Logs a failed store call of the job runner; the pass goes on.
+void LogIfError(const absl::Status& status, const std::string& trial_name,
+                const char* action) {
+  if (status.ok()) return;
+  spdlog::warn("job runner: {} for trial {} failed: {}", action, trial_name,
+               status.ToString());
 }
 
-// Shortest text that parses back to the same double; integers without ".0".
-std::string FormatNumber(double v) {
-  if (std::floor(v) == v && std::fabs(v) < 1e15) {
-    return absl::StrCat(static_cast<int64_t>(v));
+// A template's max_running_time, or infinite when unset or zero.
+absl::Duration MaxRunningTime(const cairn::v1::TrialJobTemplate& tmpl) {
+  const google::protobuf::Duration& d = tmpl.max_running_time();
+  if (!tmpl.has_max_running_time() ||
+      d.seconds() + (d.nanos() > 0 ? 1 : 0) <= 0) {
+    return absl::InfiniteDuration();
   }
-  char buf[64];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
-  return std::string(buf, end);
+  return absl::Seconds(d.seconds()) + absl::Nanoseconds(d.nanos());
 }
 
-std::string FormatValue(const google::protobuf::Value& v) {
-  if (v.kind_case() == google::protobuf::Value::kStringValue) {
-    return v.string_value();
+std::vector<MeasurementReport> ToReports(
+    const std::string& trial_name, const std::vector<HypertuneEntry>& entries) {
+  std::vector<MeasurementReport> reports;
+  for (const HypertuneEntry& e : entries) {
+    MeasurementReport m;
+    m.trial_name = trial_name;
+    m.measurement.set_step_count(e.global_step);
+    for (const auto& [k, v] : e.metrics) {
+      auto* metric = m.measurement.add_metrics();
+      metric->set_metric_id(k);
+      metric->set_value(v);
+    }
+    reports.push_back(std::move(m));
   }
-  if (v.kind_case() == google::protobuf::Value::kBoolValue) {
-    return v.bool_value() ? "true" : "false";
-  }
-  return FormatNumber(v.number_value());
-}
-
-// Resolves a template's job_dir against the jobs root; InvalidArgument if
-// it escapes the root.
-absl::StatusOr<fs::path> ResolveUnderRoot(const std::string& root,
-                                          const std::string& job_dir,
-                                          const std::string& default_name) {
-  std::error_code ec;
-  const fs::path root_c = fs::weakly_canonical(fs::absolute(root), ec);
-  fs::path p = job_dir.empty()                   ? root_c / default_name
-               : fs::path(job_dir).is_absolute() ? fs::path(job_dir)
-                                                 : root_c / job_dir;
-  p = fs::weakly_canonical(p, ec);
-  const fs::path rel = p.lexically_relative(root_c);
-  if (rel.empty() || rel == "." || *rel.begin() == "..") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("job_template.job_dir: '", job_dir,
-                     "' is outside the jobs root '", root_c.string(), "'"));
-  }
-  return p;
-}
-
-int64_t DurationSeconds(const google::protobuf::Duration& d) {
-  return d.seconds() + (d.nanos() > 0 ? 1 : 0);
+  return reports;
 }
 
 }  // namespace
 
-absl::Status JobRunner::ValidateTemplate(const std::string& jobs_root,
-                                         const cairn::v1::StudySpec& spec) {
-  if (!spec.has_job_template()) return absl::OkStatus();
-  const cairn::v1::TrialJobTemplate& t = spec.job_template();
-  if (t.command().empty()) {
-    return absl::InvalidArgumentError(
-        "job_template.command: must name the training program (argv)");
-  }
-  if (t.command(0).empty()) {
-    return absl::InvalidArgumentError(
-        "job_template.command[0]: must not be empty");
-  }
-  if (t.gpus_per_trial() < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "job_template.gpus_per_trial: ", t.gpus_per_trial(), " is negative"));
-  }
-  if (t.max_restarts() < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "job_template.max_restarts: ", t.max_restarts(), " is negative"));
-  }
-  if (t.max_running_time().seconds() < 0 || t.max_running_time().nanos() < 0) {
-    return absl::InvalidArgumentError(
-        "job_template.max_running_time: must not be negative");
-  }
-  for (const auto& [k, v] : t.env()) {
-    if (k.empty() || k.find('=') != std::string::npos) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("job_template.env: invalid variable name '", k, "'"));
-    }
-  }
-  absl::StatusOr<fs::path> dir = ResolveUnderRoot(jobs_root, t.job_dir(), "x");
-  return dir.ok() ? absl::OkStatus() : dir.status();
-}
-
-JobRunner::JobRunner(StudyManager* manager, Executor* executor,
+JobRunner::JobRunner(StudyManager* manager, Executor* executor, Clock* clock,
                      const JobRunnerOptions& options)
     : manager_(manager),
       executor_(executor),
+      clock_(clock),
       options_(options),
-      gpus_(options.gpus >= 0 ? options.gpus : DetectGpuCount()) {}
+      gpus_(options.gpus >= 0 ? options.gpus : DetectGpuCount()) {
+  counts_.gpus_total = gpus_.total();
+}
 
 JobRunner::~JobRunner() { Stop(); }
 
@@ -129,7 +85,7 @@ void JobRunner::Stop() {
 
 void JobRunner::Loop() {
   while (true) {
-    Tick();
+    RunOnce();
     absl::MutexLock lock(&mu_);
     auto stopped = [this]()
                        ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stop_; };
@@ -138,44 +94,102 @@ void JobRunner::Loop() {
   }
 }
 
-void JobRunner::SetJob(const std::string& trial_name, const TrialJob& job) {
-  // A failure here (e.g. the study was deleted) only loses bookkeeping.
-  (void)manager_->UpdateTrialJob(trial_name, job);
+absl::StatusOr<LogChunk> JobRunner::ReadLogs(const std::string& trial_name,
+                                             int64_t offset, int max_bytes) {
+  return ReadJobLog(manager_, trial_name, offset, max_bytes);
 }
 
-std::string JobRunner::StudyJobDir(const JobStudyView& view) const {
-  absl::StatusOr<fs::path> dir = ResolveUnderRoot(
-      options_.jobs_root, view.study.spec().job_template().job_dir(),
-      absl::StrCat("study-", view.study_id));
-  return dir.ok() ? dir->string() : std::string();
+JobCounts JobRunner::Counts() const {
+  absl::MutexLock lock(&mu_);
+  return counts_;
 }
+
+// --- Store writes. ---
+
+void JobRunner::SetJob(const std::string& trial_name, const TrialJob& job) {
+  // A failure (e.g. the study was deleted) loses only bookkeeping.
+  LogIfError(manager_->UpdateTrialJob(trial_name, job), trial_name,
+             "recording the job state");
+}
+
+void JobRunner::MarkFailed(const std::string& trial_name,
+                           const std::string& reason) {
+  LogIfError(manager_->FailTrial(trial_name, reason).status(), trial_name,
+             "marking the trial FAILED");
+}
+
+void JobRunner::CompleteOrFail(const std::string& trial_name,
+                               const std::string& fail_reason) {
+  // Its last measurement becomes final; a trial with none cannot complete.
+  if (manager_->CompleteTrial(trial_name, std::nullopt, false, "").ok()) {
+    return;
+  }
+  MarkFailed(trial_name, fail_reason);
+}
+
+// --- Recovery. ---
 
 void JobRunner::Recover() {
+  absl::MutexLock pass(&pass_mu_);
   for (const JobStudyView& view : manager_->JobStudies()) {
-    for (const Trial& t : view.pending) {
-      TrialJob job = t.job();
-      if (job.pid() > 0 &&
-          executor_->KillOrphan(job.pid(), job.proc_start_ticks())) {
-        job.set_message("orphan of a previous cairnd killed; resuming");
-      }
-      if (job.state() == TrialJob::STATE_UNSPECIFIED ||
-          job.state() == TrialJob::QUEUED) {
-        continue;
-      }
-      job.set_pid(0);
-      job.set_proc_start_ticks(0);
-      job.set_state(TrialJob::QUEUED);
-      job.clear_gpus();
-      SetJob(t.name(), job);
-    }
+    for (const Trial& t : view.pending) RecoverTrial(t);
   }
 }
 
-void JobRunner::Tick() {
-  absl::MutexLock lock(&mu_);
-  // 1. Running jobs first: collect metrics, end, reap. Exits free slots that
-  //    step 2 fills in the same tick (dispatch latency is one tick at most).
+void JobRunner::RecoverTrial(const Trial& trial) {
+  TrialJob job = trial.job();
+  if (job.pid() > 0 &&
+      executor_->KillOrphan(job.pid(), job.proc_start_ticks())) {
+    job.set_message("orphan of a previous cairnd killed; resuming");
+  }
+  if (job.state() == TrialJob::STATE_UNSPECIFIED ||
+      job.state() == TrialJob::QUEUED) {
+    return;
+  }
+  job.set_pid(0);
+  job.set_proc_start_ticks(0);
+  job.set_state(TrialJob::QUEUED);
+  job.clear_gpus();
+  SetJob(trial.name(), job);
+}
+
+// --- A pass. ---
+
+void JobRunner::RunOnce() {
+  absl::MutexLock pass(&pass_mu_);
+  // Running jobs first: their exits free slots that Dispatch fills in the
+  // same pass (dispatch latency is one pass at most).
   std::vector<JobStudyView> views = manager_->JobStudies();
+  if (CheckRunningJobs(views)) views = manager_->JobStudies();
+  int queued = 0;
+  for (JobStudyView& view : views) queued += Dispatch(view);
+  ForgetRestartTimes(views);
+  Publish(queued);
+}
+
+void JobRunner::Publish(int queued) {
+  absl::MutexLock lock(&mu_);
+  counts_.queued = queued;
+  counts_.running = static_cast<int>(running_.size());
+  counts_.gpus_in_use = gpus_.in_use();
+  counts_.gpus_total = gpus_.total();
+  counts_.restarts_total = restarts_total_;
+}
+
+void JobRunner::ForgetRestartTimes(const std::vector<JobStudyView>& views) {
+  if (restart_at_.empty()) return;
+  std::set<std::string> pending;
+  for (const JobStudyView& view : views) {
+    for (const Trial& t : view.pending) pending.insert(t.name());
+  }
+  for (auto it = restart_at_.begin(); it != restart_at_.end();) {
+    it = pending.count(it->first) > 0 ? std::next(it) : restart_at_.erase(it);
+  }
+}
+
+// --- Running jobs. ---
+
+bool JobRunner::CheckRunningJobs(const std::vector<JobStudyView>& views) {
   std::map<std::string, std::pair<const JobStudyView*, const Trial*>> pending;
   for (const JobStudyView& view : views) {
     for (const Trial& trial : view.pending) {
@@ -185,170 +199,51 @@ void JobRunner::Tick() {
   bool exited = false;
   for (auto it = running_.begin(); it != running_.end();) {
     auto p = pending.find(it->first);
-    if (p == pending.end()) {
-      CheckRunning(it->second, nullptr, nullptr);  // Completed via the API.
-    } else {
-      CheckRunning(it->second, p->second.first, p->second.second);
-    }
-    if (it->second.job.state() == TrialJob::STATE_UNSPECIFIED) {
-      it = running_.erase(it);  // Finished and handled.
-      exited = true;
-    } else {
-      ++it;
-    }
+    const bool done =
+        p == pending.end()
+            ? CheckRunning(it->second, nullptr, nullptr)
+            : CheckRunning(it->second, p->second.first, p->second.second);
+    exited = exited || done;
+    it = done ? running_.erase(it) : std::next(it);
   }
-  if (exited) views = manager_->JobStudies();
-
-  // 2. Top up each ACTIVE study and start (or cancel) what is not running.
-  int queued = 0;
-  for (JobStudyView& view : views) {
-    if (view.study.state() == Study::ACTIVE) TopUp(view);
-    for (const Trial& trial : view.pending) {
-      if (running_.count(trial.name()) > 0) continue;
-      if (view.study.state() != Study::ACTIVE) {
-        TrialJob job = trial.job();
-        job.set_state(TrialJob::CANCELLED);
-        job.set_message(absl::StrCat("cancelled: study is ",
-                                     Study::State_Name(view.study.state())));
-        (void)manager_->FailTrial(trial.name(), job.message());
-        SetJob(trial.name(), job);
-        continue;
-      }
-      if (trial.state() == Trial::STOPPING) {
-        TrialJob job = trial.job();
-        job.set_state(TrialJob::CANCELLED);
-        job.set_message("stopped before it started");
-        if (!manager_->CompleteTrial(trial.name(), std::nullopt, false, "")
-                 .ok()) {
-          (void)manager_->FailTrial(trial.name(), "stopped before reporting");
-        }
-        SetJob(trial.name(), job);
-        continue;
-      }
-      StartQueued(view, trial);
-      if (running_.count(trial.name()) == 0) ++queued;
-    }
-  }
-  queued_ = queued;
+  return exited;
 }
 
-void JobRunner::TopUp(const JobStudyView& view_in) {
-  JobStudyView& view = const_cast<JobStudyView&>(view_in);
-  const cairn::v1::StudySpec& spec = view.study.spec();
-  const int per_trial = spec.job_template().gpus_per_trial();
-  int limit = spec.max_parallel_trials();
-  if (limit <= 0) {
-    limit = per_trial > 0 ? std::max(1, gpus_.total() / per_trial)
-                          : static_cast<int>(std::max(
-                                1u, std::thread::hardware_concurrency()));
+bool JobRunner::CheckRunning(Running& r, const JobStudyView* view,
+                             const Trial* trial) {
+  Collect(r);
+  if (std::optional<JobExit> exit = executor_->Poll(r.handle)) {
+    HandleExit(r, *exit);
+    return true;
   }
-  const int want = limit - static_cast<int>(view.pending.size());
-  if (want <= 0) return;
-  absl::StatusOr<SuggestResult> result =
-      manager_->SuggestTrials(view.study.name(), want, "");
-  if (!result.ok()) return;
-  // New trials have no job state yet; StartQueued records RUNNING, or
-  // QUEUED when their GPUs are busy (one write instead of two).
-  for (Trial& t : result->trials) view.pending.push_back(std::move(t));
-  view.study.set_state(result->study_state);
+  if (r.terminating) return false;
+  const std::string reason = TerminateReason(r, view, trial);
+  if (reason.empty()) return false;
+  executor_->Terminate(r.handle, options_.grace_period);
+  r.terminating = true;
+  r.terminate_reason = reason;
+  r.job.set_state(TrialJob::STOPPING);
+  r.job.set_message(reason);
+  SetJob(r.trial_name, r.job);
+  return false;
 }
 
-void JobRunner::StartQueued(const JobStudyView& view, const Trial& trial) {
-  const cairn::v1::TrialJobTemplate& tmpl = view.study.spec().job_template();
-  TrialJob job = trial.job();
-  std::optional<std::vector<int>> gpus = gpus_.Acquire(tmpl.gpus_per_trial());
-  if (!gpus.has_value()) {
-    if (job.state() != TrialJob::QUEUED) {
-      job.set_state(TrialJob::QUEUED);
-      SetJob(trial.name(), job);
-    }
-    return;
+std::string JobRunner::TerminateReason(const Running& r,
+                                       const JobStudyView* view,
+                                       const Trial* trial) {
+  if (clock_->Now() - r.started > r.timeout) return "timeout";
+  if (view == nullptr) {
+    // No longer pending: completed through the API (the job ends on its
+    // own) or deleted with its study (NotFound: end the job).
+    return manager_->GetTrialBasic(r.trial_name).ok() ? "" : "cancelled";
   }
-  auto fail = [&](const std::string& reason) {
-    gpus_.Release(*gpus);
-    job.set_state(TrialJob::FAILED);
-    job.set_message(reason);
-    (void)manager_->FailTrial(trial.name(), reason);
-    SetJob(trial.name(), job);
-  };
-  const std::string study_dir = StudyJobDir(view);
-  if (study_dir.empty())
-    return fail("job_template.job_dir is outside the jobs root");
-  const fs::path dir = fs::path(study_dir) / absl::StrCat("trial-", trial.id());
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) {
-    return fail(absl::StrCat("cannot create job dir '", dir.string(),
-                             "': ", ec.message()));
-  }
-  const bool resume = job.attempts() > 0;
-  job.set_attempts(job.attempts() + 1);
-  job.set_job_dir(dir.string());
-  job.set_log_path((dir / "job.log").string());
-  job.clear_gpus();
-  for (int g : *gpus) job.add_gpus(g);
-
-  JobSpec spec;
-  spec.argv.assign(tmpl.command().begin(), tmpl.command().end());
-  for (const auto& p : trial.parameters()) {
-    spec.argv.push_back(
-        absl::StrCat("--", p.parameter_id(), "=", FormatValue(p.value())));
-  }
-  spec.argv.push_back(absl::StrCat("--job-dir=", dir.string()));
-  // Jobs run in cairnd's working directory, so relative paths in the
-  // command resolve there; their own directory is --job-dir.
-  spec.log_path = job.log_path();
-  for (const auto& [k, v] : tmpl.env()) spec.env[k] = v;
-  const std::string trial_id = absl::StrCat(trial.id());
-  const std::string hypertune = (dir / "hypertune.metrics").string();
-  spec.env["CAIRN_SERVER"] = options_.server_address;
-  spec.env["CAIRN_STUDY"] = view.study.name();
-  spec.env["CAIRN_TRIAL_ID"] = trial_id;
-  spec.env["CAIRN_JOB_DIR"] = dir.string();
-  if (resume) spec.env["CAIRN_RESUME"] = "1";
-  spec.env["CLOUD_ML_TRIAL_ID"] = trial_id;
-  spec.env["CLOUD_ML_HP_METRIC_FILE"] = hypertune;
-  spec.env["CUDA_VISIBLE_DEVICES"] = absl::StrJoin(*gpus, ",");
-  nlohmann::json tf_config = {
-      {"cluster", {{"master", {"127.0.0.1:0"}}}},
-      {"task", {{"type", "master"}, {"index", 0}, {"trial", trial_id}}},
-      {"job", {{"job_dir", dir.string()}}},
-      {"environment", "cloud"}};
-  spec.env["TF_CONFIG"] = tf_config.dump();
-  {
-    std::ofstream log(job.log_path(), std::ios::app);
-    log << "=== cairn: attempt " << job.attempts()
-        << (resume ? " (resume)" : "") << " of trial " << trial.name() << " at "
-        << absl::FormatTime(absl::Now()) << ": "
-        << absl::StrJoin(spec.argv, " ") << "\n";
-  }
-  absl::StatusOr<JobHandle> handle = executor_->Start(spec);
-  if (!handle.ok()) return fail(std::string(handle.status().message()));
-  job.set_state(TrialJob::RUNNING);
-  job.set_pid(handle->pid);
-  job.set_proc_start_ticks(handle->start_ticks);
-  job.set_message("");
-  SetJob(trial.name(), job);
-
-  Running r;
-  r.trial_name = trial.name();
-  r.study_id = view.study_id;
-  r.handle = *handle;
-  r.gpus = *gpus;
-  r.started = absl::Now();
-  if (tmpl.has_max_running_time() &&
-      DurationSeconds(tmpl.max_running_time()) > 0) {
-    r.timeout = absl::Seconds(tmpl.max_running_time().seconds()) +
-                absl::Nanoseconds(tmpl.max_running_time().nanos());
-  }
-  r.hypertune_path = hypertune;
-  r.hypertune_timestamp = job.hypertune_timestamp();
-  r.job = job;
-  running_.emplace(trial.name(), std::move(r));
+  if (view->study.state() != Study::ACTIVE) return "cancelled";
+  if (trial != nullptr && trial->state() == Trial::STOPPING) return "stopped";
+  return "";
 }
 
 void JobRunner::Collect(Running& r) {
-  // Every tick polls every running job: skip the read and parse unless the
+  // Every pass polls every running job: skip the read and parse unless the
   // writer replaced or grew the file since the last look.
   std::error_code ec;
   const auto mtime = fs::last_write_time(r.hypertune_path, ec);
@@ -360,56 +255,22 @@ void JobRunner::Collect(Running& r) {
   std::vector<HypertuneEntry> entries =
       ReadHypertuneSince(r.hypertune_path, r.hypertune_timestamp);
   if (entries.empty()) return;
-  std::vector<MeasurementReport> reports;
-  for (const HypertuneEntry& e : entries) {
-    MeasurementReport m;
-    m.trial_name = r.trial_name;
-    m.measurement.set_step_count(e.global_step);
-    for (const auto& [k, v] : e.metrics) {
-      auto* metric = m.measurement.add_metrics();
-      metric->set_metric_id(k);
-      metric->set_value(v);
-    }
-    reports.push_back(std::move(m));
-  }
   r.hypertune_timestamp = entries.back().timestamp;
   r.job.set_hypertune_timestamp(r.hypertune_timestamp);
   // The measurements and how far the file was read, in one durable write.
-  if (!manager_->AddMeasurementsWithJob(reports, r.trial_name, r.job).ok()) {
+  absl::StatusOr<int64_t> added = manager_->AddMeasurementsWithJob(
+      ToReports(r.trial_name, entries), r.trial_name, r.job);
+  if (!added.ok()) {
     // Rejected measurements (e.g. a NaN) are dropped; move past them.
+    LogIfError(added.status(), r.trial_name,
+               "recording hypertune metrics (skipped)");
     SetJob(r.trial_name, r.job);
   }
 }
 
-void JobRunner::CheckRunning(Running& r, const JobStudyView* view,
-                             const Trial* trial) {
-  Collect(r);
-  if (std::optional<JobExit> exit = executor_->Poll(r.handle)) {
-    HandleExit(r, *exit);
-    r.job.set_state(TrialJob::STATE_UNSPECIFIED);  // Marks it handled.
-    return;
-  }
-  if (r.terminating) return;
-  std::string reason;
-  if (absl::Now() - r.started > r.timeout) {
-    reason = "timeout";
-  } else if (view == nullptr) {
-    if (!manager_->GetTrialBasic(r.trial_name).ok()) reason = "cancelled";
-  } else if (view->study.state() != Study::ACTIVE) {
-    reason = "cancelled";
-  } else if (trial != nullptr && trial->state() == Trial::STOPPING) {
-    reason = "stopped";
-  }
-  if (reason.empty()) return;
-  executor_->Terminate(r.handle, options_.grace_period);
-  r.terminating = true;
-  r.terminate_reason = reason;
-  r.job.set_state(TrialJob::STOPPING);
-  r.job.set_message(reason);
-  SetJob(r.trial_name, r.job);
-}
+// --- Exits. ---
 
-bool JobRunner::HandleExit(Running& r, const JobExit& exit) {
+void JobRunner::HandleExit(Running& r, const JobExit& exit) {
   Collect(r);
   gpus_.Release(r.gpus);
   TrialJob job = r.job;
@@ -417,109 +278,237 @@ bool JobRunner::HandleExit(Running& r, const JobExit& exit) {
   job.set_proc_start_ticks(0);
   job.set_last_exit_code(exit.signal != 0 ? 128 + exit.signal : exit.exit_code);
   absl::StatusOr<Trial> trial = manager_->GetTrialBasic(r.trial_name);
-  if (!trial.ok()) return true;  // Deleted meanwhile.
+  if (!trial.ok()) {
+    // NotFound: deleted meanwhile, nothing left to record.
+    if (!absl::IsNotFound(trial.status())) {
+      LogIfError(trial.status(), r.trial_name, "reading the exited trial");
+    }
+    return;
+  }
+  RecordOutcome(r, *trial, exit, job);
+  SetJob(r.trial_name, job);
+}
+
+void JobRunner::RecordOutcome(const Running& r, const Trial& trial,
+                              const JobExit& exit, TrialJob& job) {
   const std::string how = exit.ToString();
-  if (!IsPending(trial->state())) {
+  if (!IsPendingState(trial.state())) {
     job.set_state(TrialJob::SUCCEEDED);
     job.set_message(absl::StrCat("trial completed by the program; job ", how));
   } else if (r.terminate_reason == "cancelled") {
     job.set_state(TrialJob::CANCELLED);
     job.set_message("cancelled");
-    (void)manager_->FailTrial(r.trial_name, "cancelled: the study stopped");
+    MarkFailed(r.trial_name, "cancelled: the study stopped");
   } else if (r.terminate_reason == "stopped" ||
-             trial->state() == Trial::STOPPING) {
+             trial.state() == Trial::STOPPING) {
     job.set_state(TrialJob::CANCELLED);
     job.set_message(absl::StrCat("stopped early; job ", how));
-    if (!manager_->CompleteTrial(r.trial_name, std::nullopt, false, "").ok()) {
-      (void)manager_->FailTrial(r.trial_name,
-                                "stopped before reporting its objective");
-    }
+    CompleteOrFail(r.trial_name, "stopped before reporting its objective");
   } else if (r.terminate_reason == "timeout") {
     job.set_state(TrialJob::FAILED);
     job.set_message("timeout: ran longer than job_template.max_running_time");
-    (void)manager_->FailTrial(r.trial_name, job.message());
+    MarkFailed(r.trial_name, job.message());
   } else if (exit.ok()) {
-    absl::StatusOr<Trial> done =
-        manager_->CompleteTrial(r.trial_name, std::nullopt, false, "");
-    if (done.ok()) {
-      job.set_state(TrialJob::SUCCEEDED);
-      job.set_message("exit code 0");
-    } else {
-      job.set_state(TrialJob::FAILED);
-      job.set_message(
-          absl::StrCat("exit code 0 but ", done.status().message()));
-      (void)manager_->FailTrial(r.trial_name, job.message());
-    }
+    CompleteAfterExit(r.trial_name, job);
   } else {
-    // Look the template up again: the view is not at hand here.
-    absl::StatusOr<Study> study = manager_->GetStudy(StudyName(r.study_id));
-    const int max_restarts =
-        study.ok() ? study->spec().job_template().max_restarts() : 0;
-    if (job.restarts() < max_restarts) {
-      job.set_restarts(job.restarts() + 1);
-      job.set_state(TrialJob::QUEUED);
-      job.set_message(absl::StrCat(how, "; restart ", job.restarts(), " of ",
-                                   max_restarts));
-      ++restarts_total_;
-      if (options_.observer != nullptr && study.ok()) {
-        options_.observer->OnJobRestart(study->name());
-      }
+    RestartOrFail(r, how, job);
+  }
+}
+
+void JobRunner::CompleteAfterExit(const std::string& trial_name,
+                                  TrialJob& job) {
+  absl::StatusOr<Trial> done =
+      manager_->CompleteTrial(trial_name, std::nullopt, false, "");
+  if (done.ok()) {
+    job.set_state(TrialJob::SUCCEEDED);
+    job.set_message("exit code 0");
+    return;
+  }
+  job.set_state(TrialJob::FAILED);
+  job.set_message(absl::StrCat("exit code 0 but ", done.status().message()));
+  MarkFailed(trial_name, job.message());
+}
+
+void JobRunner::RestartOrFail(const Running& r, const std::string& how,
+                              TrialJob& job) {
+  // Look the template up again: the view is not at hand here.
+  absl::StatusOr<Study> study = manager_->GetStudy(StudyName(r.study_id));
+  LogIfError(study.status(), r.trial_name, "reading max_restarts (taken as 0)");
+  const int max_restarts =
+      study.ok() ? study->spec().job_template().max_restarts() : 0;
+  if (job.restarts() >= max_restarts) {
+    job.set_state(TrialJob::FAILED);
+    job.set_message(
+        absl::StrCat(how, " after ", job.restarts(), " restart(s)"));
+    MarkFailed(r.trial_name, absl::StrCat("job failed: ", job.message()));
+    return;
+  }
+  job.set_restarts(job.restarts() + 1);
+  job.set_state(TrialJob::QUEUED);
+  job.set_message(
+      absl::StrCat(how, "; restart ", job.restarts(), " of ", max_restarts));
+  restart_at_[r.trial_name] = clock_->Now() + RestartDelay(job.restarts());
+  ++restarts_total_;
+  if (options_.observer != nullptr && study.ok()) {
+    options_.observer->OnJobRestart(study->name());
+  }
+}
+
+absl::Duration JobRunner::RestartDelay(int restart) const {
+  absl::Duration delay = options_.restart_backoff_initial;
+  const double factor = options_.restart_backoff_multiplier;
+  for (int i = 1;
+       i < restart && factor > 1 && delay < options_.restart_backoff_max; ++i) {
+    delay = delay * factor;
+  }
+  return std::min(delay, options_.restart_backoff_max);
+}
+
+// --- Dispatch. ---
+
+int JobRunner::Dispatch(JobStudyView& view) {
+  if (view.study.state() == Study::ACTIVE) TopUp(view);
+  int queued = 0;
+  for (const Trial& trial : view.pending) {
+    if (running_.count(trial.name()) > 0) continue;
+    if (view.study.state() != Study::ACTIVE) {
+      CancelUnstarted(trial, view.study.state());
+    } else if (trial.state() == Trial::STOPPING) {
+      StopUnstarted(trial);
     } else {
-      job.set_state(TrialJob::FAILED);
-      job.set_message(
-          absl::StrCat(how, " after ", job.restarts(), " restart(s)"));
-      (void)manager_->FailTrial(r.trial_name,
-                                absl::StrCat("job failed: ", job.message()));
+      StartQueued(view, trial);
+      if (running_.count(trial.name()) == 0) ++queued;
     }
   }
-  SetJob(r.trial_name, job);
-  return true;
+  return queued;
 }
 
-absl::StatusOr<JobRunner::LogChunk> JobRunner::ReadLogs(
-    const std::string& trial_name, int64_t offset, int max_bytes) {
-  if (offset < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("offset: ", offset, " is negative"));
-  }
-  if (max_bytes <= 0) max_bytes = 1 << 20;
-  absl::StatusOr<Trial> trial = manager_->GetTrialBasic(trial_name);
-  if (!trial.ok()) return trial.status();
-  LogChunk chunk;
-  chunk.next_offset = offset;
-  if (trial->job().log_path().empty()) {
-    if (!IsPending(trial->state())) chunk.complete = true;
-    if (trial->job().state() == TrialJob::STATE_UNSPECIFIED &&
-        !IsPending(trial->state())) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "trial ", trial_name, " did not run as a job: it has no log"));
-    }
-    return chunk;
-  }
-  std::ifstream in(trial->job().log_path(), std::ios::binary);
-  if (in) {
-    in.seekg(offset);
-    chunk.data.resize(max_bytes);
-    in.read(chunk.data.data(), max_bytes);
-    chunk.data.resize(static_cast<size_t>(in.gcount()));
-  }
-  chunk.next_offset = offset + static_cast<int64_t>(chunk.data.size());
-  const bool at_end = static_cast<int>(chunk.data.size()) < max_bytes;
-  chunk.complete = at_end && !IsPending(trial->state()) &&
-                   trial->job().state() != TrialJob::RUNNING &&
-                   trial->job().state() != TrialJob::STOPPING;
-  return chunk;
+int JobRunner::ParallelLimit(const cairn::v1::StudySpec& spec) const {
+  if (spec.max_parallel_trials() > 0) return spec.max_parallel_trials();
+  const int per_trial = spec.job_template().gpus_per_trial();
+  if (per_trial > 0) return std::max(1, gpus_.total() / per_trial);
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
-JobCounts JobRunner::Counts() const {
-  absl::MutexLock lock(&mu_);
-  JobCounts c;
-  c.queued = queued_;
-  c.running = static_cast<int>(running_.size());
-  c.gpus_in_use = gpus_.in_use();
-  c.gpus_total = gpus_.total();
-  c.restarts_total = restarts_total_;
-  return c;
+void JobRunner::TopUp(JobStudyView& view) {
+  const int want =
+      ParallelLimit(view.study.spec()) - static_cast<int>(view.pending.size());
+  if (want <= 0) return;
+  absl::StatusOr<SuggestResult> result =
+      manager_->SuggestTrials(view.study.name(), want, "");
+  if (!result.ok()) {
+    spdlog::warn("job runner: suggesting trials for {} failed: {}",
+                 view.study.name(), result.status().ToString());
+    return;
+  }
+  // New trials have no job state yet; StartQueued records RUNNING, or
+  // QUEUED when their GPUs are busy (one write instead of two).
+  for (Trial& t : result->trials) view.pending.push_back(std::move(t));
+  view.study.set_state(result->study_state);
+}
+
+void JobRunner::CancelUnstarted(const Trial& trial, Study::State study_state) {
+  TrialJob job = trial.job();
+  job.set_state(TrialJob::CANCELLED);
+  job.set_message(
+      absl::StrCat("cancelled: study is ", Study::State_Name(study_state)));
+  MarkFailed(trial.name(), job.message());
+  SetJob(trial.name(), job);
+}
+
+void JobRunner::StopUnstarted(const Trial& trial) {
+  TrialJob job = trial.job();
+  job.set_state(TrialJob::CANCELLED);
+  job.set_message("stopped before it started");
+  CompleteOrFail(trial.name(), "stopped before reporting");
+  SetJob(trial.name(), job);
+}
+
+// --- Starting jobs. ---
+
+void JobRunner::StartQueued(const JobStudyView& view, const Trial& trial) {
+  std::optional<std::vector<int>> gpus;
+  if (!InRestartBackoff(trial.name())) {
+    gpus = gpus_.Acquire(view.study.spec().job_template().gpus_per_trial());
+  }
+  if (!gpus.has_value()) return KeepQueued(trial);
+  TrialJob job = trial.job();
+  absl::StatusOr<JobHandle> handle = StartJob(view, trial, *gpus, job);
+  if (!handle.ok()) {
+    gpus_.Release(*gpus);
+    return FailToStart(trial.name(), job,
+                       std::string(handle.status().message()));
+  }
+  restart_at_.erase(trial.name());
+  running_.emplace(trial.name(),
+                   MakeRunning(view, trial.name(), job, *handle, *gpus));
+}
+
+bool JobRunner::InRestartBackoff(const std::string& trial_name) {
+  auto it = restart_at_.find(trial_name);
+  return it != restart_at_.end() && clock_->Now() < it->second;
+}
+
+void JobRunner::KeepQueued(const Trial& trial) {
+  if (trial.job().state() == TrialJob::QUEUED) return;
+  TrialJob job = trial.job();
+  job.set_state(TrialJob::QUEUED);
+  SetJob(trial.name(), job);
+}
+
+absl::StatusOr<JobHandle> JobRunner::StartJob(const JobStudyView& view,
+                                              const Trial& trial,
+                                              const std::vector<int>& gpus,
+                                              TrialJob& job) {
+  absl::StatusOr<fs::path> dir = CreateTrialJobDir(
+      options_.jobs_root, view.study.spec(), view.study_id, trial.id());
+  if (!dir.ok()) return dir.status();
+  const bool resume = job.attempts() > 0;
+  job.set_attempts(job.attempts() + 1);
+  job.set_job_dir(dir->string());
+  job.set_log_path(JobLogPath(*dir).string());
+  job.clear_gpus();
+  for (int g : gpus) job.add_gpus(g);
+  const JobSpec spec = MakeJobSpec(
+      view.study.spec().job_template(), trial,
+      {options_.server_address, view.study.name(), *dir, gpus, resume});
+  LogIfError(AppendAttemptHeader(job.log_path(), trial.name(), job.attempts(),
+                                 resume, clock_->Now(), spec.argv),
+             trial.name(), "writing the attempt header to the job log");
+  absl::StatusOr<JobHandle> handle = executor_->Start(spec);
+  if (!handle.ok()) return handle.status();
+  job.set_state(TrialJob::RUNNING);
+  job.set_pid(handle->pid);
+  job.set_proc_start_ticks(handle->start_ticks);
+  job.set_message("");
+  SetJob(trial.name(), job);
+  return handle;
+}
+
+JobRunner::Running JobRunner::MakeRunning(const JobStudyView& view,
+                                          const std::string& trial_name,
+                                          const TrialJob& job,
+                                          const JobHandle& handle,
+                                          const std::vector<int>& gpus) const {
+  Running r;
+  r.trial_name = trial_name;
+  r.study_id = view.study_id;
+  r.handle = handle;
+  r.gpus = gpus;
+  r.started = clock_->Now();
+  r.timeout = MaxRunningTime(view.study.spec().job_template());
+  r.hypertune_path = HypertunePath(job.job_dir()).string();
+  r.hypertune_timestamp = job.hypertune_timestamp();
+  r.job = job;
+  return r;
+}
+
+void JobRunner::FailToStart(const std::string& trial_name, TrialJob job,
+                            const std::string& reason) {
+  job.set_state(TrialJob::FAILED);
+  job.set_message(reason);
+  MarkFailed(trial_name, reason);
+  SetJob(trial_name, job);
 }
 
 }  // namespace cairn::jobs

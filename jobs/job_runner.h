@@ -1,31 +1,37 @@
 // The job runner: cairnd runs every trial of a study that has a job template
 // as a training job, the way AI Platform Training runs a tuning job.
 //
-// One thread ticks every `poll_interval` (20 ms):
+// One thread runs a pass (RunOnce) every `poll_interval` (20 ms). A pass:
+//  - collects metrics from each running job's hypertune file into the store;
+//  - ends jobs that time out, whose trial was stopped (early stopping or a
+//    user) or whose study is no longer ACTIVE (SIGTERM, then SIGKILL after
+//    the grace period);
+//  - on a job's exit: completes the trial with its last measurement,
+//    restarts a failed job (same job dir, CAIRN_RESUME=1) up to
+//    max_restarts after a backoff, or marks the trial FAILED;
 //  - tops up each ACTIVE job study with new trials (SuggestTrials) up to its
 //    parallelism, each starting QUEUED;
 //  - starts QUEUED trials as soon as their GPUs are free (GpuSlots), with
-//    the parameters as --name=value, --job-dir=DIR and the CAIRN_*,
-//    CLOUD_ML_*, TF_CONFIG and CUDA_VISIBLE_DEVICES variables, in cairnd's
-//    working directory (relative command paths resolve there);
-//  - collects metrics from each job's hypertune file into the store;
-//  - ends jobs that time out, whose trial was stopped (early stopping or a
-//    user) or whose study is no longer ACTIVE (SIGTERM, then SIGKILL);
-//  - on exit: completes the trial with its last measurement, restarts a
-//    failed job (same job dir, CAIRN_RESUME=1) up to max_restarts, or marks
-//    the trial FAILED.
-// At Start() it recovers: jobs a previous cairnd left running are killed
-// (orphans, found by pid and start time) and resumed from their job dirs.
+//    the command and environment of jobs/job_command.h.
+// Before the first pass, Recover() takes over from an earlier cairnd: jobs it
+// left running are killed (orphans, found by pid and start time) and resumed
+// from their job dirs.
 //
-// A JobRunner is thread-safe.
+// Time (timeouts, restart backoff, log headers) comes from the injected
+// Clock; processes from the injected Executor. So a test drives the runner
+// with a fake clock and executor, calling Recover() and RunOnce() itself.
+//
+// A JobRunner is thread-safe. Failures of store writes are logged with the
+// trial's name (spdlog) and the pass goes on.
 #ifndef CAIRN_JOBS_JOB_RUNNER_H_
 #define CAIRN_JOBS_JOB_RUNNER_H_
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
-#include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
@@ -33,6 +39,8 @@
 #include "absl/time/time.h"
 #include "jobs/executor.h"
 #include "jobs/gpu_slots.h"
+#include "jobs/job_logs.h"
+#include "trials/clock.h"
 #include "trials/study_manager.h"
 
 namespace cairn::jobs {
@@ -46,9 +54,18 @@ struct JobRunnerOptions {
   int gpus = -1;
   // How long a job has between SIGTERM and SIGKILL. Default 10 s.
   absl::Duration grace_period = absl::Seconds(10);
-  // Tick of the runner loop: bounds the dispatch latency (job exit to the
-  // next job's start) and the delay of hypertune metrics. Default 20 ms.
+  // Real time between the loop's passes: bounds the dispatch latency (job
+  // exit to the next job's start) and the delay of hypertune metrics.
+  // Default 20 ms.
   absl::Duration poll_interval = absl::Milliseconds(20);
+  // Restart backoff: a failed job's first restart waits
+  // restart_backoff_initial after its exit, each later restart of the same
+  // trial restart_backoff_multiplier times longer than the one before, at
+  // most restart_backoff_max. Defaults 1 s, 2, 60 s. Kept in memory: a
+  // cairnd restart starts waiting trials at once.
+  absl::Duration restart_backoff_initial = absl::Seconds(1);
+  double restart_backoff_multiplier = 2.0;
+  absl::Duration restart_backoff_max = absl::Seconds(60);
   // Told about job restarts. Not owned; may be null.
   StudyObserver* observer = nullptr;
 };
@@ -63,35 +80,40 @@ struct JobCounts {
 
 class JobRunner {
  public:
-  // Validates a study's job template: command non-empty, resources >= 0,
-  // job_dir inside jobs_root. InvalidArgument naming the field and value.
-  static absl::Status ValidateTemplate(const std::string& jobs_root,
-                                       const cairn::v1::StudySpec& spec);
-
-  // `manager` and `executor` are not owned and must outlive the runner.
-  JobRunner(StudyManager* manager, Executor* executor,
+  // `manager`, `executor` and `clock` are not owned and must outlive the
+  // runner.
+  JobRunner(StudyManager* manager, Executor* executor, Clock* clock,
             const JobRunnerOptions& options);
+  JobRunner(const JobRunner&) = delete;
+  JobRunner& operator=(const JobRunner&) = delete;
   ~JobRunner();  // Stops the loop; running jobs die with cairnd.
 
-  // Recovers jobs left by an earlier cairnd and starts the loop.
+  // Recover(), then starts the loop thread that calls RunOnce() every
+  // poll_interval until Stop().
   void Start();
+  // Stops and joins the loop thread. Idempotent.
   void Stop();
 
-  // A chunk of a trial's job log starting at `offset`.
-  struct LogChunk {
-    std::string data;
-    int64_t next_offset = 0;
-    bool complete = false;
-  };
+  // Takes over the job records an earlier cairnd left: kills each orphan
+  // (Executor::KillOrphan with its pid and start ticks) and marks its job
+  // QUEUED, so that the next pass resumes it. Call once, before the first
+  // RunOnce(); Start() does.
+  void Recover() ABSL_LOCKS_EXCLUDED(pass_mu_);
+
+  // One pass of the loop (see the file comment). The loop thread calls it;
+  // a test without Start() calls it to advance the runner one step. Passes
+  // never overlap.
+  void RunOnce() ABSL_LOCKS_EXCLUDED(pass_mu_);
+
+  // See ReadJobLog (jobs/job_logs.h).
   absl::StatusOr<LogChunk> ReadLogs(const std::string& trial_name,
                                     int64_t offset, int max_bytes);
 
-  JobCounts Counts() const;
-
-  // One pass of the loop (exposed for tests).
-  void TEST_Tick() { Tick(); }
+  // As of the end of the last pass (gpus_total from the start).
+  JobCounts Counts() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
+  // A trial whose job the executor runs.
   struct Running {
     std::string trial_name;
     int64_t study_id = 0;
@@ -110,31 +132,91 @@ class JobRunner {
     cairn::v1::TrialJob job;
   };
 
-  void Loop();
-  void Tick();
-  void Recover();
-  void TopUp(const JobStudyView& view);
-  void StartQueued(const JobStudyView& view, const cairn::v1::Trial& trial);
-  void CheckRunning(Running& r, const JobStudyView* view,
-                    const cairn::v1::Trial* trial);
-  // Returns true when the job finished and was handled.
-  bool HandleExit(Running& r, const JobExit& exit);
+  void Loop() ABSL_LOCKS_EXCLUDED(mu_, pass_mu_);
+  void RecoverTrial(const cairn::v1::Trial& trial)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(pass_mu_);
+
+  // Running jobs: collect, end, reap. True if a job exited.
+  bool CheckRunningJobs(const std::vector<JobStudyView>& views)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(pass_mu_);
+  // `view` and `trial` are null when the trial is no longer pending.
+  // Returns true when the job exited and its exit was handled.
+  bool CheckRunning(Running& r, const JobStudyView* view,
+                    const cairn::v1::Trial* trial)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(pass_mu_);
+  // Why the job must end ("timeout", "cancelled", "stopped"), or "".
+  std::string TerminateReason(const Running& r, const JobStudyView* view,
+                              const cairn::v1::Trial* trial);
   void Collect(Running& r);
-  std::string StudyJobDir(const JobStudyView& view) const;
+
+  // Tops up an ACTIVE study and starts (or cancels) its trials that do not
+  // run. Returns how many stay queued.
+  int Dispatch(JobStudyView& view) ABSL_EXCLUSIVE_LOCKS_REQUIRED(pass_mu_);
+  void TopUp(JobStudyView& view);
+  int ParallelLimit(const cairn::v1::StudySpec& spec) const;
+  void CancelUnstarted(const cairn::v1::Trial& trial,
+                       cairn::v1::Study::State study_state);
+  void StopUnstarted(const cairn::v1::Trial& trial);
+  void StartQueued(const JobStudyView& view, const cairn::v1::Trial& trial)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(pass_mu_);
+  bool InRestartBackoff(const std::string& trial_name)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(pass_mu_);
+  void KeepQueued(const cairn::v1::Trial& trial);
+  // Starts the job with `gpus`, updating `job` (attempts, dirs, RUNNING).
+  absl::StatusOr<JobHandle> StartJob(const JobStudyView& view,
+                                     const cairn::v1::Trial& trial,
+                                     const std::vector<int>& gpus,
+                                     cairn::v1::TrialJob& job);
+  Running MakeRunning(const JobStudyView& view, const std::string& trial_name,
+                      const cairn::v1::TrialJob& job, const JobHandle& handle,
+                      const std::vector<int>& gpus) const;
+  void FailToStart(const std::string& trial_name, cairn::v1::TrialJob job,
+                   const std::string& reason);
+
+  void HandleExit(Running& r, const JobExit& exit)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(pass_mu_);
+  // Sets `job`'s outcome and ends (or keeps) the trial accordingly.
+  void RecordOutcome(const Running& r, const cairn::v1::Trial& trial,
+                     const JobExit& exit, cairn::v1::TrialJob& job)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(pass_mu_);
+  void CompleteAfterExit(const std::string& trial_name,
+                         cairn::v1::TrialJob& job);
+  void RestartOrFail(const Running& r, const std::string& how,
+                     cairn::v1::TrialJob& job)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(pass_mu_);
+  absl::Duration RestartDelay(int restart) const;
+
+  // Store writes whose failure is logged with the trial's name.
   void SetJob(const std::string& trial_name, const cairn::v1::TrialJob& job);
+  void MarkFailed(const std::string& trial_name, const std::string& reason);
+  void CompleteOrFail(const std::string& trial_name,
+                      const std::string& fail_reason);
+
+  void ForgetRestartTimes(const std::vector<JobStudyView>& views)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(pass_mu_);
+  void Publish(int queued) ABSL_EXCLUSIVE_LOCKS_REQUIRED(pass_mu_)
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   StudyManager* const manager_;
   Executor* const executor_;
+  Clock* const clock_;
   const JobRunnerOptions options_;
   GpuSlots gpus_;
 
+  // Serializes passes (Recover, RunOnce). Held across store writes and
+  // process starts: only another pass waits for it. Acquired before mu_.
+  absl::Mutex pass_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  // Jobs the executor runs, by trial name.
+  std::map<std::string, Running> running_ ABSL_GUARDED_BY(pass_mu_);
+  // Trials waiting out their restart backoff: when they may start again.
+  std::map<std::string, absl::Time> restart_at_ ABSL_GUARDED_BY(pass_mu_);
+  int64_t restarts_total_ ABSL_GUARDED_BY(pass_mu_) = 0;
+
+  // Never held across I/O, so Counts() answers at once.
   mutable absl::Mutex mu_;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
-  // Trials whose process runs, by trial name. Protected by mu_ (the loop
-  // thread is the only writer).
-  std::map<std::string, Running> running_ ABSL_GUARDED_BY(mu_);
-  int queued_ ABSL_GUARDED_BY(mu_) = 0;
-  int64_t restarts_total_ ABSL_GUARDED_BY(mu_) = 0;
+  JobCounts counts_ ABSL_GUARDED_BY(mu_);  // Published by each pass.
+
   std::thread thread_;
 };
 

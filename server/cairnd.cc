@@ -9,6 +9,7 @@
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/server_builder.h"
+#include "jobs/job_template.h"
 #include "monitoring/grpc_metrics_interceptor.h"
 #include "monitoring/study_summary.h"
 #include "spdlog/spdlog.h"
@@ -58,23 +59,14 @@ absl::StatusOr<std::unique_ptr<Cairnd>> Cairnd::Start(
   StudyManagerOptions manager_options;
   manager_options.observer = d->observer_.get();
   manager_options.validate_spec =
-      [jobs_root, gpus](const cairn::v1::StudySpec& spec) -> absl::Status {
-    if (absl::Status s = jobs::JobRunner::ValidateTemplate(jobs_root, spec);
-        !s.ok()) {
-      return s;
-    }
-    if (spec.job_template().gpus_per_trial() > gpus) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "job_template.gpus_per_trial: ", spec.job_template().gpus_per_trial(),
-          " exceeds the ", gpus, " GPU(s) this cairnd schedules (--gpus)"));
-    }
-    return absl::OkStatus();
-  };
+      [jobs_root, gpus](const cairn::v1::StudySpec& spec) {
+        return jobs::ValidateJobPlacement(jobs_root, gpus, spec);
+      };
   absl::StatusOr<std::unique_ptr<StudyManager>> manager =
       StudyManager::Open(d->store_.get(), manager_options);
   if (!manager.ok()) return manager.status();
   d->manager_ = std::move(*manager);
-  d->executor_ = jobs::NewLocalProcessExecutor();
+  d->executor_ = jobs::NewLocalProcessExecutor(Clock::Real());
   d->service_ = std::make_unique<StudyServiceImpl>(d->manager_.get());
 
   grpc::EnableDefaultHealthCheckService(true);
@@ -99,7 +91,7 @@ absl::StatusOr<std::unique_ptr<Cairnd>> Cairnd::Start(
   runner_options.grace_period = absl::Seconds(options.grace_seconds);
   runner_options.observer = d->observer_.get();
   d->runner_ = std::make_unique<jobs::JobRunner>(
-      d->manager_.get(), d->executor_.get(), runner_options);
+      d->manager_.get(), d->executor_.get(), Clock::Real(), runner_options);
   d->service_->set_job_runner(d->runner_.get());
   d->runner_->Start();
   Cairnd* raw = d.get();

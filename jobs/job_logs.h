@@ -1,0 +1,47 @@
+// Job logs: each trial's job appends its stdout and stderr, attempt after
+// attempt, to one file in its job dir (JobLogPath); cairnd opens each
+// attempt with a header line and serves the file in chunks (ReadTrialLogs,
+// `cairn trial logs --follow`).
+#ifndef CAIRN_JOBS_JOB_LOGS_H_
+#define CAIRN_JOBS_JOB_LOGS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "cairn/v1/study.pb.h"
+#include "trials/study_manager.h"
+
+namespace cairn::jobs {
+
+// A chunk of a trial's job log starting at some offset.
+struct LogChunk {
+  std::string data;
+  int64_t next_offset = 0;
+  // No more data will come: the log is read to its end and the trial and
+  // its job are over.
+  bool complete = false;
+};
+
+// Up to `max_bytes` (<= 0 means 1 MiB) of the log of trial `trial_name`
+// from `offset`. InvalidArgument for a negative offset; NotFound for an
+// unknown trial; FailedPrecondition for a finished trial that never ran as
+// a job. A pending trial whose job has not started yet gives an empty chunk.
+absl::StatusOr<LogChunk> ReadJobLog(StudyManager* manager,
+                                    const std::string& trial_name,
+                                    int64_t offset, int max_bytes);
+
+// Appends the line that opens an attempt ("=== cairn: attempt N (resume)
+// of trial NAME at TIME: ARGV") to the log at `log_path`. Internal if the
+// file cannot be written.
+absl::Status AppendAttemptHeader(const std::string& log_path,
+                                 const std::string& trial_name, int attempt,
+                                 bool resume, absl::Time now,
+                                 const std::vector<std::string>& argv);
+
+}  // namespace cairn::jobs
+
+#endif  // CAIRN_JOBS_JOB_LOGS_H_

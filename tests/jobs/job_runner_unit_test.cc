@@ -1,0 +1,596 @@
+// The job runner in-process: a real StudyManager over a RocksDB store in a
+// temp dir, a fake executor that records what the runner asks and lets each
+// test decide when and how jobs exit, and a fake clock advanced by hand.
+// The tests drive the runner pass by pass with RunOnce(); nothing sleeps.
+#include <fstream>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "google/protobuf/text_format.h"
+#include "gtest/gtest.h"
+#include "jobs/executor.h"
+#include "jobs/job_runner.h"
+#include "store/store.h"
+#include "tests/testing/test_util.h"
+#include "trials/clock.h"
+#include "trials/study_manager.h"
+
+namespace cairn::jobs {
+namespace {
+
+using cairn::v1::Study;
+using cairn::v1::Trial;
+using cairn::v1::TrialJob;
+
+class FakeClock : public Clock {
+ public:
+  absl::Time Now() override {
+    absl::MutexLock lock(&mu_);
+    return now_;
+  }
+  void Advance(absl::Duration d) {
+    absl::MutexLock lock(&mu_);
+    now_ += d;
+  }
+
+ private:
+  absl::Mutex mu_;
+  absl::Time now_ ABSL_GUARDED_BY(mu_) = absl::FromUnixSeconds(1700000000);
+};
+
+// Records starts, terminations and orphan kills; a job runs until the test
+// calls Exit() for it. Thread-safe.
+class FakeExecutor : public Executor {
+ public:
+  struct Started {
+    JobSpec spec;
+    JobHandle handle;
+  };
+
+  absl::StatusOr<JobHandle> Start(const JobSpec& spec) override {
+    absl::MutexLock lock(&mu_);
+    if (fail_starts_) {
+      return absl::FailedPreconditionError("command: cannot execute 'fake'");
+    }
+    JobHandle handle;
+    handle.pid = handle.id = next_pid_++;
+    handle.start_ticks = 5000 + handle.pid;
+    starts_.push_back({spec, handle});
+    return handle;
+  }
+
+  std::optional<JobExit> Poll(const JobHandle& job) override {
+    absl::MutexLock lock(&mu_);
+    auto it = exits_.find(job.pid);
+    if (it == exits_.end()) return std::nullopt;
+    JobExit exit = it->second;
+    exits_.erase(it);
+    return exit;
+  }
+
+  void Terminate(const JobHandle& job, absl::Duration grace) override {
+    absl::MutexLock lock(&mu_);
+    terminates_.emplace_back(job.pid, grace);
+  }
+
+  bool KillOrphan(int64_t pid, int64_t start_ticks) override {
+    absl::MutexLock lock(&mu_);
+    orphans_.emplace_back(pid, start_ticks);
+    return true;
+  }
+
+  // The job started as `pid` exits as `exit` (seen by the next Poll).
+  void Exit(int64_t pid, int exit_code, int signal = 0) {
+    absl::MutexLock lock(&mu_);
+    exits_[pid] = JobExit{exit_code, signal};
+  }
+  void FailStarts(bool fail) {
+    absl::MutexLock lock(&mu_);
+    fail_starts_ = fail;
+  }
+  std::vector<Started> starts() {
+    absl::MutexLock lock(&mu_);
+    return starts_;
+  }
+  Started last_start() {
+    absl::MutexLock lock(&mu_);
+    return starts_.back();
+  }
+  std::vector<std::pair<int64_t, absl::Duration>> terminates() {
+    absl::MutexLock lock(&mu_);
+    return terminates_;
+  }
+  std::vector<std::pair<int64_t, int64_t>> orphans() {
+    absl::MutexLock lock(&mu_);
+    return orphans_;
+  }
+  // Blocks until `n` jobs were started (false after 60 s).
+  bool AwaitStarts(size_t n) {
+    absl::MutexLock lock(&mu_);
+    auto enough = [this, n]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return starts_.size() >= n;
+    };
+    return mu_.AwaitWithTimeout(absl::Condition(&enough), absl::Seconds(60));
+  }
+
+ private:
+  absl::Mutex mu_;
+  int64_t next_pid_ ABSL_GUARDED_BY(mu_) = 100;
+  bool fail_starts_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<Started> starts_ ABSL_GUARDED_BY(mu_);
+  std::map<int64_t, JobExit> exits_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::pair<int64_t, absl::Duration>> terminates_
+      ABSL_GUARDED_BY(mu_);
+  std::vector<std::pair<int64_t, int64_t>> orphans_ ABSL_GUARDED_BY(mu_);
+};
+
+class RestartCounter : public StudyObserver {
+ public:
+  void OnJobRestart(const std::string& study) override {
+    absl::MutexLock lock(&mu_);
+    studies_.push_back(study);
+  }
+  std::vector<std::string> studies() {
+    absl::MutexLock lock(&mu_);
+    return studies_;
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<std::string> studies_ ABSL_GUARDED_BY(mu_);
+};
+
+std::string Env(const JobSpec& spec, const std::string& key) {
+  auto it = spec.env.find(key);
+  return it == spec.env.end() ? "<unset>" : it->second;
+}
+
+class JobRunnerUnitTest : public ::testing::Test {
+ protected:
+  void SetUp() override { OpenManager(); }
+
+  // Opens (or reopens, as a restarted cairnd would) the store and manager.
+  void OpenManager() {
+    runner_.reset();
+    manager_.reset();
+    store_.reset();
+    auto store = Store::Open(StoreOptions(), dir_.path() + "/store");
+    ASSERT_TRUE(store.ok()) << store.status();
+    store_ = std::move(*store);
+    StudyManagerOptions options;
+    options.clock = &clock_;
+    auto manager = StudyManager::Open(store_.get(), options);
+    ASSERT_TRUE(manager.ok()) << manager.status();
+    manager_ = std::move(*manager);
+  }
+
+  JobRunnerOptions Options(int gpus = 0) {
+    JobRunnerOptions options;
+    options.jobs_root = dir_.path() + "/jobs";
+    options.server_address = "127.0.0.1:9";
+    options.gpus = gpus;
+    options.grace_period = absl::Seconds(7);
+    options.observer = &restarts_;
+    return options;
+  }
+
+  void NewRunner(const JobRunnerOptions& options,
+                 FakeExecutor* executor = nullptr) {
+    runner_ = std::make_unique<JobRunner>(
+        manager_.get(), executor != nullptr ? executor : &executor_, &clock_,
+        options);
+    runner_->Recover();
+  }
+
+  // A new runner with `options` after its first pass: the jobs it started.
+  std::vector<FakeExecutor::Started> FirstPass(
+      const JobRunnerOptions& options) {
+    NewRunner(options);
+    runner_->RunOnce();
+    return executor_.starts();
+  }
+
+  // Advances the clock by `d`, runs a pass: how many jobs were started.
+  size_t StartsAfter(absl::Duration d) {
+    clock_.Advance(d);
+    runner_->RunOnce();
+    return executor_.starts().size();
+  }
+
+  // A Branin study (x1, x2) whose template runs /bin/train --fast;
+  // `extra` (StudySpec text) is merged in.
+  std::string CreateStudy(const std::string& extra) {
+    Study study;
+    study.set_display_name(absl::StrCat("study", ++studies_));
+    auto* spec = study.mutable_spec();
+    *spec = testing::BraninSpec();
+    spec->set_algorithm(cairn::v1::StudySpec::RANDOM_SEARCH);
+    spec->mutable_job_template()->add_command("/bin/train");
+    spec->mutable_job_template()->add_command("--fast");
+    cairn::v1::StudySpec more;
+    EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(extra, &more));
+    spec->MergeFrom(more);
+    auto created = manager_->CreateStudy(study);
+    EXPECT_TRUE(created.ok()) << created.status();
+    return created.ok() ? created->name() : "";
+  }
+
+  Trial Get(const std::string& trial_name) {
+    auto t = manager_->GetTrialBasic(trial_name);
+    EXPECT_TRUE(t.ok()) << t.status();
+    return t.ok() ? *t : Trial();
+  }
+
+  void Report(const std::string& trial_name, double loss, int64_t step) {
+    ASSERT_TRUE(
+        manager_->AddMeasurement(trial_name, testing::Loss(loss, step)).ok());
+  }
+
+  testing::TempDir dir_;
+  FakeClock clock_;
+  FakeExecutor executor_;
+  RestartCounter restarts_;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<StudyManager> manager_;
+  std::unique_ptr<JobRunner> runner_;
+  int studies_ = 0;
+};
+
+TEST_F(JobRunnerUnitTest, StartsTrialsUpToParallelismWithTheJobEnvironment) {
+  const std::string study = CreateStudy("max_trials: 5 max_parallel_trials: 2");
+  std::vector<FakeExecutor::Started> starts = FirstPass(Options());
+  ASSERT_EQ(starts.size(), 2u);
+  runner_->RunOnce();
+  EXPECT_EQ(executor_.starts().size(), 2u) << "parallelism exceeded";
+
+  const JobSpec& spec = starts[0].spec;
+  const Trial t = Get(study + "/trials/1");
+  const std::string dir = dir_.path() + "/jobs/study-1/trial-1";
+  EXPECT_EQ(t.state(), Trial::ACTIVE);
+  EXPECT_EQ(t.job().state(), TrialJob::RUNNING);
+  EXPECT_EQ(t.job().pid(), starts[0].handle.pid);
+  EXPECT_EQ(t.job().proc_start_ticks(), starts[0].handle.start_ticks);
+  EXPECT_EQ(t.job().attempts(), 1);
+  EXPECT_EQ(t.job().job_dir(), dir);
+  ASSERT_EQ(spec.argv.size(), 5u);
+  EXPECT_EQ(spec.argv[0], "/bin/train");
+  EXPECT_EQ(spec.argv[1], "--fast");
+  EXPECT_EQ(spec.argv[2].rfind("--x1=", 0), 0u) << spec.argv[2];
+  EXPECT_EQ(spec.argv[3].rfind("--x2=", 0), 0u) << spec.argv[3];
+  EXPECT_EQ(spec.argv[4], "--job-dir=" + dir);
+  EXPECT_EQ(spec.log_path, dir + "/job.log");
+  EXPECT_EQ(Env(spec, "CAIRN_SERVER"), "127.0.0.1:9");
+  EXPECT_EQ(Env(spec, "CAIRN_STUDY"), study);
+  EXPECT_EQ(Env(spec, "CAIRN_TRIAL_ID"), "1");
+  EXPECT_EQ(Env(spec, "CAIRN_JOB_DIR"), dir);
+  EXPECT_EQ(Env(spec, "CAIRN_RESUME"), "<unset>");
+  EXPECT_EQ(Env(spec, "CLOUD_ML_TRIAL_ID"), "1");
+  EXPECT_EQ(Env(spec, "CLOUD_ML_HP_METRIC_FILE"), dir + "/hypertune.metrics");
+  EXPECT_EQ(Env(spec, "CUDA_VISIBLE_DEVICES"), "");
+  EXPECT_NE(Env(spec, "TF_CONFIG").find("\"trial\":\"1\""), std::string::npos)
+      << Env(spec, "TF_CONFIG");
+  std::ifstream log(spec.log_path);
+  std::string line;
+  ASSERT_TRUE(std::getline(log, line));
+  EXPECT_EQ(
+      line.rfind("=== cairn: attempt 1 of trial " + study + "/trials/1", 0), 0u)
+      << line;
+  const JobCounts counts = runner_->Counts();
+  EXPECT_EQ(counts.running, 2);
+  EXPECT_EQ(counts.queued, 0);
+}
+
+TEST_F(JobRunnerUnitTest, GpuSlotsAreExclusiveAndFreedOnExit) {
+  const std::string study = CreateStudy(
+      "max_trials: 3 max_parallel_trials: 3 job_template { gpus_per_trial: 1 "
+      "}");
+  std::vector<FakeExecutor::Started> starts = FirstPass(Options(/*gpus=*/2));
+  ASSERT_EQ(starts.size(), 2u);
+  EXPECT_EQ(Env(starts[0].spec, "CUDA_VISIBLE_DEVICES"), "0");
+  EXPECT_EQ(Env(starts[1].spec, "CUDA_VISIBLE_DEVICES"), "1");
+  EXPECT_EQ(Get(study + "/trials/3").job().state(), TrialJob::QUEUED);
+  JobCounts counts = runner_->Counts();
+  EXPECT_EQ(counts.running, 2);
+  EXPECT_EQ(counts.queued, 1);
+  EXPECT_EQ(counts.gpus_in_use, 2);
+  EXPECT_EQ(counts.gpus_total, 2);
+
+  // Trial 2 (GPU 1) finishes: trial 3 gets GPU 1 in the same pass.
+  Report(study + "/trials/2", 0.5, 1);
+  executor_.Exit(starts[1].handle.pid, 0);
+  runner_->RunOnce();
+  const Trial done = Get(study + "/trials/2");
+  EXPECT_EQ(done.state(), Trial::SUCCEEDED);
+  EXPECT_EQ(done.job().state(), TrialJob::SUCCEEDED);
+  EXPECT_EQ(done.job().message(), "exit code 0");
+  EXPECT_EQ(done.job().pid(), 0);
+  ASSERT_EQ(executor_.starts().size(), 3u);
+  EXPECT_EQ(Env(executor_.last_start().spec, "CAIRN_TRIAL_ID"), "3");
+  EXPECT_EQ(Env(executor_.last_start().spec, "CUDA_VISIBLE_DEVICES"), "1");
+  counts = runner_->Counts();
+  EXPECT_EQ(counts.running, 2);
+  EXPECT_EQ(counts.queued, 0);
+}
+
+TEST_F(JobRunnerUnitTest, HypertuneMetricsAreCollectedAndTheLastBecomesFinal) {
+  const std::string study = CreateStudy("max_trials: 1");
+  ASSERT_EQ(FirstPass(Options()).size(), 1u);
+  const FakeExecutor::Started job = executor_.last_start();
+  {
+    std::ofstream out(Env(job.spec, "CLOUD_ML_HP_METRIC_FILE"));
+    out << R"({"global_step": "1", "loss": "0.9", "timestamp": 10.5})"
+        << "\n"
+        << R"({"global_step": "2", "loss": "0.4", "timestamp": 11.5})"
+        << "\n";
+  }
+  runner_->RunOnce();
+  auto with_measurements = manager_->GetTrial(study + "/trials/1");
+  ASSERT_TRUE(with_measurements.ok());
+  EXPECT_EQ(with_measurements->measurements_size(), 2);
+  EXPECT_EQ(with_measurements->job().hypertune_timestamp(), 11.5);
+
+  executor_.Exit(job.handle.pid, 0);
+  runner_->RunOnce();
+  const Trial t = Get(study + "/trials/1");
+  EXPECT_EQ(t.state(), Trial::SUCCEEDED);
+  EXPECT_EQ(t.final_measurement().step_count(), 2);
+  EXPECT_DOUBLE_EQ(t.final_measurement().metrics(0).value(), 0.4);
+}
+
+TEST_F(JobRunnerUnitTest, ExitZeroWithoutMeasurementsFailsTheTrial) {
+  const std::string study = CreateStudy("max_trials: 1");
+  NewRunner(Options());
+  runner_->RunOnce();
+  executor_.Exit(executor_.last_start().handle.pid, 0);
+  runner_->RunOnce();
+  const Trial t = Get(study + "/trials/1");
+  EXPECT_EQ(t.state(), Trial::FAILED);
+  EXPECT_EQ(t.job().state(), TrialJob::FAILED);
+  EXPECT_EQ(t.job().message().rfind("exit code 0 but ", 0), 0u)
+      << t.job().message();
+}
+
+TEST_F(JobRunnerUnitTest, FailedJobRestartsUpToMaxRestartsAfterBackoff) {
+  const std::string study =
+      CreateStudy("max_trials: 1 job_template { max_restarts: 2 }");
+  const std::string trial = study + "/trials/1";
+  ASSERT_EQ(FirstPass(Options()).size(), 1u);
+  const std::string job_dir = Get(trial).job().job_dir();
+
+  // Attempt 1 fails: restart 1 waits 1 s, attempt 2 resumes.
+  executor_.Exit(executor_.last_start().handle.pid, 3);
+  runner_->RunOnce();
+  Trial t = Get(trial);
+  EXPECT_EQ(t.state(), Trial::ACTIVE);
+  EXPECT_EQ(t.job().state(), TrialJob::QUEUED);
+  EXPECT_EQ(t.job().restarts(), 1);
+  EXPECT_EQ(t.job().last_exit_code(), 3);
+  EXPECT_EQ(t.job().message(), "exit code 3; restart 1 of 2");
+  EXPECT_EQ(executor_.starts().size(), 1u) << "restarted without backoff";
+  EXPECT_EQ(StartsAfter(absl::Milliseconds(999)), 1u) << "restarted before 1 s";
+  ASSERT_EQ(StartsAfter(absl::Milliseconds(1)), 2u);
+  EXPECT_EQ(Env(executor_.last_start().spec, "CAIRN_RESUME"), "1");
+  EXPECT_EQ(Env(executor_.last_start().spec, "CAIRN_JOB_DIR"), job_dir);
+  EXPECT_EQ(Get(trial).job().attempts(), 2);
+  EXPECT_EQ(Get(trial).job().state(), TrialJob::RUNNING);
+
+  // Attempt 2 fails: restart 2 waits 2 s.
+  executor_.Exit(executor_.last_start().handle.pid, 3);
+  runner_->RunOnce();
+  EXPECT_EQ(StartsAfter(absl::Milliseconds(1999)), 2u)
+      << "restarted before 2 s";
+  ASSERT_EQ(StartsAfter(absl::Milliseconds(1)), 3u);
+
+  // Attempt 3 is killed: no restarts left, the trial fails.
+  executor_.Exit(executor_.last_start().handle.pid, 0, /*signal=*/9);
+  runner_->RunOnce();
+  t = Get(trial);
+  EXPECT_EQ(t.state(), Trial::FAILED);
+  EXPECT_EQ(t.job().state(), TrialJob::FAILED);
+  EXPECT_EQ(t.job().restarts(), 2);
+  EXPECT_EQ(t.job().attempts(), 3);
+  EXPECT_EQ(t.job().last_exit_code(), 128 + 9);
+  EXPECT_EQ(t.job().message(), "killed by signal 9 after 2 restart(s)");
+  EXPECT_EQ(t.infeasible_reason(),
+            "job failed: killed by signal 9 after 2 restart(s)");
+  EXPECT_EQ(StartsAfter(absl::Minutes(5)), 3u);
+  EXPECT_EQ(runner_->Counts().restarts_total, 2);
+  EXPECT_EQ(restarts_.studies(), (std::vector<std::string>{study, study}));
+}
+
+TEST_F(JobRunnerUnitTest, BackoffDoublesUpToItsCap) {
+  CreateStudy("max_trials: 1 job_template { max_restarts: 5 }");
+  JobRunnerOptions options = Options();
+  options.restart_backoff_initial = absl::Seconds(1);
+  options.restart_backoff_multiplier = 2;
+  options.restart_backoff_max = absl::Seconds(3);
+  NewRunner(options);
+  runner_->RunOnce();
+  const std::vector<absl::Duration> delays = {
+      absl::Seconds(1), absl::Seconds(2), absl::Seconds(3), absl::Seconds(3),
+      absl::Seconds(3)};
+  for (size_t i = 0; i < delays.size(); ++i) {
+    SCOPED_TRACE(absl::StrCat("restart ", i + 1));
+    ASSERT_EQ(executor_.starts().size(), i + 1);
+    executor_.Exit(executor_.last_start().handle.pid, 1);
+    runner_->RunOnce();
+    EXPECT_EQ(StartsAfter(delays[i] - absl::Milliseconds(1)), i + 1)
+        << "restarted early";
+    EXPECT_EQ(StartsAfter(absl::Milliseconds(1)), i + 2)
+        << "not restarted on time";
+  }
+}
+
+TEST_F(JobRunnerUnitTest, TimeoutTerminatesWithTheGracePeriodAndFails) {
+  const std::string study = CreateStudy(
+      "max_trials: 1 job_template { max_restarts: 3 "
+      "max_running_time { seconds: 10 } }");
+  const std::string trial = study + "/trials/1";
+  NewRunner(Options());
+  runner_->RunOnce();
+  const int64_t pid = executor_.last_start().handle.pid;
+  clock_.Advance(absl::Seconds(10));
+  runner_->RunOnce();
+  EXPECT_TRUE(executor_.terminates().empty()) << "terminated at the limit";
+  clock_.Advance(absl::Milliseconds(1));
+  runner_->RunOnce();
+  ASSERT_EQ(executor_.terminates().size(), 1u);
+  EXPECT_EQ(executor_.terminates()[0].first, pid);
+  EXPECT_EQ(executor_.terminates()[0].second, absl::Seconds(7));
+  EXPECT_EQ(Get(trial).job().state(), TrialJob::STOPPING);
+  EXPECT_EQ(Get(trial).job().message(), "timeout");
+  runner_->RunOnce();
+  EXPECT_EQ(executor_.terminates().size(), 1u) << "terminated twice";
+
+  executor_.Exit(pid, 0, /*signal=*/15);
+  runner_->RunOnce();
+  const Trial t = Get(trial);
+  EXPECT_EQ(t.state(), Trial::FAILED);
+  EXPECT_EQ(t.job().state(), TrialJob::FAILED);
+  EXPECT_EQ(t.job().last_exit_code(), 143);
+  EXPECT_NE(t.infeasible_reason().find("timeout"), std::string::npos)
+      << t.infeasible_reason();
+  EXPECT_EQ(StartsAfter(absl::Minutes(5)), 1u) << "a timeout is not restarted";
+}
+
+TEST_F(JobRunnerUnitTest, StoppingTheStudyCancelsItsJobs) {
+  const std::string study = CreateStudy("max_trials: 4 max_parallel_trials: 2");
+  std::vector<FakeExecutor::Started> starts = FirstPass(Options());
+  ASSERT_EQ(starts.size(), 2u);
+  ASSERT_TRUE(manager_->SetStudyState(study, Study::INACTIVE).ok());
+  runner_->RunOnce();
+  ASSERT_EQ(executor_.terminates().size(), 2u);
+  std::set<int64_t> terminated;
+  for (const auto& [pid, grace] : executor_.terminates()) {
+    terminated.insert(pid);
+    EXPECT_EQ(grace, absl::Seconds(7));
+  }
+  EXPECT_EQ(terminated,
+            (std::set<int64_t>{starts[0].handle.pid, starts[1].handle.pid}));
+  EXPECT_EQ(Get(study + "/trials/1").job().message(), "cancelled");
+
+  for (const auto& s : starts) executor_.Exit(s.handle.pid, 0, 15);
+  runner_->RunOnce();
+  for (const std::string id : {"1", "2"}) {
+    const Trial t = Get(study + "/trials/" + id);
+    EXPECT_EQ(t.state(), Trial::FAILED);
+    EXPECT_EQ(t.infeasible_reason(), "cancelled: the study stopped");
+    EXPECT_EQ(t.job().state(), TrialJob::CANCELLED);
+    EXPECT_EQ(t.job().pid(), 0);
+  }
+  EXPECT_EQ(executor_.starts().size(), 2u);
+  EXPECT_EQ(runner_->Counts().running, 0);
+}
+
+TEST_F(JobRunnerUnitTest, StoppedTrialEndsItsJobAndCompletesOrFails) {
+  const std::string study = CreateStudy("max_trials: 2 max_parallel_trials: 2");
+  std::vector<FakeExecutor::Started> starts = FirstPass(Options());
+  ASSERT_EQ(starts.size(), 2u);
+  Report(study + "/trials/1", 0.25, 4);  // Trial 2 reports nothing.
+  ASSERT_TRUE(manager_->StopTrial(study + "/trials/1").ok());
+  ASSERT_TRUE(manager_->StopTrial(study + "/trials/2").ok());
+  runner_->RunOnce();
+  ASSERT_EQ(executor_.terminates().size(), 2u);
+  EXPECT_EQ(Get(study + "/trials/1").job().message(), "stopped");
+
+  for (const auto& s : starts) executor_.Exit(s.handle.pid, 0, 15);
+  runner_->RunOnce();
+  const Trial reported = Get(study + "/trials/1");
+  EXPECT_EQ(reported.state(), Trial::SUCCEEDED);
+  EXPECT_TRUE(reported.stopped_early());
+  EXPECT_EQ(reported.final_measurement().step_count(), 4);
+  EXPECT_EQ(reported.job().state(), TrialJob::CANCELLED);
+  EXPECT_EQ(reported.job().message(), "stopped early; job killed by signal 15");
+  const Trial silent = Get(study + "/trials/2");
+  EXPECT_EQ(silent.state(), Trial::FAILED);
+  EXPECT_EQ(silent.infeasible_reason(),
+            "stopped before reporting its objective");
+  EXPECT_EQ(silent.job().state(), TrialJob::CANCELLED);
+}
+
+TEST_F(JobRunnerUnitTest, QueuedTrialStoppedBeforeItStartsNeverRuns) {
+  const std::string study = CreateStudy(
+      "max_trials: 2 max_parallel_trials: 2 job_template { gpus_per_trial: 1 "
+      "}");
+  ASSERT_EQ(FirstPass(Options(/*gpus=*/1)).size(), 1u);
+  ASSERT_EQ(Get(study + "/trials/2").job().state(), TrialJob::QUEUED);
+  ASSERT_TRUE(manager_->StopTrial(study + "/trials/2").ok());
+  runner_->RunOnce();
+  const Trial t = Get(study + "/trials/2");
+  EXPECT_EQ(t.state(), Trial::FAILED);
+  EXPECT_EQ(t.infeasible_reason(), "stopped before reporting");
+  EXPECT_EQ(t.job().state(), TrialJob::CANCELLED);
+  EXPECT_EQ(t.job().message(), "stopped before it started");
+  EXPECT_EQ(executor_.starts().size(), 1u);
+}
+
+TEST_F(JobRunnerUnitTest, ExecutorStartFailureFailsTheTrialAndFreesItsGpu) {
+  const std::string study =
+      CreateStudy("max_trials: 1 job_template { gpus_per_trial: 1 }");
+  executor_.FailStarts(true);
+  NewRunner(Options(/*gpus=*/1));
+  runner_->RunOnce();
+  const Trial t = Get(study + "/trials/1");
+  EXPECT_EQ(t.state(), Trial::FAILED);
+  EXPECT_EQ(t.infeasible_reason(), "command: cannot execute 'fake'");
+  EXPECT_EQ(t.job().state(), TrialJob::FAILED);
+  EXPECT_EQ(t.job().attempts(), 1);
+  EXPECT_EQ(runner_->Counts().gpus_in_use, 0);
+}
+
+TEST_F(JobRunnerUnitTest, RestartedCairndKillsTheOrphanAndResumesTheTrial) {
+  const std::string study = CreateStudy("max_trials: 1");
+  const std::string trial = study + "/trials/1";
+  NewRunner(Options());
+  runner_->RunOnce();
+  const JobHandle orphan = executor_.last_start().handle;
+  Report(trial, 0.7, 1);
+  ASSERT_EQ(Get(trial).job().state(), TrialJob::RUNNING);
+
+  // cairnd dies with the job running; a new one opens the same store.
+  OpenManager();
+  FakeExecutor executor2;
+  NewRunner(Options(), &executor2);  // Recover()s.
+  EXPECT_EQ(executor2.orphans(), (std::vector<std::pair<int64_t, int64_t>>{
+                                     {orphan.pid, orphan.start_ticks}}));
+  Trial t = Get(trial);
+  EXPECT_EQ(t.job().state(), TrialJob::QUEUED);
+  EXPECT_EQ(t.job().pid(), 0);
+  EXPECT_EQ(t.job().message(), "orphan of a previous cairnd killed; resuming");
+
+  runner_->RunOnce();
+  ASSERT_EQ(executor2.starts().size(), 1u);
+  const JobSpec& spec = executor2.last_start().spec;
+  EXPECT_EQ(Env(spec, "CAIRN_RESUME"), "1");
+  EXPECT_EQ(Env(spec, "CAIRN_TRIAL_ID"), "1");
+  t = Get(trial);
+  EXPECT_EQ(t.state(), Trial::ACTIVE);
+  EXPECT_EQ(t.job().state(), TrialJob::RUNNING);
+  EXPECT_EQ(t.job().attempts(), 2);
+  EXPECT_EQ(t.job().restarts(), 0);
+  EXPECT_EQ(t.job().pid(), executor2.last_start().handle.pid);
+  runner_.reset();  // Before executor2 goes.
+}
+
+TEST_F(JobRunnerUnitTest, LoopThreadRunsPassesUntilStopped) {
+  CreateStudy("max_trials: 3 max_parallel_trials: 2");
+  JobRunnerOptions options = Options();
+  options.poll_interval = absl::Milliseconds(1);
+  runner_ =
+      std::make_unique<JobRunner>(manager_.get(), &executor_, &clock_, options);
+  runner_->Start();
+  ASSERT_TRUE(executor_.AwaitStarts(2));
+  runner_->Stop();
+  runner_->Stop();  // Idempotent.
+  EXPECT_EQ(executor_.starts().size(), 2u);
+  EXPECT_EQ(runner_->Counts().running, 2);
+}
+
+}  // namespace
+}  // namespace cairn::jobs
