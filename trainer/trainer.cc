@@ -10,15 +10,15 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "trainer/checkpoint.h"
 #include "trainer/data.h"
+#include "trainer/dataset.h"
 #include "trainer/export.h"
 #include "trainer/reporter.h"
 
@@ -30,56 +30,6 @@ std::atomic<int> g_stop_signal{0};
 extern "C" void OnStopSignal(int sig) { g_stop_signal.store(sig); }
 
 using Clock = std::chrono::steady_clock;
-
-// Features and targets of one split, normalized, ready for the backend.
-struct Split {
-  size_t rows = 0;
-  std::vector<float> x;  // [rows, features]
-  std::vector<float> y;  // Class index or target per row.
-};
-
-absl::StatusOr<std::vector<float>> Targets(
-    const std::vector<std::string>& labels, Task task,
-    const std::vector<std::string>& classes, const std::string& path) {
-  std::vector<float> y(labels.size());
-  std::map<std::string, int> index;
-  for (size_t c = 0; c < classes.size(); ++c)
-    index[classes[c]] = static_cast<int>(c);
-  for (size_t i = 0; i < labels.size(); ++i) {
-    if (task == Task::kClassification) {
-      auto it = index.find(labels[i]);
-      if (it == index.end()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(path, ": data row ", i + 1, ": label '", labels[i],
-                         "' is not a class of the training data"));
-      }
-      y[i] = static_cast<float>(it->second);
-    } else {
-      double v;
-      if (!absl::SimpleAtod(labels[i], &v) || !std::isfinite(v)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(path, ": data row ", i + 1, ": regression label '",
-                         labels[i], "' is not a number"));
-      }
-      y[i] = static_cast<float>(v);
-    }
-  }
-  return y;
-}
-
-Split Gather(const std::vector<float>& x, const std::vector<float>& y,
-             int features, const std::vector<uint32_t>& rows) {
-  Split s;
-  s.rows = rows.size();
-  s.x.resize(rows.size() * features);
-  s.y.resize(rows.size());
-  for (size_t i = 0; i < rows.size(); ++i) {
-    std::copy_n(x.data() + static_cast<size_t>(rows[i]) * features, features,
-                s.x.data() + i * features);
-    s.y[i] = y[rows[i]];
-  }
-  return s;
-}
 
 struct EvalResult {
   double loss = 0.0;
@@ -202,296 +152,360 @@ void InstallStopSignalHandlers() {
   sigaction(SIGINT, &sa, nullptr);
 }
 
-absl::StatusOr<int> RunTraining(const TrainOptions& o) {
-  absl::Status s = ValidateOptions(o);
-  if (!s.ok()) return s;
-  const auto attempt_start = Clock::now();
+namespace {
 
-  // ---- Data ----
-  absl::StatusOr<CsvData> train_csv =
-      ReadCsv(o.train_path, LabelFlagResolver(o.label));
-  if (!train_csv.ok()) return train_csv.status();
-  const int nf = static_cast<int>(train_csv->feature_names.size());
-  if (nf == 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(o.train_path, ": no feature columns besides the label"));
-  }
-  std::vector<std::string> classes;
-  if (o.task == Task::kClassification) {
-    classes = SortedClasses(train_csv->labels);
-    if (classes.size() < 2) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          o.train_path, ": classification needs at least 2 classes, label '",
-          train_csv->label_name, "' has ", classes.size()));
-    }
-  }
-  absl::StatusOr<std::vector<float>> y_all =
-      Targets(train_csv->labels, o.task, classes, o.train_path);
-  if (!y_all.ok()) return y_all.status();
+constexpr int kEvalChunk = 512;  // Rows per forward pass when evaluating.
 
-  Split train, val;
-  if (o.validation_path.empty()) {
-    if (train_csv->rows < 2) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          o.train_path, ": needs at least 2 rows to split off validation"));
-    }
-    std::vector<uint32_t> tr, va;
-    SplitRows(train_csv->rows, o.validation_fraction, o.hp.seed, &tr, &va);
-    train = Gather(train_csv->features, *y_all, nf, tr);
-    val = Gather(train_csv->features, *y_all, nf, va);
-  } else {
-    train.rows = train_csv->rows;
-    train.x = std::move(train_csv->features);
-    train.y = std::move(*y_all);
-    const std::string& label_name = train_csv->label_name;
-    const int label_col = train_csv->label_column;
-    absl::StatusOr<CsvData> val_csv = ReadCsv(
-        o.validation_path,
-        [&](const std::vector<std::string>& header,
-            int cols) -> absl::StatusOr<int> {
-          if (!header.empty()) {
-            for (int c = 0; c < cols; ++c) {
-              if (header[c] == label_name) return c;
-            }
-          }
-          if (cols != nf + 1) {
-            return absl::InvalidArgumentError(absl::StrCat(
-                "has ", cols, " columns, the training file has ", nf + 1));
-          }
-          return label_col;
-        });
-    if (!val_csv.ok()) return val_csv.status();
-    if (static_cast<int>(val_csv->feature_names.size()) != nf) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          o.validation_path, ": has ", val_csv->feature_names.size(),
-          " feature columns, the training file has ", nf));
-    }
-    absl::StatusOr<std::vector<float>> vy =
-        Targets(val_csv->labels, o.task, classes, o.validation_path);
-    if (!vy.ok()) return vy.status();
-    val.rows = val_csv->rows;
-    val.x = std::move(val_csv->features);
-    val.y = std::move(*vy);
-  }
-  std::vector<float> mean, stdev;
-  ComputeNormalization(train.x, train.rows, nf, &mean, &stdev);
-  Normalize(mean, stdev, train.rows, &train.x);
-  Normalize(mean, stdev, val.rows, &val.x);
-
-  // ---- Model and backend ----
+ModelSpec MakeSpec(const TrainOptions& o, const Dataset& d) {
   ModelSpec spec;
   spec.task = o.task;
   spec.activation = o.activation;
-  spec.layer_sizes.push_back(nf);
+  spec.layer_sizes.push_back(d.features);
   for (int h : o.hidden_units) spec.layer_sizes.push_back(h);
   spec.layer_sizes.push_back(
-      o.task == Task::kClassification ? static_cast<int>(classes.size()) : 1);
+      o.task == Task::kClassification ? static_cast<int>(d.classes.size()) : 1);
+  return spec;
+}
+
+absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(const TrainOptions& o,
+                                                     const Dataset& d,
+                                                     const ModelSpec& spec) {
   const int threads = o.threads > 0 ? o.threads : DefaultThreads();
-  constexpr int kEvalChunk = 512;
   absl::StatusOr<std::unique_ptr<Backend>> backend = Backend::Create(
       o.backend, spec, o.hp, threads, std::max(o.batch_size, kEvalChunk));
   if (!backend.ok()) return backend.status();
   std::fprintf(stderr,
                "cairn-train: %zu train rows, %zu validation rows, %d features, "
                "layers %s, backend %s (%d threads)\n",
-               train.rows, val.rows, nf,
+               d.train.rows, d.val.rows, d.features,
                absl::StrJoin(spec.layer_sizes, "-").c_str(),
                (*backend)->Name().c_str(), threads);
+  return backend;
+}
 
-  // ---- State: fresh or resumed ----
-  Checkpoint ckpt;
-  ckpt.fingerprint = Fingerprint(o, spec, train.rows, val.rows);
-  std::unique_ptr<CheckpointManager> ckpts;
-  bool resumed = false;
-  if (!o.job_dir.empty()) {
-    ckpts = std::make_unique<CheckpointManager>(o.job_dir, o.keep_checkpoints);
-    std::vector<std::string> skipped;
-    absl::StatusOr<Checkpoint> last = ckpts->LoadLatest(&skipped);
-    for (const std::string& why : skipped) {
-      std::fprintf(stderr, "cairn-train: skipping checkpoint %s\n",
-                   why.c_str());
-    }
-    if (last.ok()) {
-      if (last->fingerprint != ckpt.fingerprint) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "--job-dir=", o.job_dir, " holds a checkpoint of a different run (",
-            last->fingerprint, "); this run is (", ckpt.fingerprint,
-            "); use a fresh --job-dir"));
-      }
-      if (last->order.size() != train.rows || last->position > train.rows ||
-          last->state.params.size() != spec.NumParams()) {
-        return absl::DataLossError("checkpoint state does not match the data");
-      }
-      ckpt = std::move(*last);
-      resumed = true;
-      std::fprintf(stderr, "cairn-train: resumed at step %llu (epoch %llu)\n",
-                   static_cast<unsigned long long>(ckpt.step),
-                   static_cast<unsigned long long>(ckpt.epoch));
-    }
-  }
-  if (!resumed) {
-    const size_t np = spec.NumParams();
-    ckpt.state.params.assign(np, 0.0f);
-    ckpt.state.m.assign(np, 0.0f);
-    ckpt.state.v.assign(np, 0.0f);
-    InitParams(spec, o.hp.seed, ckpt.state.params.data());
-    ckpt.order = EpochOrder(train.rows, o.hp.seed, 0);
-  }
-  s = (*backend)->SetState(ckpt.state);
+// One attempt of a run: its state (fresh, or resumed from the newest
+// checkpoint in --job-dir), the epochs, and the end (export, final metrics).
+class TrainingRun {
+ public:
+  TrainingRun(const TrainOptions& o, Clock::time_point attempt_start,
+              Dataset data, ModelSpec spec, std::unique_ptr<Backend> backend)
+      : o_(o),
+        attempt_start_(attempt_start),
+        data_(std::move(data)),
+        spec_(std::move(spec)),
+        backend_(std::move(backend)) {}
+
+  // Restores or initializes the state and opens the reporters.
+  absl::Status Start();
+  // Trains the remaining epochs; see RunTraining for the result.
+  absl::StatusOr<int> Run();
+
+ private:
+  absl::Status RestoreState();
+  absl::StatusOr<bool> Resume();  // True when a checkpoint was resumed.
+  void InitState();
+  absl::Status OpenReporters();
+  double Elapsed() const;
+  absl::Status Save();
+  absl::Status TrainEpoch();  // Returns early when a stop signal arrived.
+  absl::Status TrainBatch();
+  absl::Status MaybeCheckpoint();
+  absl::Status EndEpoch();
+  void Report(const EvalResult& ev);
+  absl::StatusOr<int> StopBySignal(int sig);
+  absl::StatusOr<int> Finish();
+  absl::Status Export();
+  void PrintFinalMetrics() const;
+
+  const TrainOptions& o_;
+  const Clock::time_point attempt_start_;
+  Dataset data_;
+  const ModelSpec spec_;
+  std::unique_ptr<Backend> backend_;
+  Checkpoint ckpt_;
+  std::unique_ptr<CheckpointManager> ckpts_;  // Null without --job-dir.
+  std::unique_ptr<Reporter> env_reporter_;    // Null outside a Cairn job.
+  std::unique_ptr<Reporter> printer_;
+  double elapsed_before_ = 0.0;  // Of the attempts before this one.
+  int64_t sleep_us_ = 0;  // Test hook: slows steps down, never changes math.
+  std::vector<float> bx_, by_;  // One batch.
+  Clock::time_point last_save_;
+  EvalResult last_eval_;
+  bool have_eval_ = false;
+};
+
+absl::Status TrainingRun::Start() {
+  absl::Status s = RestoreState();
   if (!s.ok()) return s;
-
-  absl::StatusOr<std::unique_ptr<Reporter>> env_reporter = NewReporterFromEnv(
-      !o.hypertune_metric.empty()
-          ? o.hypertune_metric
-          : (o.task == Task::kClassification ? "val_accuracy" : "val_loss"));
-  if (!env_reporter.ok()) return env_reporter.status();
-  std::unique_ptr<Reporter> printer = NewPrintReporter(stdout);
-  if (*env_reporter) {
-    std::fprintf(stderr, "cairn-train: reporting to %s\n",
-                 (*env_reporter)->Describe().c_str());
-  }
-
-  const double elapsed_before = ckpt.elapsed_seconds;
-  auto elapsed = [&] {
-    return elapsed_before +
-           std::chrono::duration<double>(Clock::now() - attempt_start).count();
-  };
-  auto save = [&]() -> absl::Status {
-    if (!ckpts) return absl::OkStatus();
-    absl::Status st = (*backend)->GetState(&ckpt.state);
-    if (!st.ok()) return st;
-    ckpt.elapsed_seconds = elapsed();
-    return ckpts->Save(ckpt);
-  };
-  int64_t sleep_us = 0;  // Test hook: slows steps down, never changes math.
+  s = OpenReporters();
+  if (!s.ok()) return s;
+  elapsed_before_ = ckpt_.elapsed_seconds;
   if (const char* e = std::getenv("CAIRN_TRAIN_TEST_STEP_SLEEP_US")) {
-    sleep_us = std::atoll(e);
+    sleep_us_ = std::atoll(e);
   }
+  return absl::OkStatus();
+}
 
-  // ---- Training loop ----
-  std::vector<float> bx(static_cast<size_t>(o.batch_size) * nf),
-      by(o.batch_size);
-  auto last_save = Clock::now();
-  EvalResult last_eval;
-  bool have_eval = false;
-  while (ckpt.epoch < static_cast<uint64_t>(o.epochs)) {
-    while (ckpt.position < train.rows) {
-      if (g_stop_signal.load() != 0) break;
-      const int n = static_cast<int>(
-          std::min<uint64_t>(o.batch_size, train.rows - ckpt.position));
-      for (int i = 0; i < n; ++i) {
-        const uint32_t r = ckpt.order[ckpt.position + i];
-        std::copy_n(train.x.data() + static_cast<size_t>(r) * nf, nf,
-                    bx.data() + static_cast<size_t>(i) * nf);
-        by[i] = train.y[r];
-      }
-      absl::StatusOr<float> loss =
-          (*backend)->TrainStep(bx.data(), by.data(), n, ckpt.step);
-      if (!loss.ok()) return loss.status();
-      if (!std::isfinite(*loss)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("training diverged: loss is ", *loss, " at step ",
-                         ckpt.step, " (try a smaller --learning_rate)"));
-      }
-      ckpt.epoch_loss_sum += *loss;
-      ++ckpt.epoch_batches;
-      ++ckpt.step;
-      ckpt.position += n;
-      if (sleep_us > 0)
-        std::this_thread::sleep_for(std::chrono::microseconds(sleep_us));
-      const bool by_steps =
-          o.checkpoint_every > 0 && ckpt.step % o.checkpoint_every == 0;
-      const bool by_time =
-          o.checkpoint_seconds > 0 &&
-          std::chrono::duration<double>(Clock::now() - last_save).count() >=
-              o.checkpoint_seconds;
-      if (ckpts && (by_steps || by_time)) {
-        s = save();
-        if (!s.ok()) return s;
-        last_save = Clock::now();
-      }
-    }
-    if (g_stop_signal.load() != 0) break;
-    // End of epoch: evaluate, report, move to the next epoch's order.
-    ckpt.last_train_loss =
-        ckpt.epoch_batches > 0 ? ckpt.epoch_loss_sum / ckpt.epoch_batches : 0.0;
-    absl::StatusOr<EvalResult> ev = Evaluate(**backend, spec, val, kEvalChunk);
-    if (!ev.ok()) return ev.status();
-    last_eval = *ev;
-    have_eval = true;
-    EpochReport report;
-    report.epoch = static_cast<int64_t>(ckpt.epoch) + 1;
-    report.epochs = o.epochs;
-    report.step = ckpt.step;
-    report.elapsed_seconds = elapsed();
-    report.metrics["train_loss"] = ckpt.last_train_loss;
-    report.metrics["val_loss"] = ev->loss;
-    if (o.task == Task::kClassification)
-      report.metrics["val_accuracy"] = ev->accuracy;
-    printer->Report(report).IgnoreError();
-    if (*env_reporter) {
-      absl::Status rs = (*env_reporter)->Report(report);
-      if (!rs.ok()) {
-        std::fprintf(stderr, "cairn-train: report failed: %s\n",
-                     rs.ToString().c_str());
-      }
-    }
-    ++ckpt.epoch;
-    ckpt.position = 0;
-    ckpt.epoch_loss_sum = 0.0;
-    ckpt.epoch_batches = 0;
-    ckpt.order = EpochOrder(train.rows, o.hp.seed, ckpt.epoch);
+absl::Status TrainingRun::RestoreState() {
+  ckpt_.fingerprint = Fingerprint(o_, spec_, data_.train.rows, data_.val.rows);
+  bool resumed = false;
+  if (!o_.job_dir.empty()) {
+    ckpts_ =
+        std::make_unique<CheckpointManager>(o_.job_dir, o_.keep_checkpoints);
+    absl::StatusOr<bool> r = Resume();
+    if (!r.ok()) return r.status();
+    resumed = *r;
   }
+  if (!resumed) InitState();
+  return backend_->SetState(ckpt_.state);
+}
 
-  if (const int sig = g_stop_signal.load(); sig != 0) {
-    s = save();
-    if (!s.ok()) return s;
-    std::fprintf(stderr,
-                 "cairn-train: stopped by signal %d at step %llu%s; exiting "
-                 "with %d\n",
-                 sig, static_cast<unsigned long long>(ckpt.step),
-                 ckpts ? " after writing a checkpoint" : "", kExitPreempted);
-    return kExitPreempted;
+absl::StatusOr<bool> TrainingRun::Resume() {
+  std::vector<std::string> skipped;
+  absl::StatusOr<Checkpoint> last = ckpts_->LoadLatest(&skipped);
+  for (const std::string& why : skipped) {
+    std::fprintf(stderr, "cairn-train: skipping checkpoint %s\n", why.c_str());
   }
-  // Final checkpoint: a restart after this point only re-exports.
-  s = save();
+  if (!last.ok()) return false;
+  if (last->fingerprint != ckpt_.fingerprint) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "--job-dir=", o_.job_dir, " holds a checkpoint of a different run (",
+        last->fingerprint, "); this run is (", ckpt_.fingerprint,
+        "); use a fresh --job-dir"));
+  }
+  if (last->order.size() != data_.train.rows ||
+      last->position > data_.train.rows ||
+      last->state.params.size() != spec_.NumParams()) {
+    return absl::DataLossError("checkpoint state does not match the data");
+  }
+  ckpt_ = std::move(*last);
+  std::fprintf(stderr, "cairn-train: resumed at step %llu (epoch %llu)\n",
+               static_cast<unsigned long long>(ckpt_.step),
+               static_cast<unsigned long long>(ckpt_.epoch));
+  return true;
+}
+
+void TrainingRun::InitState() {
+  const size_t np = spec_.NumParams();
+  ckpt_.state.params.assign(np, 0.0f);
+  ckpt_.state.m.assign(np, 0.0f);
+  ckpt_.state.v.assign(np, 0.0f);
+  InitParams(spec_, o_.hp.seed, ckpt_.state.params.data());
+  ckpt_.order = EpochOrder(data_.train.rows, o_.hp.seed, 0);
+}
+
+absl::Status TrainingRun::OpenReporters() {
+  absl::StatusOr<std::unique_ptr<Reporter>> env = NewReporterFromEnv(
+      !o_.hypertune_metric.empty()
+          ? o_.hypertune_metric
+          : (o_.task == Task::kClassification ? "val_accuracy" : "val_loss"));
+  if (!env.ok()) return env.status();
+  env_reporter_ = std::move(*env);
+  printer_ = NewPrintReporter(stdout);
+  if (env_reporter_) {
+    std::fprintf(stderr, "cairn-train: reporting to %s\n",
+                 env_reporter_->Describe().c_str());
+  }
+  return absl::OkStatus();
+}
+
+double TrainingRun::Elapsed() const {
+  return elapsed_before_ +
+         std::chrono::duration<double>(Clock::now() - attempt_start_).count();
+}
+
+absl::Status TrainingRun::Save() {
+  if (!ckpts_) return absl::OkStatus();
+  absl::Status s = backend_->GetState(&ckpt_.state);
   if (!s.ok()) return s;
-  if (!have_eval) {
-    absl::StatusOr<EvalResult> ev = Evaluate(**backend, spec, val, kEvalChunk);
+  ckpt_.elapsed_seconds = Elapsed();
+  return ckpts_->Save(ckpt_);
+}
+
+absl::StatusOr<int> TrainingRun::Run() {
+  bx_.resize(static_cast<size_t>(o_.batch_size) * data_.features);
+  by_.resize(o_.batch_size);
+  last_save_ = Clock::now();
+  while (ckpt_.epoch < static_cast<uint64_t>(o_.epochs)) {
+    absl::Status s = TrainEpoch();
+    if (!s.ok()) return s;
+    if (g_stop_signal.load() != 0) break;
+    s = EndEpoch();
+    if (!s.ok()) return s;
+  }
+  if (const int sig = g_stop_signal.load(); sig != 0) return StopBySignal(sig);
+  return Finish();
+}
+
+absl::Status TrainingRun::TrainEpoch() {
+  while (ckpt_.position < data_.train.rows) {
+    if (g_stop_signal.load() != 0) break;
+    absl::Status s = TrainBatch();
+    if (!s.ok()) return s;
+    if (sleep_us_ > 0)
+      std::this_thread::sleep_for(std::chrono::microseconds(sleep_us_));
+    s = MaybeCheckpoint();
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TrainingRun::TrainBatch() {
+  const int nf = data_.features;
+  const Split& train = data_.train;
+  const int n = static_cast<int>(
+      std::min<uint64_t>(o_.batch_size, train.rows - ckpt_.position));
+  for (int i = 0; i < n; ++i) {
+    const uint32_t r = ckpt_.order[ckpt_.position + i];
+    std::copy_n(train.x.data() + static_cast<size_t>(r) * nf, nf,
+                bx_.data() + static_cast<size_t>(i) * nf);
+    by_[i] = train.y[r];
+  }
+  absl::StatusOr<float> loss =
+      backend_->TrainStep(bx_.data(), by_.data(), n, ckpt_.step);
+  if (!loss.ok()) return loss.status();
+  if (!std::isfinite(*loss)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("training diverged: loss is ", *loss, " at step ",
+                     ckpt_.step, " (try a smaller --learning_rate)"));
+  }
+  ckpt_.epoch_loss_sum += *loss;
+  ++ckpt_.epoch_batches;
+  ++ckpt_.step;
+  ckpt_.position += n;
+  return absl::OkStatus();
+}
+
+absl::Status TrainingRun::MaybeCheckpoint() {
+  const bool by_steps =
+      o_.checkpoint_every > 0 && ckpt_.step % o_.checkpoint_every == 0;
+  const bool by_time =
+      o_.checkpoint_seconds > 0 &&
+      std::chrono::duration<double>(Clock::now() - last_save_).count() >=
+          o_.checkpoint_seconds;
+  if (!ckpts_ || !(by_steps || by_time)) return absl::OkStatus();
+  absl::Status s = Save();
+  if (!s.ok()) return s;
+  last_save_ = Clock::now();
+  return absl::OkStatus();
+}
+
+// End of an epoch: evaluate, report, move to the next epoch's order.
+absl::Status TrainingRun::EndEpoch() {
+  ckpt_.last_train_loss = ckpt_.epoch_batches > 0
+                              ? ckpt_.epoch_loss_sum / ckpt_.epoch_batches
+                              : 0.0;
+  absl::StatusOr<EvalResult> ev =
+      Evaluate(*backend_, spec_, data_.val, kEvalChunk);
+  if (!ev.ok()) return ev.status();
+  last_eval_ = *ev;
+  have_eval_ = true;
+  Report(*ev);
+  ++ckpt_.epoch;
+  ckpt_.position = 0;
+  ckpt_.epoch_loss_sum = 0.0;
+  ckpt_.epoch_batches = 0;
+  ckpt_.order = EpochOrder(data_.train.rows, o_.hp.seed, ckpt_.epoch);
+  return absl::OkStatus();
+}
+
+void TrainingRun::Report(const EvalResult& ev) {
+  EpochReport report;
+  report.epoch = static_cast<int64_t>(ckpt_.epoch) + 1;
+  report.epochs = o_.epochs;
+  report.step = ckpt_.step;
+  report.elapsed_seconds = Elapsed();
+  report.metrics["train_loss"] = ckpt_.last_train_loss;
+  report.metrics["val_loss"] = ev.loss;
+  if (o_.task == Task::kClassification)
+    report.metrics["val_accuracy"] = ev.accuracy;
+  printer_->Report(report).IgnoreError();  // Best effort to stdout.
+  if (!env_reporter_) return;
+  absl::Status s = env_reporter_->Report(report);
+  if (!s.ok()) {
+    std::fprintf(stderr, "cairn-train: report failed: %s\n",
+                 s.ToString().c_str());
+  }
+}
+
+absl::StatusOr<int> TrainingRun::StopBySignal(int sig) {
+  absl::Status s = Save();
+  if (!s.ok()) return s;
+  std::fprintf(stderr,
+               "cairn-train: stopped by signal %d at step %llu%s; exiting "
+               "with %d\n",
+               sig, static_cast<unsigned long long>(ckpt_.step),
+               ckpts_ ? " after writing a checkpoint" : "", kExitPreempted);
+  return kExitPreempted;
+}
+
+absl::StatusOr<int> TrainingRun::Finish() {
+  // Final checkpoint: a restart after this point only re-exports.
+  absl::Status s = Save();
+  if (!s.ok()) return s;
+  if (!have_eval_) {
+    absl::StatusOr<EvalResult> ev =
+        Evaluate(*backend_, spec_, data_.val, kEvalChunk);
     if (!ev.ok()) return ev.status();
-    last_eval = *ev;
+    last_eval_ = *ev;
   }
-
-  // ---- Export ----
-  if (!o.job_dir.empty()) {
-    ExportedModel model;
-    model.spec = spec;
-    model.feature_names = train_csv->feature_names;
-    model.label_name = train_csv->label_name;
-    model.label_column = train_csv->label_column;
-    model.num_columns = train_csv->num_columns;
-    model.classes = classes;
-    model.mean = mean;
-    model.std = stdev;
-    s = (*backend)->GetState(&ckpt.state);
+  if (!o_.job_dir.empty()) {
+    s = Export();
     if (!s.ok()) return s;
-    model.params = ckpt.state.params;
-    s = ExportModel(o.job_dir + "/model", model);
-    if (!s.ok()) return s;
-    std::fprintf(stderr, "cairn-train: exported model to %s/model\n",
-                 o.job_dir.c_str());
   }
+  PrintFinalMetrics();
+  return kExitOk;
+}
 
+absl::Status TrainingRun::Export() {
+  ExportedModel model;
+  model.spec = spec_;
+  model.feature_names = data_.feature_names;
+  model.label_name = data_.label_name;
+  model.label_column = data_.label_column;
+  model.num_columns = data_.num_columns;
+  model.classes = data_.classes;
+  model.mean = data_.mean;
+  model.std = data_.stdev;
+  absl::Status s = backend_->GetState(&ckpt_.state);
+  if (!s.ok()) return s;
+  model.params = ckpt_.state.params;
+  s = ExportModel(o_.job_dir + "/model", model);
+  if (!s.ok()) return s;
+  std::fprintf(stderr, "cairn-train: exported model to %s/model\n",
+               o_.job_dir.c_str());
+  return absl::OkStatus();
+}
+
+void TrainingRun::PrintFinalMetrics() const {
   nlohmann::json final_metrics;
-  final_metrics["epochs"] = ckpt.epoch;
-  final_metrics["global_step"] = ckpt.step;
-  final_metrics["train_loss"] = ckpt.last_train_loss;
-  final_metrics["val_loss"] = last_eval.loss;
-  if (o.task == Task::kClassification)
-    final_metrics["val_accuracy"] = last_eval.accuracy;
+  final_metrics["epochs"] = ckpt_.epoch;
+  final_metrics["global_step"] = ckpt_.step;
+  final_metrics["train_loss"] = ckpt_.last_train_loss;
+  final_metrics["val_loss"] = last_eval_.loss;
+  if (o_.task == Task::kClassification)
+    final_metrics["val_accuracy"] = last_eval_.accuracy;
   std::printf("%s\n", final_metrics.dump().c_str());
   std::fflush(stdout);
-  return kExitOk;
+}
+
+}  // namespace
+
+absl::StatusOr<int> RunTraining(const TrainOptions& o) {
+  absl::Status s = ValidateOptions(o);
+  if (!s.ok()) return s;
+  const auto attempt_start = Clock::now();
+  absl::StatusOr<Dataset> data = LoadDataset(o);
+  if (!data.ok()) return data.status();
+  ModelSpec spec = MakeSpec(o, *data);
+  absl::StatusOr<std::unique_ptr<Backend>> backend =
+      MakeBackend(o, *data, spec);
+  if (!backend.ok()) return backend.status();
+  TrainingRun run(o, attempt_start, std::move(*data), std::move(spec),
+                  std::move(*backend));
+  s = run.Start();
+  if (!s.ok()) return s;
+  return run.Run();
 }
 
 }  // namespace cairn::trainer
