@@ -11,10 +11,14 @@ CAIRN_PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   librocksdb-dev libeigen3-dev prometheus-cpp-dev libabsl-dev
   libcli11-dev libyaml-cpp-dev nlohmann-json3-dev liblbfgspp-dev libspdlog-dev
-  libgtest-dev libgmock-dev zlib1g-dev
+  libgtest-dev libgmock-dev zlib1g-dev dpkg-dev adduser
   prometheus python3 python3-grpcio python3-grpc-tools python3-numpy
   python3-sklearn
 )
+
+# What .ci/run adds for its clang builds (clang-strict, asan, tsan) and for
+# building Abseil with ThreadSanitizer from Debian's source (scripts/tsan_absl.sh).
+CAIRN_CI_PACKAGES=(clang libomp-dev libclang-rt-14-dev dpkg-dev universal-ctags)
 
 cairn_log() { printf '\033[1m[cairn]\033[0m %s\n' "$*" >&2; }
 
@@ -31,20 +35,33 @@ cairn_install_packages() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
-cairn_build() {
+cairn_build_env() {
   # Clones in different directories share ccache entries.
   export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$CAIRN_ROOT}"
-  local jobs
-  jobs="$(nproc 2>/dev/null || echo 2)"
   if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
     export PATH="/usr/local/cuda/bin:$PATH"
   fi
-  cairn_log "configuring into $CAIRN_BUILD"
-  mkdir -p "$CAIRN_BUILD"
-  cmake -S "$CAIRN_ROOT" -B "$CAIRN_BUILD" -DCMAKE_BUILD_TYPE=Release >"$CAIRN_BUILD/configure.log" 2>&1 \
-    || { cat "$CAIRN_BUILD/configure.log"; return 1; }
-  cairn_log "building with $jobs jobs"
-  cmake --build "$CAIRN_BUILD" -j "$jobs"
+}
+
+# cairn_build_preset PRESET DIR [TARGET...]: configures DIR with a preset of
+# CMakePresets.json and builds the targets (default: all).
+cairn_build_preset() {
+  local preset="$1" dir="$2"
+  shift 2
+  cairn_build_env
+  local jobs targets=()
+  jobs="$(nproc 2>/dev/null || echo 2)"
+  [ $# -gt 0 ] && targets=(--target "$@")
+  cairn_log "configuring preset $preset into $dir"
+  mkdir -p "$dir"
+  (cd "$CAIRN_ROOT" && cmake --preset "$preset" -B "$dir") >"$dir/configure.log" 2>&1 \
+    || { cat "$dir/configure.log"; return 1; }
+  cairn_log "building $preset with $jobs jobs"
+  cmake --build "$dir" -j "$jobs" "${targets[@]}"
+}
+
+cairn_build() {
+  cairn_build_preset default "$CAIRN_BUILD"
 }
 
 cairn_setup() {

@@ -1,0 +1,44 @@
+# Install layout and the Debian package (CPack).
+#
+#   bin/cairnd, bin/cairn, bin/cairn-train
+#   lib/systemd/system/cairnd.service         runs cairnd as user cairn, data in /var/lib/cairn
+#   share/cairn/grafana/cairn.json (+ provisioning/)   the Grafana dashboard
+#   share/cairn/prometheus/prometheus.yml, alerts.yml  scrape config and alert rules
+#   share/cairn/examples/                     study configs and training programs
+#   share/doc/cairn/README.md
+# Shipped configs go under share/ (like Debian's prometheus exporters ship
+# their examples), so an admin copies them into /etc/prometheus or Grafana's
+# provisioning and no conffile prompts appear on upgrade.
+include(GNUInstallDirs)
+
+# The CUDA runtime and cuBLAS come from NVIDIA's toolkit in /usr/local/cuda,
+# not from a Debian package: installed binaries find them there.
+set(CMAKE_INSTALL_RPATH "/usr/local/cuda/lib64")
+
+install(TARGETS cairnd cairn cairn-train RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(FILES packaging/cairnd.service DESTINATION lib/systemd/system)
+install(FILES monitoring/grafana/cairn.json
+  DESTINATION ${CMAKE_INSTALL_DATADIR}/cairn/grafana)
+install(DIRECTORY monitoring/grafana/provisioning
+  DESTINATION ${CMAKE_INSTALL_DATADIR}/cairn/grafana)
+install(FILES monitoring/prometheus/prometheus.yml monitoring/prometheus/alerts.yml
+  DESTINATION ${CMAKE_INSTALL_DATADIR}/cairn/prometheus)
+install(DIRECTORY examples/ DESTINATION ${CMAKE_INSTALL_DATADIR}/cairn/examples)
+install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+
+set(CPACK_GENERATOR DEB)
+set(CPACK_PACKAGE_NAME cairn)
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_PACKAGE_CONTACT "Cairn developers <cairn@localhost>")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
+  "Hyperparameter-tuning and experiment-tracking service (cairnd, cairn, cairn-train)")
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SECTION science)
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS /usr/local/cuda/lib64)
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "adduser, passwd")
+set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
+  ${PROJECT_SOURCE_DIR}/packaging/postinst ${PROJECT_SOURCE_DIR}/packaging/postrm)
+set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
+include(CPack)

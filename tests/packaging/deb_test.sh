@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Builds cairn's .deb with CPack, installs it with dpkg into a temporary root
+# (dpkg --root, maintainer scripts run chrootless with DPKG_ROOT set, so the
+# postinst creates the `cairn` user in that root, not on this machine), and
+# checks what landed where and that the installed cairnd runs.
+# Usage: deb_test.sh BUILD_DIR VERSION
+set -euo pipefail
+build="$1" version="$2"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+if [ "$(id -u)" -ne 0 ]; then
+  # useradd --prefix and dpkg --root need root; say so rather than pass.
+  echo "SKIPPED: installing a .deb into a root needs root (uid $(id -u))"; exit 0
+fi
+
+(cd "$build" && cpack -G DEB -B "$tmp/pkg" >"$tmp/cpack.log" 2>&1) \
+  || { cat "$tmp/cpack.log"; fail "cpack failed"; }
+deb="$(ls "$tmp"/pkg/cairn_*.deb)"
+echo "built $(basename "$deb") ($(du -h "$deb" | cut -f1))"
+depends="$(dpkg-deb -f "$deb" Depends)"
+for lib in libgrpc++ libprotobuf libabsl libprometheus-cpp adduser; do
+  [[ "$depends" == *"$lib"* ]] || fail "Depends lacks $lib: $depends"
+done
+
+root="$tmp/root"
+mkdir -p "$root/var/lib/dpkg/info" "$root/var/lib/dpkg/updates" "$root/etc"
+touch "$root/var/lib/dpkg/status"
+printf 'root:x:0:0:root:/root:/bin/sh\n' >"$root/etc/passwd"
+printf 'root:x:0:\n' >"$root/etc/group"
+printf 'root:*:19000:0:99999:7:::\n' >"$root/etc/shadow"
+printf 'root:*::\n' >"$root/etc/gshadow"
+dpkg --root="$root" --force-script-chrootless --force-depends -i "$deb" \
+  >"$tmp/dpkg.log" 2>&1 || { cat "$tmp/dpkg.log"; fail "dpkg -i failed"; }
+dpkg --root="$root" -s cairn | grep -q '^Status: install ok installed' \
+  || fail "dpkg does not list cairn as installed"
+
+for f in usr/bin/cairnd usr/bin/cairn usr/bin/cairn-train \
+         usr/lib/systemd/system/cairnd.service \
+         usr/share/cairn/grafana/cairn.json \
+         usr/share/cairn/grafana/provisioning/dashboards/cairn.yml \
+         usr/share/cairn/prometheus/prometheus.yml \
+         usr/share/cairn/prometheus/alerts.yml \
+         usr/share/cairn/examples/studies/branin.yaml \
+         usr/share/doc/cairn/README.md; do
+  [ -e "$root/$f" ] || fail "missing /$f"
+done
+unit="$root/usr/lib/systemd/system/cairnd.service"
+for line in 'User=cairn' 'StateDirectory=cairn' 'ExecStart=/usr/bin/cairnd --data-dir /var/lib/cairn' \
+            'NoNewPrivileges=yes' 'ProtectSystem=strict'; do
+  grep -q "^$line" "$unit" || fail "cairnd.service lacks '$line'"
+done
+grep -q '^cairn:x:[0-9]*:[0-9]*::/var/lib/cairn:/usr/sbin/nologin$' "$root/etc/passwd" \
+  || fail "postinst did not create the cairn system user: $(cat "$root/etc/passwd")"
+
+got="$("$root/usr/bin/cairnd" --version)"
+[ "$got" = "$version" ] || fail "installed cairnd --version printed '$got', expected '$version'"
+"$root/usr/bin/cairn" --help >/dev/null || fail "installed cairn --help failed"
+echo "installed into $root: cairnd --version = $got; cairn user created; unit and dashboards in place"
