@@ -84,6 +84,42 @@ Eigen::MatrixXd Rows(const Eigen::MatrixXd& m, const std::vector<int>& rows) {
   return out;
 }
 
+// The full fit (prior mode and random restarts) of a checkpoint, on the
+// first `nc` completed points only, so it is reproducible.
+absl::StatusOr<GpHyperparameters> FitCheckpoint(
+    const CategoricalMask& categorical, const BanditData& data, int objective,
+    int nc, const GpBanditOptions& options, uint64_t seed) {
+  std::vector<bool> inf(data.infeasible.begin(), data.infeasible.begin() + nc);
+  const Eigen::VectorXd yc = WarpObjective(data.y.col(objective).head(nc), inf);
+  const std::vector<int> rows =
+      SelectRows(yc, options.max_fit_points, 0.0, MixSeed(seed, nc, 2));
+  GpFitOptions fit;
+  fit.max_iterations = options.fit_iterations;
+  fit.num_random_restarts = rows.size() > 100
+                                ? std::min(1, options.num_fit_restarts)
+                                : options.num_fit_restarts;
+  return FitHyperparameters(
+      categorical, Rows(data.x.topRows(nc), rows), Rows(yc, rows).col(0), fit,
+      MixSeed(seed, static_cast<uint64_t>(nc), objective));
+}
+
+// A warm-started refinement of `checkpoint` by `iterations` L-BFGS-B
+// iterations on (a subsample of) the model rows (x, yw) of `n` completed
+// points.
+absl::StatusOr<GpHyperparameters> RefineHyperparameters(
+    const CategoricalMask& categorical, const Eigen::MatrixXd& x,
+    const Eigen::VectorXd& yw, const GpHyperparameters& checkpoint,
+    int iterations, int max_fit_points, int n, int objective, uint64_t seed) {
+  const std::vector<int> rows =
+      SelectRows(yw, max_fit_points, 0.0, MixSeed(seed, n, 3));
+  GpFitOptions refine;
+  refine.num_random_restarts = 0;
+  refine.start_from_prior_mode = false;
+  refine.max_iterations = iterations;
+  return FitHyperparameters(categorical, Rows(x, rows), Rows(yw, rows).col(0),
+                            refine, MixSeed(seed, n, objective), &checkpoint);
+}
+
 // Exact-match lookup of canonical points (duplicates are bit-identical after
 // Canonicalize, so hashing the bytes is exact).
 class PointSet {
@@ -609,21 +645,8 @@ absl::StatusOr<GpHyperparameters> GpBandit::Hyperparameters(
     if (e.key == key) checkpoint = &e.h;
   }
   if (checkpoint == nullptr) {
-    // Full fit on the first nc points only, so it is reproducible.
-    std::vector<bool> inf(data.infeasible.begin(),
-                          data.infeasible.begin() + nc);
-    const Eigen::VectorXd yc =
-        WarpObjective(data.y.col(objective).head(nc), inf);
-    const std::vector<int> rows =
-        SelectRows(yc, options_.max_fit_points, 0.0, MixSeed(seed, nc, 2));
-    GpFitOptions fit;
-    fit.max_iterations = options_.fit_iterations;
-    fit.num_random_restarts = rows.size() > 100
-                                  ? std::min(1, options_.num_fit_restarts)
-                                  : options_.num_fit_restarts;
-    absl::StatusOr<GpHyperparameters> h = FitHyperparameters(
-        categorical_, Rows(data.x.topRows(nc), rows), Rows(yc, rows).col(0),
-        fit, MixSeed(seed, static_cast<uint64_t>(nc), objective));
+    absl::StatusOr<GpHyperparameters> h =
+        FitCheckpoint(categorical_, data, objective, nc, options_, seed);
     if (!h.ok()) return h.status();
     cache_.push_back({key, *std::move(h)});
     while (cache_.size() > 16) cache_.pop_front();
@@ -633,15 +656,9 @@ absl::StatusOr<GpHyperparameters> GpBandit::Hyperparameters(
                                     ? options_.late_refine_iterations
                                     : options_.refine_iterations;
   if (nc == n || refine_iterations <= 0) return *checkpoint;
-  // Warm-started refinement on (a subsample of) the current data.
-  const std::vector<int> rows =
-      SelectRows(yw, options_.max_fit_points, 0.0, MixSeed(seed, n, 3));
-  GpFitOptions refine;
-  refine.num_random_restarts = 0;
-  refine.start_from_prior_mode = false;
-  refine.max_iterations = refine_iterations;
-  return FitHyperparameters(categorical_, Rows(x, rows), Rows(yw, rows).col(0),
-                            refine, MixSeed(seed, n, objective), checkpoint);
+  return RefineHyperparameters(categorical_, x, yw, *checkpoint,
+                               refine_iterations, options_.max_fit_points, n,
+                               objective, seed);
 }
 
 absl::StatusOr<std::vector<GaussianProcess>> GpBandit::FitObjectiveModels(
