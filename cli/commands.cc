@@ -450,6 +450,257 @@ absl::Status TrialHistory(Context& c) {
   return absl::OkStatus();
 }
 
+// A command's handler, run after parsing.
+using Handler = absl::Status (*)(Context&);
+
+// Builds the CLI11 command tree: options write into `opt`, and the chosen
+// subcommand records its handler in *action.
+class CommandTree {
+ public:
+  CommandTree(Options& opt, Handler* action) : o_(opt), action_(action) {}
+
+  void AddGlobalOptions(CLI::App& app);
+  void AddStudyCommands(CLI::App& app);
+  void AddTrialCommands(CLI::App& app);
+
+ private:
+  void On(CLI::App* sub, Handler fn) {
+    Handler* action = action_;
+    sub->callback([action, fn] { *action = fn; });
+  }
+  void AddStudyArg(CLI::App* sub) {
+    sub->add_option("STUDY", o_.study,
+                    "study: studies/N, N or its display name")
+        ->required();
+  }
+  void AddTrialArg(CLI::App* sub) {
+    sub->add_option("TRIAL", o_.trial, "trial: M or studies/N/trials/M")
+        ->required();
+  }
+  void AddJson(CLI::App* sub) {
+    sub->add_flag("--json", o_.json, "print JSON instead of a table");
+  }
+
+  void AddStudyCreate(CLI::App* study);
+  void AddStudySetState(CLI::App* study);
+  void AddStudyWait(CLI::App* study);
+  void AddTrialSuggest(CLI::App* trial);
+  void AddTrialReport(CLI::App* trial);
+  void AddTrialComplete(CLI::App* trial);
+  void AddTrialHistory(CLI::App* trial);
+  void AddTrialLogs(CLI::App* trial);
+
+  Options& o_;
+  Handler* action_;
+};
+
+void CommandTree::AddGlobalOptions(CLI::App& app) {
+  app.require_subcommand(1);
+  // Subcommands hand options they do not know to their parent, so the global
+  // options work before or after the subcommand.
+  app.fallthrough();
+  // Inherited by every subcommand created after it, so their --help
+  // mentions the options they accept through fallthrough.
+  app.footer(
+      "Global options, accepted before or after any subcommand: --server "
+      "HOST:PORT (or $CAIRN_SERVER; default 127.0.0.1:50051), --timeout "
+      "SECONDS (default 30).\nSTUDY is studies/N, N or a display name; TRIAL "
+      "is M or studies/N/trials/M.");
+  app.add_option("--server", o_.server,
+                 "cairnd address HOST:PORT (default $CAIRN_SERVER, else " +
+                     std::string(kDefaultServer) + ")")
+      ->envname("CAIRN_SERVER");
+  app.add_option("--timeout", o_.timeout_seconds,
+                 "RPC deadline in seconds (default 30)")
+      ->check(CLI::PositiveNumber);
+}
+
+void CommandTree::AddStudyCommands(CLI::App& app) {
+  CLI::App* study =
+      app.add_subcommand("study", "create, list, inspect studies");
+  study->require_subcommand(1);
+  AddStudyCreate(study);
+
+  CLI::App* list = study->add_subcommand("list", "list all studies");
+  AddJson(list);
+  On(list, StudyList);
+
+  CLI::App* get = study->add_subcommand("get", "print a study as JSON");
+  AddStudyArg(get);
+  On(get, StudyGet);
+
+  CLI::App* del = study->add_subcommand(
+      "delete", "delete a study with its trials and measurements");
+  AddStudyArg(del);
+  On(del, StudyDelete);
+
+  CLI::App* best = study->add_subcommand(
+      "best",
+      "the best trial, or the Pareto-optimal trials for several "
+      "metrics");
+  AddStudyArg(best);
+  AddJson(best);
+  On(best, StudyBest);
+
+  AddStudySetState(study);
+  AddStudyWait(study);
+
+  CLI::App* stop = study->add_subcommand(
+      "stop", "stop a study: no new trials, running jobs are cancelled");
+  AddStudyArg(stop);
+  On(stop, StudyStop);
+}
+
+void CommandTree::AddStudyCreate(CLI::App* study) {
+  CLI::App* create = study->add_subcommand(
+      "create", "create a study from a YAML/JSON StudySpec; prints its name");
+  create
+      ->add_option("--config", o_.config,
+                   "StudySpec file (YAML or .json, protobuf JSON mapping)")
+      ->required();
+  create->add_option("--name", o_.display_name,
+                     "display name (default: the config file's stem)");
+  On(create, StudyCreate);
+}
+
+void CommandTree::AddStudySetState(CLI::App* study) {
+  CLI::App* set_state = study->add_subcommand(
+      "set-state",
+      "pause (inactive), resume (active) or finish (completed) a study");
+  AddStudyArg(set_state);
+  set_state->add_option("STATE", o_.state, "active, inactive or completed")
+      ->required();
+  On(set_state, StudySetState);
+}
+
+void CommandTree::AddStudyWait(CLI::App* study) {
+  CLI::App* wait = study->add_subcommand(
+      "wait",
+      "show progress (trials done/total, running, best so far) until the "
+      "study is done; exits 1 if it failed");
+  AddStudyArg(wait);
+  wait->add_option("--interval", o_.interval_seconds,
+                   "seconds between polls (default 2)")
+      ->check(CLI::PositiveNumber);
+  On(wait, StudyWait);
+}
+
+void CommandTree::AddTrialCommands(CLI::App& app) {
+  CLI::App* trial =
+      app.add_subcommand("trial", "suggest, report, complete trials");
+  trial->require_subcommand(1);
+  AddTrialSuggest(trial);
+  AddTrialReport(trial);
+  AddTrialComplete(trial);
+
+  CLI::App* list = trial->add_subcommand("list", "list a study's trials");
+  AddStudyArg(list);
+  AddJson(list);
+  On(list, TrialList);
+
+  CLI::App* get = trial->add_subcommand("get", "show one trial");
+  AddStudyArg(get);
+  AddTrialArg(get);
+  AddJson(get);
+  On(get, TrialGet);
+
+  CLI::App* stop = trial->add_subcommand(
+      "stop", "ask a running trial to stop early (state STOPPING)");
+  AddStudyArg(stop);
+  AddTrialArg(stop);
+  On(stop, TrialStop);
+
+  AddTrialHistory(trial);
+  AddTrialLogs(trial);
+}
+
+void CommandTree::AddTrialSuggest(CLI::App* trial) {
+  CLI::App* suggest = trial->add_subcommand(
+      "suggest", "get new trials to evaluate; none once the study is done");
+  AddStudyArg(suggest);
+  suggest
+      ->add_option("--count", o_.count,
+                   absl::StrCat("number of trials, 1 to ",
+                                cairn::v1::kMaxSuggestionCount,
+                                " as cairnd allows (default 1)"))
+      ->check(CLI::Range(1, cairn::v1::kMaxSuggestionCount));
+  suggest->add_option("--client-id", o_.client_id,
+                      "worker id: asking again returns its ACTIVE trials");
+  AddJson(suggest);
+  On(suggest, TrialSuggest);
+}
+
+void CommandTree::AddTrialReport(CLI::App* trial) {
+  CLI::App* report = trial->add_subcommand(
+      "report", "add an intermediate measurement: name=value ...");
+  AddStudyArg(report);
+  AddTrialArg(report);
+  report->add_option("--step", o_.step, "step count of the measurement")
+      ->required();
+  report
+      ->add_option("--elapsed", o_.elapsed_seconds,
+                   "elapsed seconds of the measurement")
+      ->check(CLI::NonNegativeNumber);
+  report->add_option("METRICS", o_.metrics, "metric values name=value")
+      ->required();
+  On(report, TrialReport);
+}
+
+void CommandTree::AddTrialComplete(CLI::App* trial) {
+  CLI::App* complete = trial->add_subcommand(
+      "complete",
+      "finish a trial with final metrics name=value ..., as infeasible, or "
+      "(with neither) with its last reported measurement");
+  AddStudyArg(complete);
+  AddTrialArg(complete);
+  CLI::Option* values = complete->add_option("METRICS", o_.metrics,
+                                             "final metric values name=value");
+  CLI::Option* infeasible =
+      complete->add_option("--infeasible", o_.infeasible_reason,
+                           "mark the trial infeasible, with this reason");
+  values->excludes(infeasible);
+  complete->add_option("--step", o_.step, "step count of the final metrics");
+  complete
+      ->add_option("--elapsed", o_.elapsed_seconds,
+                   "elapsed seconds of the final metrics")
+      ->check(CLI::NonNegativeNumber);
+  On(complete, TrialComplete);
+}
+
+void CommandTree::AddTrialHistory(CLI::App* trial) {
+  CLI::App* history =
+      trial->add_subcommand("history", "one metric's reported values by step");
+  AddStudyArg(history);
+  AddTrialArg(history);
+  history->add_option("METRIC", o_.metric, "metric id")->required();
+  AddJson(history);
+  On(history, TrialHistory);
+}
+
+void CommandTree::AddTrialLogs(CLI::App* trial) {
+  CLI::App* logs = trial->add_subcommand(
+      "logs", "print the log of the training job that runs a trial");
+  AddStudyArg(logs);
+  AddTrialArg(logs);
+  logs->add_flag("--follow,-f", o_.follow,
+                 "keep printing until the job is finished");
+  On(logs, TrialLogs);
+}
+
+// Runs the parsed command's handler; returns the exit code.
+int RunHandler(Handler action, Context& c) {
+  if (action == nullptr) {
+    *c.err << "cairn: error: no command given; see cairn --help\n";
+    return kExitUsage;
+  }
+  const absl::Status status = action(c);
+  if (!status.ok()) {
+    *c.err << "cairn: error: " << StatusToLine(status) << "\n";
+    return kExitError;
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 int RunCli(int argc, const char* const* argv, std::ostream& out,
@@ -457,207 +708,20 @@ int RunCli(int argc, const char* const* argv, std::ostream& out,
   Context c;
   c.out = &out;
   c.err = &err;
-  Options& o = c.opt;
-  std::function<absl::Status(Context&)> action;
-
+  Handler action = nullptr;
   CLI::App app{"cairn: drive Cairn studies and trials on a cairnd server.",
                "cairn"};
-  app.require_subcommand(1);
-  // Subcommands hand options they do not know to their parent, so the global
-  // options work before or after the subcommand.
-  app.fallthrough();
-  // Inherited by every subcommand created below, so their --help mentions
-  // the options they accept through fallthrough.
-  app.footer(
-      "Global options, accepted before or after any subcommand: --server "
-      "HOST:PORT (or $CAIRN_SERVER; default 127.0.0.1:50051), --timeout "
-      "SECONDS (default 30).\nSTUDY is studies/N, N or a display name; TRIAL "
-      "is M or studies/N/trials/M.");
-  app.add_option("--server", o.server,
-                 "cairnd address HOST:PORT (default $CAIRN_SERVER, else " +
-                     std::string(kDefaultServer) + ")")
-      ->envname("CAIRN_SERVER");
-  app.add_option("--timeout", o.timeout_seconds,
-                 "RPC deadline in seconds (default 30)")
-      ->check(CLI::PositiveNumber);
-
-  auto on = [&action](CLI::App* sub, absl::Status (*fn)(Context&)) {
-    sub->callback([&action, fn] { action = fn; });
-  };
-  auto add_study_arg = [&o](CLI::App* sub) {
-    sub->add_option("STUDY", o.study, "study: studies/N, N or its display name")
-        ->required();
-  };
-  auto add_trial_arg = [&o](CLI::App* sub) {
-    sub->add_option("TRIAL", o.trial, "trial: M or studies/N/trials/M")
-        ->required();
-  };
-  auto add_json = [&o](CLI::App* sub) {
-    sub->add_flag("--json", o.json, "print JSON instead of a table");
-  };
-
-  // study ...
-  CLI::App* study =
-      app.add_subcommand("study", "create, list, inspect studies");
-  study->require_subcommand(1);
-  {
-    CLI::App* create = study->add_subcommand(
-        "create", "create a study from a YAML/JSON StudySpec; prints its name");
-    create
-        ->add_option("--config", o.config,
-                     "StudySpec file (YAML or .json, protobuf JSON mapping)")
-        ->required();
-    create->add_option("--name", o.display_name,
-                       "display name (default: the config file's stem)");
-    on(create, StudyCreate);
-
-    CLI::App* list = study->add_subcommand("list", "list all studies");
-    add_json(list);
-    on(list, StudyList);
-
-    CLI::App* get = study->add_subcommand("get", "print a study as JSON");
-    add_study_arg(get);
-    on(get, StudyGet);
-
-    CLI::App* del = study->add_subcommand(
-        "delete", "delete a study with its trials and measurements");
-    add_study_arg(del);
-    on(del, StudyDelete);
-
-    CLI::App* best = study->add_subcommand(
-        "best",
-        "the best trial, or the Pareto-optimal trials for several "
-        "metrics");
-    add_study_arg(best);
-    add_json(best);
-    on(best, StudyBest);
-
-    CLI::App* set_state = study->add_subcommand(
-        "set-state",
-        "pause (inactive), resume (active) or finish (completed) a study");
-    add_study_arg(set_state);
-    set_state->add_option("STATE", o.state, "active, inactive or completed")
-        ->required();
-    on(set_state, StudySetState);
-
-    CLI::App* wait = study->add_subcommand(
-        "wait",
-        "show progress (trials done/total, running, best so far) until the "
-        "study is done; exits 1 if it failed");
-    add_study_arg(wait);
-    wait->add_option("--interval", o.interval_seconds,
-                     "seconds between polls (default 2)")
-        ->check(CLI::PositiveNumber);
-    on(wait, StudyWait);
-
-    CLI::App* stop = study->add_subcommand(
-        "stop", "stop a study: no new trials, running jobs are cancelled");
-    add_study_arg(stop);
-    on(stop, StudyStop);
-  }
-
-  // trial ...
-  CLI::App* trial =
-      app.add_subcommand("trial", "suggest, report, complete trials");
-  trial->require_subcommand(1);
-  {
-    CLI::App* suggest = trial->add_subcommand(
-        "suggest", "get new trials to evaluate; none once the study is done");
-    add_study_arg(suggest);
-    suggest
-        ->add_option("--count", o.count,
-                     absl::StrCat("number of trials, 1 to ",
-                                  cairn::v1::kMaxSuggestionCount,
-                                  " as cairnd allows (default 1)"))
-        ->check(CLI::Range(1, cairn::v1::kMaxSuggestionCount));
-    suggest->add_option("--client-id", o.client_id,
-                        "worker id: asking again returns its ACTIVE trials");
-    add_json(suggest);
-    on(suggest, TrialSuggest);
-
-    CLI::App* report = trial->add_subcommand(
-        "report", "add an intermediate measurement: name=value ...");
-    add_study_arg(report);
-    add_trial_arg(report);
-    report->add_option("--step", o.step, "step count of the measurement")
-        ->required();
-    report
-        ->add_option("--elapsed", o.elapsed_seconds,
-                     "elapsed seconds of the measurement")
-        ->check(CLI::NonNegativeNumber);
-    report->add_option("METRICS", o.metrics, "metric values name=value")
-        ->required();
-    on(report, TrialReport);
-
-    CLI::App* complete = trial->add_subcommand(
-        "complete",
-        "finish a trial with final metrics name=value ..., as infeasible, or "
-        "(with neither) with its last reported measurement");
-    add_study_arg(complete);
-    add_trial_arg(complete);
-    CLI::Option* values = complete->add_option(
-        "METRICS", o.metrics, "final metric values name=value");
-    CLI::Option* infeasible =
-        complete->add_option("--infeasible", o.infeasible_reason,
-                             "mark the trial infeasible, with this reason");
-    values->excludes(infeasible);
-    complete->add_option("--step", o.step, "step count of the final metrics");
-    complete
-        ->add_option("--elapsed", o.elapsed_seconds,
-                     "elapsed seconds of the final metrics")
-        ->check(CLI::NonNegativeNumber);
-    on(complete, TrialComplete);
-
-    CLI::App* list = trial->add_subcommand("list", "list a study's trials");
-    add_study_arg(list);
-    add_json(list);
-    on(list, TrialList);
-
-    CLI::App* get = trial->add_subcommand("get", "show one trial");
-    add_study_arg(get);
-    add_trial_arg(get);
-    add_json(get);
-    on(get, TrialGet);
-
-    CLI::App* stop = trial->add_subcommand(
-        "stop", "ask a running trial to stop early (state STOPPING)");
-    add_study_arg(stop);
-    add_trial_arg(stop);
-    on(stop, TrialStop);
-
-    CLI::App* history = trial->add_subcommand(
-        "history", "one metric's reported values by step");
-    add_study_arg(history);
-    add_trial_arg(history);
-    history->add_option("METRIC", o.metric, "metric id")->required();
-    add_json(history);
-    on(history, TrialHistory);
-
-    CLI::App* logs = trial->add_subcommand(
-        "logs", "print the log of the training job that runs a trial");
-    add_study_arg(logs);
-    add_trial_arg(logs);
-    logs->add_flag("--follow,-f", o.follow,
-                   "keep printing until the job is finished");
-    on(logs, TrialLogs);
-  }
-
+  CommandTree tree(c.opt, &action);
+  tree.AddGlobalOptions(app);
+  tree.AddStudyCommands(app);
+  tree.AddTrialCommands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e, out, err);
     return code == 0 ? kExitOk : kExitUsage;
   }
-  if (!action) {
-    err << "cairn: error: no command given; see cairn --help\n";
-    return kExitUsage;
-  }
-  const absl::Status status = action(c);
-  if (!status.ok()) {
-    err << "cairn: error: " << StatusToLine(status) << "\n";
-    return kExitError;
-  }
-  return kExitOk;
+  return RunHandler(action, c);
 }
 
 }  // namespace cairn::cli

@@ -37,6 +37,175 @@ void MutateDim(const MixedSpace& space, int d, double sigma, double jump,
   x[d] = std::clamp(v, 0.0, 1.0);
 }
 
+// Where random initial candidates are drawn: an L-infinity ball around one
+// of `centers` (in the continuous non-grid dimensions) when `active`.
+struct TrustRegion {
+  const Eigen::MatrixXd& centers;
+  double radius;
+  bool active;
+};
+
+// Seed row i % seeds.rows(), every dimension mutated by one random sigma.
+Eigen::VectorXd PerturbedSeed(const MixedSpace& space,
+                              const Eigen::MatrixXd& seeds, int i,
+                              double jump_probability, Rng& rng) {
+  Eigen::VectorXd x = seeds.row(i % seeds.rows()).transpose();
+  const double sigma = 0.02 + 0.13 * rng.Uniform();
+  for (int d = 0; d < space.size(); ++d) {
+    MutateDim(space, d, sigma, jump_probability, rng, x);
+  }
+  return x;
+}
+
+// A random point, inside the trust region when one applies.
+Eigen::VectorXd RandomCandidate(const MixedSpace& space,
+                                const TrustRegion& region, Rng& rng) {
+  Eigen::VectorXd x = space.Sample(rng);
+  if (!region.active) return x;
+  const int c = rng.UniformInt(static_cast<int>(region.centers.rows()));
+  for (int d = 0; d < space.size(); ++d) {
+    if (space.IsCategorical(d) || !space.dim(d).grid.empty()) continue;
+    const double lo = std::max(0.0, region.centers(c, d) - region.radius);
+    const double hi = std::min(1.0, region.centers(c, d) + region.radius);
+    x[d] = lo + (hi - lo) * rng.Uniform();
+  }
+  return x;
+}
+
+// Initial pool: perturbed seeds (a third at most) and random points (in the
+// trust region when one applies), canonicalized.
+Eigen::MatrixXd InitialPool(const MixedSpace& space,
+                            const Eigen::MatrixXd& seeds,
+                            const TrustRegion& region, int num_init,
+                            double jump_probability, Rng& rng) {
+  Eigen::MatrixXd pool(num_init, space.size());
+  const int num_seeded =
+      seeds.rows() > 0 ? std::min<int>(num_init / 3, 8 * seeds.rows()) : 0;
+  for (int i = 0; i < num_init; ++i) {
+    Eigen::VectorXd x =
+        i < num_seeded ? PerturbedSeed(space, seeds, i, jump_probability, rng)
+                       : RandomCandidate(space, region, rng);
+    space.Canonicalize(x);
+    pool.row(i) = x.transpose();
+  }
+  return pool;
+}
+
+// The evolving members and their scores.
+struct Population {
+  Eigen::MatrixXd x;
+  Eigen::VectorXd scores;
+};
+
+// The best `size` pool members (cycling when the pool is smaller).
+Population BestMembers(const Eigen::MatrixXd& pool,
+                       const Eigen::VectorXd& pool_scores, int size) {
+  const int num_pool = static_cast<int>(pool.rows());
+  std::vector<int> order(num_pool);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return pool_scores[a] > pool_scores[b];
+  });
+  Population population{Eigen::MatrixXd(size, pool.cols()),
+                        Eigen::VectorXd(size)};
+  for (int i = 0; i < size; ++i) {
+    population.x.row(i) = pool.row(order[i % num_pool]);
+    population.scores[i] = pool_scores[order[i % num_pool]];
+  }
+  return population;
+}
+
+// Mutation scale of generation g of `generations`: decays geometrically
+// from initial_sigma to final_sigma.
+double GenerationSigma(const AcquisitionOptimizerOptions& options, int g,
+                       int generations) {
+  const double t = generations > 1 ? g / double(generations - 1) : 1.0;
+  return options.initial_sigma *
+         std::pow(options.final_sigma / options.initial_sigma, t);
+}
+
+// Moves x (a member at rank `pos`) toward a random brighter member (rank
+// list `rank`): a random share of each continuous gap, categories copied
+// with probability 1/2.
+void MoveTowardBrighter(const MixedSpace& space, const Eigen::MatrixXd& popx,
+                        const std::vector<int>& rank, int pos, Rng& rng,
+                        Eigen::VectorXd& x) {
+  const int j = rank[rng.UniformInt(pos)];  // A brighter member.
+  const double beta = 0.3 + 0.7 * rng.Uniform();
+  for (int d = 0; d < space.size(); ++d) {
+    if (space.IsCategorical(d)) {
+      if (rng.Uniform() < 0.5) x[d] = popx(j, d);
+    } else {
+      x[d] += beta * (popx(j, d) - x[d]);
+    }
+  }
+}
+
+// Mutates a random subset of dimensions (at least one).
+void MutateSome(const MixedSpace& space, double sigma, double jump_probability,
+                Rng& rng, Eigen::VectorXd& x) {
+  const int dims = space.size();
+  const int forced = rng.UniformInt(dims);
+  const double p = std::min(1.0, 2.0 / dims);
+  for (int d = 0; d < dims; ++d) {
+    if (d == forced || rng.Uniform() < p) {
+      MutateDim(space, d, sigma, jump_probability, rng, x);
+    }
+  }
+}
+
+// Each member's child: attracted to a brighter member (all but the
+// brightest), then mutated and canonicalized.
+Eigen::MatrixXd Children(const MixedSpace& space, const Population& population,
+                         double sigma, double jump_probability, Rng& rng) {
+  const int pop = static_cast<int>(population.x.rows());
+  std::vector<int> rank(pop);
+  std::iota(rank.begin(), rank.end(), 0);
+  std::stable_sort(rank.begin(), rank.end(), [&](int a, int b) {
+    return population.scores[a] > population.scores[b];
+  });
+  std::vector<int> position(pop);
+  for (int r = 0; r < pop; ++r) position[rank[r]] = r;
+  Eigen::MatrixXd children(pop, space.size());
+  for (int i = 0; i < pop; ++i) {
+    Eigen::VectorXd x = population.x.row(i).transpose();
+    if (position[i] > 0) {
+      MoveTowardBrighter(space, population.x, rank, position[i], rng, x);
+    }
+    MutateSome(space, sigma, jump_probability, rng, x);
+    space.Canonicalize(x);
+    children.row(i) = x.transpose();
+  }
+  return children;
+}
+
+// Scores the children and keeps each one that beats its parent.
+void ReplaceByBetterChildren(const Eigen::MatrixXd& children,
+                             const BatchScoreFn& score,
+                             Population& population) {
+  Eigen::VectorXd child_scores;
+  score(children, &child_scores);
+  for (Eigen::Index i = 0; i < children.rows(); ++i) {
+    if (child_scores[i] > population.scores[i]) {
+      population.x.row(i) = children.row(i);
+      population.scores[i] = child_scores[i];
+    }
+  }
+}
+
+// Fills result's point and score with the best member, unless every score
+// is -infinity or NaN.
+void TakeBest(const Population& population, AcquisitionResult& result) {
+  Eigen::Index best;
+  const double best_score = population.scores.maxCoeff(&best);
+  if (best_score == -std::numeric_limits<double>::infinity() ||
+      std::isnan(best_score)) {
+    return;
+  }
+  result.x = population.x.row(best).transpose();
+  result.score = best_score;
+}
+
 }  // namespace
 
 double TrustRegionRadius(int num_observed, int num_dims) {
@@ -48,116 +217,31 @@ AcquisitionResult MaximizeAcquisition(
     const MixedSpace& space, const BatchScoreFn& score,
     const Eigen::MatrixXd& seeds, const Eigen::MatrixXd& trust_centers,
     double trust_radius, const AcquisitionOptimizerOptions& options, Rng& rng) {
-  const int dims = space.size();
   const int budget = std::max(options.max_evaluations, 2 * options.population);
   const int pop = std::max(2, options.population);
   const int num_init =
       std::max(pop, static_cast<int>(options.initial_fraction * budget));
-  const bool use_tr = trust_centers.rows() > 0 && std::isfinite(trust_radius);
+  const TrustRegion region{
+      trust_centers, trust_radius,
+      trust_centers.rows() > 0 && std::isfinite(trust_radius)};
   AcquisitionResult result;
 
-  // Initial pool: perturbed seeds (a third at most) and random points (in the
-  // trust region when one applies).
-  Eigen::MatrixXd pool(num_init, dims);
-  const int num_seeded =
-      seeds.rows() > 0 ? std::min<int>(num_init / 3, 8 * seeds.rows()) : 0;
-  for (int i = 0; i < num_init; ++i) {
-    Eigen::VectorXd x;
-    if (i < num_seeded) {
-      x = seeds.row(i % seeds.rows()).transpose();
-      const double sigma = 0.02 + 0.13 * rng.Uniform();
-      for (int d = 0; d < dims; ++d) {
-        MutateDim(space, d, sigma, options.jump_probability, rng, x);
-      }
-    } else {
-      x = space.Sample(rng);
-      if (use_tr) {
-        const int c = rng.UniformInt(static_cast<int>(trust_centers.rows()));
-        for (int d = 0; d < dims; ++d) {
-          if (space.IsCategorical(d) || !space.dim(d).grid.empty()) continue;
-          const double lo = std::max(0.0, trust_centers(c, d) - trust_radius);
-          const double hi = std::min(1.0, trust_centers(c, d) + trust_radius);
-          x[d] = lo + (hi - lo) * rng.Uniform();
-        }
-      }
-    }
-    space.Canonicalize(x);
-    pool.row(i) = x.transpose();
-  }
+  const Eigen::MatrixXd pool = InitialPool(space, seeds, region, num_init,
+                                           options.jump_probability, rng);
   Eigen::VectorXd pool_scores;
   score(pool, &pool_scores);
   result.evaluations += num_init;
 
-  // Population: the best pool members.
-  std::vector<int> order(num_init);
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    return pool_scores[a] > pool_scores[b];
-  });
-  Eigen::MatrixXd popx(pop, dims);
-  Eigen::VectorXd pops(pop);
-  for (int i = 0; i < pop; ++i) {
-    popx.row(i) = pool.row(order[i % num_init]);
-    pops[i] = pool_scores[order[i % num_init]];
-  }
-
+  Population population = BestMembers(pool, pool_scores, pop);
   const int generations = std::max(1, (budget - num_init) / pop);
-  Eigen::MatrixXd children(pop, dims);
-  Eigen::VectorXd child_scores;
   for (int g = 0; g < generations; ++g) {
-    const double t = generations > 1 ? g / double(generations - 1) : 1.0;
-    const double sigma =
-        options.initial_sigma *
-        std::pow(options.final_sigma / options.initial_sigma, t);
-    // Rank members so each can be attracted to a brighter one.
-    std::vector<int> rank(pop);
-    std::iota(rank.begin(), rank.end(), 0);
-    std::stable_sort(rank.begin(), rank.end(),
-                     [&](int a, int b) { return pops[a] > pops[b]; });
-    std::vector<int> position(pop);
-    for (int r = 0; r < pop; ++r) position[rank[r]] = r;
-    for (int i = 0; i < pop; ++i) {
-      Eigen::VectorXd x = popx.row(i).transpose();
-      const int pos = position[i];
-      if (pos > 0) {
-        const int j = rank[rng.UniformInt(pos)];  // A brighter member.
-        const double beta = 0.3 + 0.7 * rng.Uniform();
-        for (int d = 0; d < dims; ++d) {
-          if (space.IsCategorical(d)) {
-            if (rng.Uniform() < 0.5) x[d] = popx(j, d);
-          } else {
-            x[d] += beta * (popx(j, d) - x[d]);
-          }
-        }
-      }
-      // Mutate a random subset of dimensions (at least one).
-      const int forced = rng.UniformInt(dims);
-      const double p = std::min(1.0, 2.0 / dims);
-      for (int d = 0; d < dims; ++d) {
-        if (d == forced || rng.Uniform() < p) {
-          MutateDim(space, d, sigma, options.jump_probability, rng, x);
-        }
-      }
-      space.Canonicalize(x);
-      children.row(i) = x.transpose();
-    }
-    score(children, &child_scores);
+    const double sigma = GenerationSigma(options, g, generations);
+    const Eigen::MatrixXd children =
+        Children(space, population, sigma, options.jump_probability, rng);
+    ReplaceByBetterChildren(children, score, population);
     result.evaluations += pop;
-    for (int i = 0; i < pop; ++i) {
-      if (child_scores[i] > pops[i]) {
-        popx.row(i) = children.row(i);
-        pops[i] = child_scores[i];
-      }
-    }
   }
-  Eigen::Index best;
-  const double best_score = pops.maxCoeff(&best);
-  if (best_score == -std::numeric_limits<double>::infinity() ||
-      std::isnan(best_score)) {
-    return result;
-  }
-  result.x = popx.row(best).transpose();
-  result.score = best_score;
+  TakeBest(population, result);
   return result;
 }
 

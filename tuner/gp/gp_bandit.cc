@@ -84,6 +84,42 @@ Eigen::MatrixXd Rows(const Eigen::MatrixXd& m, const std::vector<int>& rows) {
   return out;
 }
 
+// The full fit (prior mode and random restarts) of a checkpoint, on the
+// first `nc` completed points only, so it is reproducible.
+absl::StatusOr<GpHyperparameters> FitCheckpoint(
+    const CategoricalMask& categorical, const BanditData& data, int objective,
+    int nc, const GpBanditOptions& options, uint64_t seed) {
+  std::vector<bool> inf(data.infeasible.begin(), data.infeasible.begin() + nc);
+  const Eigen::VectorXd yc = WarpObjective(data.y.col(objective).head(nc), inf);
+  const std::vector<int> rows =
+      SelectRows(yc, options.max_fit_points, 0.0, MixSeed(seed, nc, 2));
+  GpFitOptions fit;
+  fit.max_iterations = options.fit_iterations;
+  fit.num_random_restarts = rows.size() > 100
+                                ? std::min(1, options.num_fit_restarts)
+                                : options.num_fit_restarts;
+  return FitHyperparameters(
+      categorical, Rows(data.x.topRows(nc), rows), Rows(yc, rows).col(0), fit,
+      MixSeed(seed, static_cast<uint64_t>(nc), objective));
+}
+
+// A warm-started refinement of `checkpoint` by `iterations` L-BFGS-B
+// iterations on (a subsample of) the model rows (x, yw) of `n` completed
+// points.
+absl::StatusOr<GpHyperparameters> RefineHyperparameters(
+    const CategoricalMask& categorical, const Eigen::MatrixXd& x,
+    const Eigen::VectorXd& yw, const GpHyperparameters& checkpoint,
+    int iterations, int max_fit_points, int n, int objective, uint64_t seed) {
+  const std::vector<int> rows =
+      SelectRows(yw, max_fit_points, 0.0, MixSeed(seed, n, 3));
+  GpFitOptions refine;
+  refine.num_random_restarts = 0;
+  refine.start_from_prior_mode = false;
+  refine.max_iterations = iterations;
+  return FitHyperparameters(categorical, Rows(x, rows), Rows(yw, rows).col(0),
+                            refine, MixSeed(seed, n, objective), &checkpoint);
+}
+
 // Exact-match lookup of canonical points (duplicates are bit-identical after
 // Canonicalize, so hashing the bytes is exact).
 class PointSet {
@@ -111,11 +147,11 @@ class PointSet {
   absl::flat_hash_set<std::string> set_;
 };
 
-bool ContainsRow(const Eigen::MatrixXd& set, const Eigen::VectorXd& x) {
+// Whether `set` has a row within 1e-12 (max norm) of `row` (a row vector).
+template <typename Row>
+bool ContainsRow(const Eigen::MatrixXd& set, const Row& row) {
   for (Eigen::Index i = 0; i < set.rows(); ++i) {
-    if ((set.row(i) - x.transpose()).cwiseAbs().maxCoeff() <= 1e-12) {
-      return true;
-    }
+    if ((set.row(i) - row).cwiseAbs().maxCoeff() <= 1e-12) return true;
   }
   return false;
 }
@@ -123,6 +159,430 @@ bool ContainsRow(const Eigen::MatrixXd& set, const Eigen::VectorXd& x) {
 void AppendRow(Eigen::MatrixXd& m, const Eigen::VectorXd& x) {
   m.conservativeResize(m.rows() + 1, x.size());
   m.row(m.rows() - 1) = x.transpose();
+}
+
+absl::Status ValidateSuggestInput(const BanditData& data, int count, int dims) {
+  const Eigen::Index n = data.x.rows();
+  if (count < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("GpBandit::Suggest: count must be >= 1, got ", count));
+  }
+  if ((n > 0 && data.x.cols() != dims) || data.y.rows() != n ||
+      static_cast<Eigen::Index>(data.infeasible.size()) != n ||
+      (data.pending.rows() > 0 && data.pending.cols() != dims) ||
+      (n > 0 && data.y.cols() < 1)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "GpBandit::Suggest: inconsistent data: x ", n, "x", data.x.cols(),
+        ", y ", data.y.rows(), "x", data.y.cols(), ", infeasible ",
+        data.infeasible.size(), ", pending ", data.pending.rows(), "x",
+        data.pending.cols(), ", space dims ", dims));
+  }
+  return absl::OkStatus();
+}
+
+// The observations the models see: warped objectives of at most
+// `max_points` rows (half the best by mean warped value, half a seeded
+// sample of the others).
+struct ModelRows {
+  std::vector<int> rows;  // Indices into the data, ascending.
+  Eigen::MatrixXd x;      // The selected points.
+  Eigen::MatrixXd y;      // Their warped objectives.
+};
+
+ModelRows SelectModelRows(const BanditData& data, int max_points,
+                          uint64_t seed) {
+  const Eigen::Index n = data.x.rows();
+  const int num_obj = static_cast<int>(data.y.cols());
+  Eigen::MatrixXd yw(n, num_obj);
+  for (int m = 0; m < num_obj; ++m) {
+    yw.col(m) = WarpObjective(data.y.col(m), data.infeasible);
+  }
+  ModelRows model;
+  model.rows =
+      SelectRows(yw.rowwise().mean(), max_points, 0.5, MixSeed(seed, n, 1));
+  model.x = Rows(data.x, model.rows);
+  model.y = Rows(yw, model.rows);
+  return model;
+}
+
+// Positions (in the model rows) of the feasible observations.
+std::vector<int> FeasibleModelRows(const BanditData& data,
+                                   const std::vector<int>& rows) {
+  std::vector<int> feasible;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (!data.infeasible[rows[i]] && data.y.row(rows[i]).allFinite()) {
+      feasible.push_back(static_cast<int>(i));
+    }
+  }
+  return feasible;
+}
+
+// GP regression on 1 (feasible) / 0 (infeasible) labels centered on their
+// mean; candidates predicted more likely infeasible than feasible rank after
+// the others.
+struct FeasibilityModel {
+  std::optional<GaussianProcess> gp;  // Absent when all rows are feasible.
+  double feasible_share = 1.0;        // The labels' mean.
+};
+
+// A short fit of the label GP, warm-started from the first objective's
+// hyperparameters `objective` rescaled to the labels' variance.
+std::optional<GaussianProcess> FitLabelGp(const CategoricalMask& categorical,
+                                          const Eigen::MatrixXd& xs,
+                                          const Eigen::VectorXd& centered,
+                                          double feasible_share,
+                                          const GpHyperparameters& objective,
+                                          int max_fit_points, Eigen::Index n,
+                                          uint64_t seed) {
+  GpHyperparameters hf = objective;
+  hf.log_signal_variance =
+      std::log(std::max(feasible_share * (1 - feasible_share), 1e-2));
+  hf.log_noise_variance = hf.log_signal_variance + std::log(1e-2);
+  const std::vector<int> fit_rows =
+      SelectRows(centered, max_fit_points, 0.0, MixSeed(seed, n, 4));
+  GpFitOptions fit;
+  fit.num_random_restarts = 0;
+  fit.start_from_prior_mode = false;
+  fit.max_iterations = 20;
+  absl::StatusOr<GpHyperparameters> fitted = FitHyperparameters(
+      categorical, Rows(xs, fit_rows), Rows(centered, fit_rows).col(0), fit,
+      MixSeed(seed, n, 5), &hf);
+  if (fitted.ok()) hf = *fitted;
+  absl::StatusOr<GaussianProcess> f =
+      GaussianProcess::Create(categorical, xs, centered, hf);
+  if (!f.ok()) return std::nullopt;
+  return *std::move(f);
+}
+
+FeasibilityModel FitFeasibilityModel(const CategoricalMask& categorical,
+                                     const BanditData& data,
+                                     const ModelRows& model,
+                                     const GpHyperparameters& objective,
+                                     int max_fit_points, uint64_t seed) {
+  FeasibilityModel feasibility;
+  Eigen::VectorXd labels(static_cast<Eigen::Index>(model.rows.size()));
+  for (size_t i = 0; i < model.rows.size(); ++i) {
+    labels[i] = data.infeasible[model.rows[i]] ? 0.0 : 1.0;
+  }
+  feasibility.feasible_share = labels.mean();
+  if (feasibility.feasible_share < 1.0) {
+    const Eigen::VectorXd centered =
+        labels.array() - feasibility.feasible_share;
+    feasibility.gp =
+        FitLabelGp(categorical, model.x, centered, feasibility.feasible_share,
+                   objective, max_fit_points, data.x.rows(), seed);
+  }
+  return feasibility;
+}
+
+// Several objectives: random hypervolume scalarizations relative to the
+// observed front.
+struct Scalarizations {
+  Eigen::MatrixXd weights;    // One direction per row.
+  Eigen::VectorXd reference;  // Just below the worst feasible values.
+  Eigen::VectorXd best;       // Per weight: best observed scalarization.
+};
+
+Scalarizations MakeScalarizations(const Eigen::MatrixXd& ys,
+                                  const std::vector<int>& feasible,
+                                  int num_scalarizations, Rng& rng) {
+  const int num_obj = static_cast<int>(ys.cols());
+  Scalarizations sc;
+  sc.weights = RandomScalarizationWeights(num_scalarizations, num_obj, rng);
+  sc.reference = Eigen::VectorXd::Constant(num_obj, -1.0);
+  if (!feasible.empty()) {
+    for (int m = 0; m < num_obj; ++m) {
+      double lo = std::numeric_limits<double>::infinity();
+      for (int i : feasible) lo = std::min(lo, ys(i, m));
+      sc.reference[m] = lo - 0.1;
+    }
+  }
+  sc.best = Eigen::VectorXd::Zero(sc.weights.rows());
+  for (Eigen::Index k = 0; k < sc.weights.rows(); ++k) {
+    for (int i : feasible) {
+      sc.best[k] = std::max(sc.best[k], HypervolumeScalarization(
+                                            ys.row(i).transpose(), sc.reference,
+                                            sc.weights.row(k).transpose()));
+    }
+  }
+  return sc;
+}
+
+// Single objective: PE's promising region is UCB >= the best lower bound at
+// an observed point.
+double LcbThreshold(const GaussianProcess& model, const Eigen::MatrixXd& xs,
+                    double beta) {
+  Eigen::VectorXd mu, var;
+  model.Predict(xs, &mu, &var);
+  return (mu.array() - beta * var.array().sqrt()).maxCoeff();
+}
+
+// The trust region over the continuous (non-grid) dimensions.
+struct TrustRegion {
+  double radius = std::numeric_limits<double>::infinity();
+  std::vector<int> dims;
+
+  // Max-norm distance (over `dims`) of candidate row i to the nearest center.
+  double Distance(const Eigen::MatrixXd& cand, Eigen::Index i,
+                  const Eigen::MatrixXd& centers) const {
+    double dist = std::numeric_limits<double>::infinity();
+    for (Eigen::Index j = 0; j < centers.rows(); ++j) {
+      double dj = 0.0;
+      for (int d : dims) {
+        dj = std::max(dj, std::abs(cand(i, d) - centers(j, d)));
+      }
+      dist = std::min(dist, dj);
+    }
+    return dist;
+  }
+};
+
+TrustRegion MakeTrustRegion(const MixedSpace& space, bool use_trust_region,
+                            Eigen::Index n) {
+  TrustRegion region;
+  for (int d = 0; d < space.size(); ++d) {
+    if (!space.IsCategorical(d) && space.dim(d).grid.empty()) {
+      region.dims.push_back(d);
+    }
+  }
+  if (use_trust_region && !region.dims.empty()) {
+    region.radius = TrustRegionRadius(static_cast<int>(n), space.size());
+  }
+  return region;
+}
+
+// Optimizer seeds: the (at most 5) best feasible observed points.
+Eigen::MatrixXd BestPoints(const ModelRows& model,
+                           const std::vector<int>& feasible) {
+  std::vector<int> order(feasible);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return model.y.row(a).mean() > model.y.row(b).mean();
+  });
+  order.resize(std::min<size_t>(order.size(), 5));
+  return Rows(model.x, order);
+}
+
+// The acquisition budget, shrunk in proportion past
+// full_acquisition_budget_trials completed trials.
+AcquisitionOptimizerOptions AcquisitionBudget(const GpBanditOptions& options,
+                                              Eigen::Index n) {
+  AcquisitionOptimizerOptions acquisition = options.acquisition;
+  if (n > options.full_acquisition_budget_trials) {
+    acquisition.max_evaluations = std::max(
+        std::min(options.min_acquisition_evaluations,
+                 acquisition.max_evaluations),
+        static_cast<int>(static_cast<double>(acquisition.max_evaluations) *
+                         options.full_acquisition_budget_trials / n));
+  }
+  return acquisition;
+}
+
+// Everything the acquisition function of one Suggest needs. The models and
+// `forbidden` grow by each chosen batch member.
+struct AcquisitionState {
+  AcquisitionState(const BanditData& data, std::vector<GaussianProcess> gps)
+      : models(std::move(gps)),
+        centers(data.x),
+        completed(data.x),
+        forbidden(data.pending) {
+    if (forbidden.rows() == 0) forbidden.resize(0, data.x.cols());
+  }
+
+  std::vector<GaussianProcess> models;  // One per objective.
+  FeasibilityModel feasibility;
+  double beta = 0.0;  // The UCB coefficient.
+  double min_relative_variance = 0.0;
+  double lcb_threshold = kNegInf;  // Single objective only.
+  Scalarizations scalarizations;   // Several objectives only.
+  TrustRegion trust_region;
+  const Eigen::MatrixXd& centers;  // The trust region's: completed points.
+  PointSet completed;              // Avoided.
+  Eigen::MatrixXd forbidden;       // Pending and chosen points: never chosen.
+  Eigen::MatrixXd seeds;           // Optimizer seeds.
+  AcquisitionOptimizerOptions acquisition;
+};
+
+// The models' view of a batch of candidates.
+struct CandidatePosterior {
+  Eigen::MatrixXd ucb;            // Per candidate and objective.
+  Eigen::VectorXd total_var;      // Summed posterior variance.
+  Eigen::VectorXd relative_var;   // Mean variance / signal variance.
+  Eigen::VectorXd feasible_mean;  // Empty without a feasibility model.
+};
+
+CandidatePosterior Posterior(const AcquisitionState& state,
+                             const Eigen::MatrixXd& cand) {
+  const Eigen::Index c = cand.rows();
+  const int num_obj = static_cast<int>(state.models.size());
+  CandidatePosterior p;
+  p.ucb.resize(c, num_obj);
+  p.total_var = Eigen::VectorXd::Zero(c);
+  p.relative_var = Eigen::VectorXd::Zero(c);
+  for (int m = 0; m < num_obj; ++m) {
+    Eigen::VectorXd mu, var;
+    state.models[m].Predict(cand, &mu, &var);
+    p.ucb.col(m) = mu.array() + state.beta * var.array().sqrt();
+    p.total_var += var;
+    p.relative_var +=
+        var / (num_obj *
+               std::exp(state.models[m].hyperparameters().log_signal_variance));
+  }
+  if (state.feasibility.gp.has_value()) {
+    state.feasibility.gp->Predict(cand, &p.feasible_mean, nullptr);
+  }
+  return p;
+}
+
+// Mean hypervolume-scalarized improvement of `ucb` over the observed front
+// (plus a small share of the mean level, to break ties); *improves tells
+// whether any scalarization improves.
+double ScalarizedImprovement(const Scalarizations& sc,
+                             const Eigen::VectorXd& ucb, double* improves) {
+  double improvement = 0.0, level = 0.0;
+  for (Eigen::Index k = 0; k < sc.weights.rows(); ++k) {
+    const double sk = HypervolumeScalarization(ucb, sc.reference,
+                                               sc.weights.row(k).transpose());
+    improvement += std::max(0.0, sk - sc.best[k]);
+    level += sk;
+  }
+  *improves = improvement > 0.0;
+  return (improvement + 1e-6 * level) / sc.weights.rows();
+}
+
+// The acquisition value of each candidate and whether it lies in PE's
+// promising region (1.0) or not (0.0).
+void Acquisition(const AcquisitionState& state, const Eigen::MatrixXd& ucb,
+                 Eigen::VectorXd* acq, Eigen::VectorXd* improves) {
+  const Eigen::Index c = ucb.rows();
+  acq->resize(c);
+  improves->resize(c);
+  for (Eigen::Index i = 0; i < c; ++i) {
+    if (state.models.size() == 1) {
+      (*acq)[i] = ucb(i, 0);
+      (*improves)[i] = (*acq)[i] >= state.lcb_threshold;
+    } else {
+      (*acq)[i] = ScalarizedImprovement(
+          state.scalarizations, ucb.row(i).transpose(), &(*improves)[i]);
+    }
+  }
+}
+
+// Score `v` of candidate row i after the penalties: near-duplicates of
+// observations and likely infeasible points rank after the others, points
+// outside the trust region after those, completed points after those, and
+// forbidden points are -infinity.
+double Penalized(const AcquisitionState& state, const CandidatePosterior& p,
+                 const Eigen::MatrixXd& cand, Eigen::Index i, double v) {
+  if (p.relative_var[i] < state.min_relative_variance) v -= 1e3;
+  if (state.feasibility.gp.has_value() &&
+      p.feasible_mean[i] + state.feasibility.feasible_share < 0.5) {
+    v -= 1e3;
+  }
+  if (std::isfinite(state.trust_region.radius)) {
+    const double dist = state.trust_region.Distance(cand, i, state.centers);
+    if (dist > state.trust_region.radius) v = -1e9 - dist;
+  }
+  if (state.completed.Contains(cand.row(i))) v = -1e12;
+  if (ContainsRow(state.forbidden, cand.row(i))) v = kNegInf;
+  return std::isnan(v) ? kNegInf : v;
+}
+
+// The BatchScoreFn of a batch member: UCB for the first, posterior variance
+// inside the promising region for later ones (pure exploration).
+void ScoreCandidates(const AcquisitionState& state, bool pure_exploration,
+                     const Eigen::MatrixXd& cand, Eigen::VectorXd* s) {
+  const CandidatePosterior p = Posterior(state, cand);
+  Eigen::VectorXd acq, improves;
+  Acquisition(state, p.ucb, &acq, &improves);
+  s->resize(cand.rows());
+  for (Eigen::Index i = 0; i < cand.rows(); ++i) {
+    double v = acq[i];
+    if (pure_exploration) {
+      v = improves[i] > 0.0 ? p.total_var[i] : -1e6 + acq[i];
+    }
+    (*s)[i] = Penalized(state, p, cand, i, v);
+  }
+}
+
+// Maximizes the acquisition of one batch member; when everything the search
+// saw was forbidden, tries random points. Nullopt when the space is
+// exhausted.
+std::optional<Eigen::VectorXd> ChooseBatchMember(const MixedSpace& space,
+                                                 const AcquisitionState& state,
+                                                 bool pure_exploration,
+                                                 Rng& rng) {
+  BatchScoreFn score = [&](const Eigen::MatrixXd& cand, Eigen::VectorXd* s) {
+    ScoreCandidates(state, pure_exploration, cand, s);
+  };
+  AcquisitionResult best =
+      MaximizeAcquisition(space, score, state.seeds, state.centers,
+                          state.trust_region.radius, state.acquisition, rng);
+  if (best.x.size() > 0) return best.x;
+  for (int tries = 0; tries < 2000; ++tries) {
+    Eigen::VectorXd x = space.Sample(rng);
+    if (!ContainsRow(state.forbidden, x.transpose())) return x;
+  }
+  return std::nullopt;
+}
+
+// Treats a chosen batch member as pending for the next ones.
+void AddChosen(const Eigen::VectorXd& x, AcquisitionState& state) {
+  AppendRow(state.forbidden, x);
+  for (GaussianProcess& gp : state.models) {
+    (void)gp.AddPendingPoints(x.transpose());
+  }
+}
+
+// The acquisition state of one Suggest on the fitted objective `models`;
+// `first` holds the first objective's hyperparameters.
+AcquisitionState MakeAcquisitionState(
+    const GpBanditOptions& options, const MixedSpace& space,
+    const CategoricalMask& categorical, const BanditData& data,
+    const ModelRows& model, std::vector<GaussianProcess> models,
+    const GpHyperparameters& first, uint64_t seed) {
+  AcquisitionState state(data, std::move(models));
+  if (options.use_feasibility_model) {
+    state.feasibility = FitFeasibilityModel(categorical, data, model, first,
+                                            options.max_fit_points, seed);
+  }
+  state.beta = options.ucb_coefficient;
+  state.min_relative_variance = options.min_relative_variance;
+  const std::vector<int> feasible = FeasibleModelRows(data, model.rows);
+  if (model.y.cols() == 1) {
+    state.lcb_threshold = LcbThreshold(state.models[0], model.x, state.beta);
+  }
+  Rng weight_rng(MixSeed(seed, static_cast<uint64_t>(data.num_trials), 0x3E));
+  if (model.y.cols() > 1) {
+    state.scalarizations = MakeScalarizations(
+        model.y, feasible, options.num_scalarizations, weight_rng);
+  }
+  const Eigen::Index n = data.x.rows();
+  state.trust_region = MakeTrustRegion(space, options.use_trust_region, n);
+  state.seeds = BestPoints(model, feasible);
+  state.acquisition = AcquisitionBudget(options, n);
+  return state;
+}
+
+// GP-UCB-PE: chooses up to `count` points, each treated as pending for the
+// next, and appends how each was chosen to `kinds`.
+std::vector<Eigen::VectorXd> ChooseBatch(const MixedSpace& space,
+                                         const BanditData& data, int count,
+                                         uint64_t seed, AcquisitionState& state,
+                                         std::vector<std::string>* kinds) {
+  const Eigen::Index n = data.x.rows();
+  std::vector<Eigen::VectorXd> out;
+  for (int b = 0; b < count; ++b) {
+    const bool pure_exploration = b > 0;
+    Rng rng(MixSeed(seed, static_cast<uint64_t>(data.num_trials) * 4099 + n,
+                    0xAC0 + b));
+    std::optional<Eigen::VectorXd> x =
+        ChooseBatchMember(space, state, pure_exploration, rng);
+    if (!x.has_value()) break;  // The space is exhausted.
+    out.push_back(*x);
+    kinds->push_back(pure_exploration ? "pure_exploration" : "ucb");
+    AddChosen(*x, state);
+  }
+  return out;
 }
 
 }  // namespace
@@ -151,7 +611,7 @@ std::vector<Eigen::VectorXd> GpBandit::QuasiRandom(const BanditData& data,
   for (int tries = 0;
        static_cast<int>(out.size()) < count && tries < 200 * count; ++tries) {
     Eigen::VectorXd x = space_.Halton(index++, seed);
-    if (ContainsRow(excluded, x)) continue;
+    if (ContainsRow(excluded, x.transpose())) continue;
     out.push_back(x);
     AppendRow(excluded, x);
   }
@@ -159,7 +619,7 @@ std::vector<Eigen::VectorXd> GpBandit::QuasiRandom(const BanditData& data,
   for (int tries = 0;
        static_cast<int>(out.size()) < count && tries < 2000 * count; ++tries) {
     Eigen::VectorXd x = space_.Sample(rng);
-    if (ContainsRow(excluded, x)) continue;
+    if (ContainsRow(excluded, x.transpose())) continue;
     out.push_back(x);
     AppendRow(excluded, x);
   }
@@ -185,21 +645,8 @@ absl::StatusOr<GpHyperparameters> GpBandit::Hyperparameters(
     if (e.key == key) checkpoint = &e.h;
   }
   if (checkpoint == nullptr) {
-    // Full fit on the first nc points only, so it is reproducible.
-    std::vector<bool> inf(data.infeasible.begin(),
-                          data.infeasible.begin() + nc);
-    const Eigen::VectorXd yc =
-        WarpObjective(data.y.col(objective).head(nc), inf);
-    const std::vector<int> rows =
-        SelectRows(yc, options_.max_fit_points, 0.0, MixSeed(seed, nc, 2));
-    GpFitOptions fit;
-    fit.max_iterations = options_.fit_iterations;
-    fit.num_random_restarts = rows.size() > 100
-                                  ? std::min(1, options_.num_fit_restarts)
-                                  : options_.num_fit_restarts;
-    absl::StatusOr<GpHyperparameters> h = FitHyperparameters(
-        categorical_, Rows(data.x.topRows(nc), rows), Rows(yc, rows).col(0),
-        fit, MixSeed(seed, static_cast<uint64_t>(nc), objective));
+    absl::StatusOr<GpHyperparameters> h =
+        FitCheckpoint(categorical_, data, objective, nc, options_, seed);
     if (!h.ok()) return h.status();
     cache_.push_back({key, *std::move(h)});
     while (cache_.size() > 16) cache_.pop_front();
@@ -209,267 +656,51 @@ absl::StatusOr<GpHyperparameters> GpBandit::Hyperparameters(
                                     ? options_.late_refine_iterations
                                     : options_.refine_iterations;
   if (nc == n || refine_iterations <= 0) return *checkpoint;
-  // Warm-started refinement on (a subsample of) the current data.
-  const std::vector<int> rows =
-      SelectRows(yw, options_.max_fit_points, 0.0, MixSeed(seed, n, 3));
-  GpFitOptions refine;
-  refine.num_random_restarts = 0;
-  refine.start_from_prior_mode = false;
-  refine.max_iterations = refine_iterations;
-  return FitHyperparameters(categorical_, Rows(x, rows), Rows(yw, rows).col(0),
-                            refine, MixSeed(seed, n, objective), checkpoint);
+  return RefineHyperparameters(categorical_, x, yw, *checkpoint,
+                               refine_iterations, options_.max_fit_points, n,
+                               objective, seed);
 }
 
-absl::StatusOr<std::vector<Eigen::VectorXd>> GpBandit::Suggest(
-    const BanditData& data, int count, uint64_t seed) {
-  const int dims = space_.size();
-  const Eigen::Index n = data.x.rows();
-  if (count < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("GpBandit::Suggest: count must be >= 1, got ", count));
-  }
-  if ((n > 0 && data.x.cols() != dims) || data.y.rows() != n ||
-      static_cast<Eigen::Index>(data.infeasible.size()) != n ||
-      (data.pending.rows() > 0 && data.pending.cols() != dims) ||
-      (n > 0 && data.y.cols() < 1)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "GpBandit::Suggest: inconsistent data: x ", n, "x", data.x.cols(),
-        ", y ", data.y.rows(), "x", data.y.cols(), ", infeasible ",
-        data.infeasible.size(), ", pending ", data.pending.rows(), "x",
-        data.pending.cols(), ", space dims ", dims));
-  }
-  last_kinds_.clear();
-  last_hyperparameters_.clear();
-  if (n < num_initial_points()) return FallBack(data, count, seed);
-
-  const int num_obj = static_cast<int>(data.y.cols());
-  Eigen::MatrixXd yw(n, num_obj);
-  for (int m = 0; m < num_obj; ++m) {
-    yw.col(m) = WarpObjective(data.y.col(m), data.infeasible);
-  }
-  const std::vector<int> rows = SelectRows(
-      yw.rowwise().mean(), options_.max_model_points, 0.5, MixSeed(seed, n, 1));
-  const Eigen::MatrixXd xs = Rows(data.x, rows);
-  const Eigen::MatrixXd ys = Rows(yw, rows);
-
+absl::StatusOr<std::vector<GaussianProcess>> GpBandit::FitObjectiveModels(
+    const BanditData& data, const Eigen::MatrixXd& xs,
+    const Eigen::MatrixXd& ys, uint64_t seed) {
   std::vector<GaussianProcess> models;
-  for (int m = 0; m < num_obj; ++m) {
+  for (int m = 0; m < static_cast<int>(ys.cols()); ++m) {
     absl::StatusOr<GpHyperparameters> h =
         Hyperparameters(data, m, xs, ys.col(m), seed);
-    if (!h.ok()) return FallBack(data, count, seed);
+    if (!h.ok()) return h.status();
     absl::StatusOr<GaussianProcess> gp =
         GaussianProcess::Create(categorical_, xs, ys.col(m), *h);
-    if (!gp.ok()) return FallBack(data, count, seed);
+    if (!gp.ok()) return gp.status();
     // Pending points only shrink the variance; a failure to condition on
-    // them (degenerate duplicates) still leaves duplicates forbidden below.
+    // them (degenerate duplicates) still leaves duplicates forbidden.
     (void)gp->AddPendingPoints(data.pending);
     last_hyperparameters_.push_back(*h);
     models.push_back(*std::move(gp));
   }
+  return models;
+}
 
-  // Feasibility: GP regression on 1 (feasible) / 0 (infeasible) labels,
-  // hyperparameters refined from the first objective's; candidates predicted
-  // more likely infeasible than feasible rank after the others.
-  std::optional<GaussianProcess> feasibility;
-  double feasible_share = 1.0;
-  if (options_.use_feasibility_model) {
-    Eigen::VectorXd labels(static_cast<Eigen::Index>(rows.size()));
-    for (size_t i = 0; i < rows.size(); ++i) {
-      labels[i] = data.infeasible[rows[i]] ? 0.0 : 1.0;
-    }
-    feasible_share = labels.mean();
-    if (feasible_share < 1.0) {
-      GpHyperparameters hf = last_hyperparameters_[0];
-      hf.log_signal_variance =
-          std::log(std::max(feasible_share * (1 - feasible_share), 1e-2));
-      hf.log_noise_variance = hf.log_signal_variance + std::log(1e-2);
-      // A short fit of the label GP, warm-started from the objective's.
-      const Eigen::VectorXd centered = labels.array() - feasible_share;
-      const std::vector<int> fit_rows = SelectRows(
-          centered, options_.max_fit_points, 0.0, MixSeed(seed, n, 4));
-      GpFitOptions fit;
-      fit.num_random_restarts = 0;
-      fit.start_from_prior_mode = false;
-      fit.max_iterations = 20;
-      absl::StatusOr<GpHyperparameters> fitted = FitHyperparameters(
-          categorical_, Rows(xs, fit_rows), Rows(centered, fit_rows).col(0),
-          fit, MixSeed(seed, n, 5), &hf);
-      if (fitted.ok()) hf = *fitted;
-      absl::StatusOr<GaussianProcess> f = GaussianProcess::Create(
-          categorical_, xs, labels.array() - feasible_share, hf);
-      if (f.ok()) feasibility = *std::move(f);
-    }
+absl::StatusOr<std::vector<Eigen::VectorXd>> GpBandit::Suggest(
+    const BanditData& data, int count, uint64_t seed) {
+  if (absl::Status valid = ValidateSuggestInput(data, count, space_.size());
+      !valid.ok()) {
+    return valid;
   }
+  last_kinds_.clear();
+  last_hyperparameters_.clear();
+  const Eigen::Index n = data.x.rows();
+  if (n < num_initial_points()) return FallBack(data, count, seed);
 
-  const double beta = options_.ucb_coefficient;
-  const double min_relative_variance = options_.min_relative_variance;
-  // Feasible observed rows (in the model subset).
-  std::vector<int> feasible;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    if (!data.infeasible[rows[i]] && data.y.row(rows[i]).allFinite()) {
-      feasible.push_back(static_cast<int>(i));
-    }
-  }
-  // Single objective: PE's promising region is UCB >= the best lower bound
-  // at an observed point.
-  double lcb_threshold = kNegInf;
-  if (num_obj == 1) {
-    Eigen::VectorXd mu, var;
-    models[0].Predict(xs, &mu, &var);
-    lcb_threshold = (mu.array() - beta * var.array().sqrt()).maxCoeff();
-  }
-  // Several objectives: hypervolume scalarizations relative to the observed
-  // front.
-  Rng weight_rng(MixSeed(seed, static_cast<uint64_t>(data.num_trials), 0x3E));
-  Eigen::MatrixXd weights;
-  Eigen::VectorXd reference, best_s;
-  if (num_obj > 1) {
-    weights = RandomScalarizationWeights(options_.num_scalarizations, num_obj,
-                                         weight_rng);
-    reference = Eigen::VectorXd::Constant(num_obj, -1.0);
-    if (!feasible.empty()) {
-      for (int m = 0; m < num_obj; ++m) {
-        double lo = std::numeric_limits<double>::infinity();
-        for (int i : feasible) lo = std::min(lo, ys(i, m));
-        reference[m] = lo - 0.1;
-      }
-    }
-    best_s = Eigen::VectorXd::Zero(weights.rows());
-    for (Eigen::Index k = 0; k < weights.rows(); ++k) {
-      for (int i : feasible) {
-        best_s[k] = std::max(best_s[k], HypervolumeScalarization(
-                                            ys.row(i).transpose(), reference,
-                                            weights.row(k).transpose()));
-      }
-    }
-  }
-
-  // Trust region over the continuous (non-grid) dimensions.
-  double radius = std::numeric_limits<double>::infinity();
-  std::vector<int> tr_dims;
-  for (int d = 0; d < dims; ++d) {
-    if (!space_.IsCategorical(d) && space_.dim(d).grid.empty()) {
-      tr_dims.push_back(d);
-    }
-  }
-  if (options_.use_trust_region && !tr_dims.empty()) {
-    radius = TrustRegionRadius(static_cast<int>(n), dims);
-  }
-  const Eigen::MatrixXd& centers = data.x;
-
-  Eigen::MatrixXd forbidden = data.pending;
-  if (forbidden.rows() == 0) forbidden.resize(0, dims);
-
-  // Optimizer seeds: the best observed points.
-  std::vector<int> order(feasible);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    return ys.row(a).mean() > ys.row(b).mean();
-  });
-  order.resize(std::min<size_t>(order.size(), 5));
-  const Eigen::MatrixXd seeds = Rows(xs, order);
-
-  AcquisitionOptimizerOptions acquisition = options_.acquisition;
-  if (n > options_.full_acquisition_budget_trials) {
-    acquisition.max_evaluations = std::max(
-        std::min(options_.min_acquisition_evaluations,
-                 acquisition.max_evaluations),
-        static_cast<int>(static_cast<double>(acquisition.max_evaluations) *
-                         options_.full_acquisition_budget_trials / n));
-  }
-  const PointSet completed_set(data.x);
-  std::vector<Eigen::VectorXd> out;
-  for (int b = 0; b < count; ++b) {
-    const bool pure_exploration = b > 0;
-    BatchScoreFn score = [&](const Eigen::MatrixXd& cand, Eigen::VectorXd* s) {
-      const Eigen::Index c = cand.rows();
-      Eigen::MatrixXd ucb(c, num_obj);
-      Eigen::VectorXd total_var = Eigen::VectorXd::Zero(c);
-      Eigen::VectorXd relative_var = Eigen::VectorXd::Zero(c);
-      for (int m = 0; m < num_obj; ++m) {
-        Eigen::VectorXd mu, var;
-        models[m].Predict(cand, &mu, &var);
-        ucb.col(m) = mu.array() + beta * var.array().sqrt();
-        total_var += var;
-        relative_var +=
-            var / (num_obj *
-                   std::exp(models[m].hyperparameters().log_signal_variance));
-      }
-      Eigen::VectorXd feasible_mean;
-      if (feasibility.has_value()) {
-        feasibility->Predict(cand, &feasible_mean, nullptr);
-      }
-      Eigen::VectorXd acq(c), improves(c);
-      for (Eigen::Index i = 0; i < c; ++i) {
-        if (num_obj == 1) {
-          acq[i] = ucb(i, 0);
-          improves[i] = acq[i] >= lcb_threshold;
-        } else {
-          double improvement = 0.0, level = 0.0;
-          for (Eigen::Index k = 0; k < weights.rows(); ++k) {
-            const double sk = HypervolumeScalarization(
-                ucb.row(i).transpose(), reference, weights.row(k).transpose());
-            improvement += std::max(0.0, sk - best_s[k]);
-            level += sk;
-          }
-          acq[i] = (improvement + 1e-6 * level) / weights.rows();
-          improves[i] = improvement > 0.0;
-        }
-      }
-      s->resize(c);
-      for (Eigen::Index i = 0; i < c; ++i) {
-        double v = acq[i];
-        if (pure_exploration) {
-          v = improves[i] > 0.0 ? total_var[i] : -1e6 + acq[i];
-        }
-        if (relative_var[i] < min_relative_variance) v -= 1e3;
-        if (feasibility.has_value() &&
-            feasible_mean[i] + feasible_share < 0.5) {
-          v -= 1e3;
-        }
-        if (std::isfinite(radius)) {
-          double dist = std::numeric_limits<double>::infinity();
-          for (Eigen::Index j = 0; j < centers.rows(); ++j) {
-            double dj = 0.0;
-            for (int d : tr_dims) {
-              dj = std::max(dj, std::abs(cand(i, d) - centers(j, d)));
-            }
-            dist = std::min(dist, dj);
-          }
-          if (dist > radius) v = -1e9 - dist;
-        }
-        if (completed_set.Contains(cand.row(i))) v = -1e12;
-        for (Eigen::Index j = 0; j < forbidden.rows(); ++j) {
-          if ((cand.row(i) - forbidden.row(j)).cwiseAbs().maxCoeff() <= 1e-12) {
-            v = kNegInf;
-            break;
-          }
-        }
-        (*s)[i] = std::isnan(v) ? kNegInf : v;
-      }
-    };
-    Rng rng(MixSeed(seed, static_cast<uint64_t>(data.num_trials) * 4099 + n,
-                    0xAC0 + b));
-    AcquisitionResult best = MaximizeAcquisition(space_, score, seeds, centers,
-                                                 radius, acquisition, rng);
-    if (best.x.size() == 0) {
-      // Everything the search saw was forbidden: try random points.
-      for (int tries = 0; tries < 2000; ++tries) {
-        Eigen::VectorXd x = space_.Sample(rng);
-        if (!ContainsRow(forbidden, x)) {
-          best.x = x;
-          break;
-        }
-      }
-      if (best.x.size() == 0) break;  // The space is exhausted.
-    }
-    out.push_back(best.x);
-    last_kinds_.push_back(pure_exploration ? "pure_exploration" : "ucb");
-    AppendRow(forbidden, best.x);
-    for (GaussianProcess& gp : models) {
-      (void)gp.AddPendingPoints(best.x.transpose());
-    }
-  }
-  return out;
+  const ModelRows model =
+      SelectModelRows(data, options_.max_model_points, seed);
+  absl::StatusOr<std::vector<GaussianProcess>> models =
+      FitObjectiveModels(data, model.x, model.y, seed);
+  if (!models.ok()) return FallBack(data, count, seed);
+  AcquisitionState state =
+      MakeAcquisitionState(options_, space_, categorical_, data, model,
+                           *std::move(models), last_hyperparameters_[0], seed);
+  return ChooseBatch(space_, data, count, seed, state, &last_kinds_);
 }
 
 }  // namespace cairn::gp

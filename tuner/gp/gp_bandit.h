@@ -139,6 +139,12 @@ class GpBandit {
                                                     const Eigen::MatrixXd& x,
                                                     const Eigen::VectorXd& yw,
                                                     uint64_t seed);
+  // One GP per objective on the model rows (xs, warped ys), conditioned on
+  // the pending points; records their hyperparameters. Fails when a fit or
+  // a Cholesky factorization does.
+  absl::StatusOr<std::vector<GaussianProcess>> FitObjectiveModels(
+      const BanditData& data, const Eigen::MatrixXd& xs,
+      const Eigen::MatrixXd& ys, uint64_t seed);
   // QuasiRandom, recording the kinds.
   std::vector<Eigen::VectorXd> FallBack(const BanditData& data, int count,
                                         uint64_t seed);
