@@ -351,7 +351,7 @@ TEST_F(JobsTest, CairndKill9MidStudyFinishesWithExactlyMaxTrials) {
 }
 
 // A study whose command is `program` (an executable in tests/jobs).
-Study CreateWithProgram(JobsTest* t, cairn::v1::StudyService::Stub* stub,
+Study CreateWithProgram(cairn::v1::StudyService::Stub* stub,
                         const std::string& name, const std::string& program,
                         const std::map<std::string, std::string>& env) {
   cairn::v1::CreateStudyRequest req;
@@ -383,7 +383,7 @@ TEST_F(JobsTest, JobsReportOverGrpcAndCompleteTheirOwnTrials) {
   StartServer();
   const char* src = std::getenv("CAIRN_SOURCE_DIR");
   Study study = CreateWithProgram(
-      this, stub_.get(), "grpc-route", "grpc_reporter.py",
+      stub_.get(), "grpc-route", "grpc_reporter.py",
       {{"CAIRN_PROTO_DIR", std::string(src ? src : ".") + "/proto"}});
   Study done = WaitDone(study.name(), 90);
   EXPECT_EQ(done.state(), Study::COMPLETED);
@@ -409,9 +409,8 @@ TEST_F(JobsTest, JobsReportOverGrpcAndCompleteTheirOwnTrials) {
 
 TEST_F(JobsTest, ShellScriptJobsReportThroughTheCli) {
   StartServer();
-  Study study =
-      CreateWithProgram(this, stub_.get(), "cli-route", "cli_reporter.sh",
-                        {{"CAIRN_BIN_DIR", testing::BinDir()}});
+  Study study = CreateWithProgram(stub_.get(), "cli-route", "cli_reporter.sh",
+                                  {{"CAIRN_BIN_DIR", testing::BinDir()}});
   Study done = WaitDone(study.name(), 60);
   EXPECT_EQ(done.state(), Study::COMPLETED);
   for (const Trial& t : Trials(study.name(), true)) {
