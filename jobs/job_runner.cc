@@ -11,7 +11,7 @@
 #include "jobs/job_template.h"
 #include "spdlog/spdlog.h"
 #include "trials/resource_names.h"
-#include "trials/trial_table.h"
+#include "trials/trial_states.h"
 
 namespace cairn::jobs {
 namespace {

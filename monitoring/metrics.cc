@@ -33,6 +33,7 @@
 #include "prometheus/histogram.h"
 #include "prometheus/registry.h"
 #include "prometheus/text_serializer.h"
+#include "trials/resource_names.h"
 
 namespace cairn::monitoring {
 
@@ -480,7 +481,10 @@ class MetricsImpl final : public Metrics {
   // The `study` label of `study`: its display name when it is the resource
   // name of a study in the latest snapshot (copied into `storage`).
   std::string_view StudyLabel(std::string_view study, std::string& storage) {
-    if (study.substr(0, 8) != "studies/") return study;
+    if (!ParseStudyName(absl::string_view(study.data(), study.size()), "study")
+             .ok()) {
+      return study;
+    }
     absl::ReaderMutexLock lock(&names_mu_);
     auto it = display_by_name_.find(std::string(study));
     if (it == display_by_name_.end()) return study;

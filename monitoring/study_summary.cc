@@ -4,9 +4,11 @@
 #include <map>
 #include <string>
 
+#include "trials/optimal.h"
+#include "trials/trial_states.h"
+
 namespace cairn::monitoring {
 
-using cairn::v1::MetricSpec;
 using cairn::v1::Study;
 using cairn::v1::StudySpec;
 using cairn::v1::Trial;
@@ -94,50 +96,18 @@ StudySnapshot SummarizeStudy(const Study& study,
   snapshot.early_stopping_rule =
       std::string(EarlyStoppingRuleLabel(study.spec().early_stopping()));
 
-  std::map<std::string, MetricSpec::Goal> goals;
-  for (const MetricSpec& metric : study.spec().metrics()) {
-    if (metric.goal() == MetricSpec::MAXIMIZE ||
-        metric.goal() == MetricSpec::MINIMIZE) {
-      goals[metric.metric_id()] = metric.goal();
-    }
-  }
-
+  snapshot.best_objective = BestFinalValues(study.spec(), trials);
   for (const Trial* trial : trials) {
     ++snapshot.trials_by_state[std::string(TrialStateLabel(trial->state()))];
-    switch (trial->state()) {
-      case Trial::SUCCEEDED:
-        for (const cairn::v1::Metric& metric :
-             trial->final_measurement().metrics()) {
-          auto goal = goals.find(metric.metric_id());
-          if (goal == goals.end()) continue;
-          auto [best, inserted] = snapshot.best_objective.try_emplace(
-              metric.metric_id(), metric.value());
-          if (inserted) continue;
-          if (goal->second == MetricSpec::MAXIMIZE
-                  ? metric.value() > best->second
-                  : metric.value() < best->second) {
-            best->second = metric.value();
-          }
-        }
-        break;
-      case Trial::REQUESTED:
-      case Trial::ACTIVE:
-      case Trial::STOPPING: {
-        std::map<std::string, double> latest;
-        for (const cairn::v1::Measurement& measurement :
-             trial->measurements()) {
-          for (const cairn::v1::Metric& metric : measurement.metrics()) {
-            latest[metric.metric_id()] = metric.value();
-          }
-        }
-        for (const auto& [metric, value] : latest) {
-          snapshot.running_trial_metrics.push_back(
-              {trial->id(), metric, value});
-        }
-        break;
+    if (!IsPendingState(trial->state())) continue;
+    std::map<std::string, double> latest;
+    for (const cairn::v1::Measurement& measurement : trial->measurements()) {
+      for (const cairn::v1::Metric& metric : measurement.metrics()) {
+        latest[metric.metric_id()] = metric.value();
       }
-      default:
-        break;
+    }
+    for (const auto& [metric, value] : latest) {
+      snapshot.running_trial_metrics.push_back({trial->id(), metric, value});
     }
   }
   return snapshot;

@@ -35,10 +35,11 @@ TrialOutcome TrialOutcomeOf(const cairn::v1::Trial& trial);
 
 // The snapshot of one study from its record and all its trials (any state):
 // counts by state, the best final value of each spec metric over SUCCEEDED
-// trials (by the metric's goal; metrics with GOAL_UNSPECIFIED are skipped),
-// and the latest value of every metric in the `measurements` of trials that
-// are REQUESTED, ACTIVE or STOPPING (so trials loaded without measurements
-// contribute none). Pure function; thread-compatible.
+// trials (BestFinalValues in trials/optimal.h: by the metric's goal, metrics
+// with GOAL_UNSPECIFIED skipped), and the latest value of every metric in the
+// `measurements` of trials that are REQUESTED, ACTIVE or STOPPING (so trials
+// loaded without measurements contribute none). Pure function;
+// thread-compatible.
 StudySnapshot SummarizeStudy(
     const cairn::v1::Study& study,
     const std::vector<const cairn::v1::Trial*>& trials);

@@ -14,21 +14,22 @@ class StudyObserver {
  public:
   virtual ~StudyObserver() = default;
   // A designer produced `count` trials in `seconds`.
-  virtual void OnSuggest(const std::string& algorithm, double seconds,
-                         int count) {}
+  virtual void OnSuggest(const std::string& /*algorithm*/, double /*seconds*/,
+                         int /*count*/) {}
   // A trial reached a final state; outcome is "succeeded", "infeasible",
   // "failed" or "stopped_early".
-  virtual void OnTrialFinished(const std::string& study,
-                               const std::string& outcome) {}
+  virtual void OnTrialFinished(const std::string& /*study*/,
+                               const std::string& /*outcome*/) {}
   // A durable store write took `seconds`.
-  virtual void OnStoreWrite(double seconds) {}
+  virtual void OnStoreWrite(double /*seconds*/) {}
   // `count` measurements were durably written.
-  virtual void OnMeasurementsWritten(int64_t count) {}
+  virtual void OnMeasurementsWritten(int64_t /*count*/) {}
   // An early-stopping rule ("median" or "asha") judged a trial of `study`.
-  virtual void OnEarlyStoppingDecision(const std::string& study,
-                                       const std::string& rule, bool stop) {}
+  virtual void OnEarlyStoppingDecision(const std::string& /*study*/,
+                                       const std::string& /*rule*/,
+                                       bool /*stop*/) {}
   // A failed training job of `study` was restarted.
-  virtual void OnJobRestart(const std::string& study) {}
+  virtual void OnJobRestart(const std::string& /*study*/) {}
 };
 
 }  // namespace cairn

@@ -54,4 +54,34 @@ std::vector<size_t> OptimalTrialIndices(
   return out;
 }
 
+std::map<std::string, double> BestFinalValues(
+    const cairn::v1::StudySpec& spec,
+    const std::vector<const cairn::v1::Trial*>& trials) {
+  using cairn::v1::MetricSpec;
+  std::map<std::string, MetricSpec::Goal> goals;
+  for (const MetricSpec& metric : spec.metrics()) {
+    if (metric.goal() == MetricSpec::MAXIMIZE ||
+        metric.goal() == MetricSpec::MINIMIZE) {
+      goals[metric.metric_id()] = metric.goal();
+    }
+  }
+  std::map<std::string, double> best;
+  for (const cairn::v1::Trial* trial : trials) {
+    if (trial->state() != cairn::v1::Trial::SUCCEEDED) continue;
+    for (const cairn::v1::Metric& metric :
+         trial->final_measurement().metrics()) {
+      auto goal = goals.find(metric.metric_id());
+      if (goal == goals.end()) continue;
+      auto [it, inserted] =
+          best.try_emplace(metric.metric_id(), metric.value());
+      if (!inserted && (goal->second == MetricSpec::MAXIMIZE
+                            ? metric.value() > it->second
+                            : metric.value() < it->second)) {
+        it->second = metric.value();
+      }
+    }
+  }
+  return best;
+}
+
 }  // namespace cairn

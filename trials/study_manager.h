@@ -58,6 +58,7 @@
 #include "store/store.h"
 #include "trials/clock.h"
 #include "trials/observer.h"
+#include "trials/study_summary.h"
 
 namespace cairn {
 
@@ -102,16 +103,10 @@ struct MeasurementReport {
   cairn::v1::Measurement measurement;
 };
 
-// Counts the controller exposes to monitoring.
-struct StudySummary {
-  cairn::v1::Study study;  // With trial counts filled in.
-  std::map<std::string, int64_t> trials_by_state;
-  // Best objective value per metric (single-objective studies: the best
-  // trial's value; several objectives: best per metric independently).
-  std::map<std::string, double> best_by_metric;
-  // Latest reported value per metric of each pending trial.
-  std::map<int64_t, std::map<std::string, double>> running_metrics;
-};
+// The manager's per-study state and the store writes of one call; defined in
+// trials/study_state.h, internal to trials/.
+struct StudyState;
+struct WriteScope;
 
 class StudyManager {
  public:
@@ -215,10 +210,13 @@ class StudyManager {
   std::vector<StudySummary> Summaries() const;
 
  private:
-  struct StudyState;
   StudyManager(Store* store, const StudyManagerOptions& options);
 
   absl::StatusOr<std::shared_ptr<StudyState>> FindStudy(int64_t study_id) const;
+  // Every study, in id order (a snapshot of studies_; lock each to read it).
+  std::vector<std::shared_ptr<StudyState>> AllStudies() const;
+  // Checks a new study's display name and spec (also with validate_spec_).
+  absl::Status ValidateNewStudy(const cairn::v1::Study& request) const;
 
   // AddMeasurements and AddMeasurementsWithJob (job_trial and job both null,
   // or both set).
@@ -233,6 +231,8 @@ class StudyManager {
   // the wait to the observer as a store write.
   absl::Status AwaitWrites(
       const std::vector<std::shared_ptr<PendingWrite>>& writes, bool timed);
+  // AwaitWrites of the writes `scope` collected, timed if the call wrote.
+  absl::Status AwaitScope(const WriteScope& scope);
   // A trial name's study and trial id. InvalidArgument for a malformed
   // name (naming `field`), NotFound for an unknown study, Unavailable once a
   // store write failed. The trial itself is not looked up.

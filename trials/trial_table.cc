@@ -8,11 +8,6 @@ namespace cairn {
 
 using cairn::v1::Trial;
 
-bool IsPendingState(Trial::State state) {
-  return state == Trial::REQUESTED || state == Trial::ACTIVE ||
-         state == Trial::STOPPING;
-}
-
 void TrialTable::Put(Trial trial) {
   const int64_t id = trial.id();
   auto it = trials_.find(id);

@@ -20,11 +20,9 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "cairn/v1/study.pb.h"
+#include "trials/trial_states.h"  // IsPendingState, for existing users.
 
 namespace cairn {
-
-// REQUESTED, ACTIVE and STOPPING trials have no result yet.
-bool IsPendingState(cairn::v1::Trial::State state);
 
 class TrialTable {
  public:

@@ -74,5 +74,21 @@ TEST(OptimalTest, ParetoFrontWithMixedGoals) {
   EXPECT_THAT(Optimal(spec, trials), ElementsAre(0, 2, 3, 4));
 }
 
+TEST(OptimalTest, BestFinalValuesPerMetricByGoalOverSucceededTrials) {
+  StudySpec spec =
+      Spec({{"cost", MetricSpec::MINIMIZE}, {"acc", MetricSpec::MAXIMIZE}});
+  spec.add_metrics()->set_metric_id("free");  // GOAL_UNSPECIFIED: skipped.
+  const std::vector<Trial> trials = {
+      Done(1, {{"cost", 2}, {"acc", 0.5}, {"free", 1}}),
+      Done(2, {{"cost", 3}, {"acc", 0.9}}),
+      Done(3, {{"cost", 1}}),  // Counts for the metric it reports.
+      Done(4, {{"cost", 0}, {"acc", 1}}, Trial::INFEASIBLE)};
+  std::vector<const Trial*> ptrs;
+  for (const Trial& t : trials) ptrs.push_back(&t);
+  EXPECT_EQ(BestFinalValues(spec, ptrs),
+            (std::map<std::string, double>{{"acc", 0.9}, {"cost", 1}}));
+  EXPECT_THAT(BestFinalValues(spec, {}), IsEmpty());
+}
+
 }  // namespace
 }  // namespace cairn

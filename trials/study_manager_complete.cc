@@ -1,0 +1,171 @@
+// Study controller: completing and stopping trials (the end of the trial
+// lifecycle). See study_manager.h for the contract.
+#include <optional>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "trials/study_manager.h"
+#include "trials/study_manager_internal.h"
+#include "trials/study_state.h"
+#include "tuner/spec_validation.h"
+
+namespace cairn {
+
+using cairn::v1::Measurement;
+using cairn::v1::StudySpec;
+using cairn::v1::Trial;
+using study_manager_internal::Deps;
+using study_manager_internal::Finish;
+using study_manager_internal::SetTimestamp;
+
+namespace {
+
+// `final_m` is a valid final measurement of the spec's metrics and no other.
+absl::Status ValidateGivenFinal(const StudySpec& spec,
+                                const Measurement& final_m) {
+  if (absl::Status s = tuner::ValidateFinalMeasurement(spec, final_m);
+      !s.ok()) {
+    return s;
+  }
+  for (const auto& metric : final_m.metrics()) {
+    bool known = false;
+    for (const auto& ms : spec.metrics()) {
+      known = known || ms.metric_id() == metric.metric_id();
+    }
+    if (!known) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("final_measurement.metrics: metric '",
+                       metric.metric_id(), "' is not in the study spec"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The final measurement of trial `t`: `final_m` if given, else its last
+// reported one (which must be a valid final measurement).
+absl::StatusOr<Measurement> FinalMeasurement(
+    const StudyState& st, const Trial& t, const std::string& name,
+    const std::optional<Measurement>& final_m)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(st.mu) {
+  const StudySpec& spec = st.study.spec();
+  if (final_m.has_value()) {
+    if (absl::Status s = ValidateGivenFinal(spec, *final_m); !s.ok()) return s;
+    return *final_m;
+  }
+  auto last = st.last_measurement.find(t.id());
+  if (last == st.last_measurement.end()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("trial ", name,
+                     " has no measurement: give a final measurement or mark it "
+                     "infeasible"));
+  }
+  if (absl::Status s = tuner::ValidateFinalMeasurement(spec, last->second);
+      !s.ok()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the last measurement of trial ", name,
+                     " cannot be final: ", s.message()));
+  }
+  return last->second;
+}
+
+// Records the completed trial `t` in memory and in the store, and reports
+// `outcome`; the study may then complete.
+absl::Status ApplyCompletion(StudyState& st, Trial t,
+                             const std::string& outcome, const Deps& deps,
+                             WriteScope* scope)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(st.mu) {
+  const int64_t id = t.id();
+  const bool succeeded = t.state() == Trial::SUCCEEDED;
+  if (absl::Status s = st.WriteTrial(deps.store, std::move(t), scope);
+      !s.ok()) {
+    return s;
+  }
+  st.last_measurement.erase(id);
+  if (st.HasEarlyStopping() && succeeded) st.CompleteCurve(id);
+  if (deps.observer != nullptr) {
+    deps.observer->OnTrialFinished(st.study.name(), outcome);
+  }
+  return st.AdvanceState(deps.store, scope);
+}
+
+// CompleteTrial under the study's lock.
+absl::StatusOr<Trial> CompleteLocked(StudyState& st, int64_t trial_id,
+                                     const std::string& name,
+                                     const std::optional<Measurement>& final_m,
+                                     bool infeasible,
+                                     const std::string& infeasible_reason,
+                                     const Deps& deps, WriteScope* scope)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(st.mu) {
+  absl::StatusOr<const Trial*> found = st.FindPendingTrial(trial_id, name);
+  if (!found.ok()) return found.status();
+  Trial t = **found;
+  std::string outcome;
+  if (infeasible) {
+    t.set_state(Trial::INFEASIBLE);
+    t.set_infeasible_reason(infeasible_reason.empty() ? "infeasible"
+                                                      : infeasible_reason);
+    outcome = "infeasible";
+  } else {
+    absl::StatusOr<Measurement> final_measurement =
+        FinalMeasurement(st, t, name, final_m);
+    if (!final_measurement.ok()) return final_measurement.status();
+    const bool stopped_early = t.state() == Trial::STOPPING;
+    t.set_state(Trial::SUCCEEDED);
+    *t.mutable_final_measurement() = std::move(*final_measurement);
+    t.set_stopped_early(stopped_early);
+    outcome = stopped_early ? "stopped_early" : "succeeded";
+  }
+  SetTimestamp(deps.clock->Now(), t.mutable_end_time());
+  if (absl::Status s = ApplyCompletion(st, t, outcome, deps, scope); !s.ok()) {
+    return s;
+  }
+  return t;
+}
+
+// StopTrial under the study's lock.
+absl::StatusOr<Trial> StopLocked(StudyState& st, int64_t trial_id,
+                                 const std::string& name, Store* store,
+                                 WriteScope* scope)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(st.mu) {
+  absl::StatusOr<const Trial*> found = st.FindPendingTrial(trial_id, name);
+  if (!found.ok()) return found.status();
+  if ((*found)->state() == Trial::STOPPING) return **found;
+  Trial t = **found;
+  t.set_state(Trial::STOPPING);
+  if (absl::Status s = st.WriteTrial(store, t, scope); !s.ok()) return s;
+  return t;
+}
+
+}  // namespace
+
+absl::StatusOr<Trial> StudyManager::CompleteTrial(
+    const std::string& name, const std::optional<Measurement>& final_m,
+    bool infeasible, const std::string& infeasible_reason) {
+  absl::StatusOr<TrialRef> tn = ResolveTrial(name, "name");
+  if (!tn.ok()) return tn.status();
+  StudyState& st = *tn->study;
+  WriteScope scope;
+  absl::StatusOr<Trial> result;
+  {
+    LockedStudy lock(st, &scope);
+    result = CompleteLocked(st, tn->trial_id, name, final_m, infeasible,
+                            infeasible_reason, Deps{store_, clock_, observer_},
+                            &scope);
+  }
+  return Finish(AwaitScope(scope), std::move(result));
+}
+
+absl::StatusOr<Trial> StudyManager::StopTrial(const std::string& name) {
+  absl::StatusOr<TrialRef> tn = ResolveTrial(name, "name");
+  if (!tn.ok()) return tn.status();
+  StudyState& st = *tn->study;
+  WriteScope scope;
+  absl::StatusOr<Trial> result;
+  {
+    LockedStudy lock(st, &scope);
+    result = StopLocked(st, tn->trial_id, name, store_, &scope);
+  }
+  return Finish(AwaitScope(scope), std::move(result));
+}
+
+}  // namespace cairn

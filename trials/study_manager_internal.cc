@@ -1,0 +1,48 @@
+// Helpers of the study_manager*.cc files: see study_manager_internal.h.
+#include "trials/study_manager_internal.h"
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+namespace cairn::study_manager_internal {
+
+void SetTimestamp(absl::Time t, google::protobuf::Timestamp* out) {
+  const int64_t nanos = absl::ToUnixNanos(t);
+  out->set_seconds(nanos / 1000000000);
+  out->set_nanos(static_cast<int32_t>(nanos % 1000000000));
+}
+
+absl::Time FromTimestamp(const google::protobuf::Timestamp& ts) {
+  return absl::FromUnixSeconds(ts.seconds()) + absl::Nanoseconds(ts.nanos());
+}
+
+void SetDuration(absl::Duration d, google::protobuf::Duration* out) {
+  const int64_t nanos = absl::ToInt64Nanoseconds(d);
+  out->set_seconds(nanos / 1000000000);
+  out->set_nanos(static_cast<int32_t>(nanos % 1000000000));
+}
+
+absl::StatusOr<int64_t> ParsePageToken(const std::string& token) {
+  if (token.empty()) return 0;
+  int64_t after = 0;
+  if (!absl::SimpleAtoi(token, &after) || after < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("page_token: '", token, "' is not a valid page token"));
+  }
+  return after;
+}
+
+absl::Status CheckPageSize(int page_size) {
+  if (page_size >= 0) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("page_size: ", page_size, " must be >= 0"));
+}
+
+WriteTimer::~WriteTimer() {
+  if (observer_ == nullptr) return;
+  observer_->OnStoreWrite(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_)
+          .count());
+}
+
+}  // namespace cairn::study_manager_internal

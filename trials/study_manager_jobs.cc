@@ -1,0 +1,106 @@
+// Study controller: the hooks of the job runner (studies with a job
+// template, job records, failed trials). See study_manager.h for the
+// contract.
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "trials/study_manager.h"
+#include "trials/study_manager_internal.h"
+#include "trials/study_state.h"
+#include "trials/trial_states.h"
+
+namespace cairn {
+
+using cairn::v1::Trial;
+using study_manager_internal::Finish;
+using study_manager_internal::SetTimestamp;
+
+namespace {
+
+// UpdateTrialJob under the study's lock.
+absl::Status UpdateJobLocked(StudyState& st, int64_t trial_id,
+                             const std::string& name,
+                             const cairn::v1::TrialJob& job, Store* store,
+                             WriteScope* scope)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(st.mu) {
+  absl::StatusOr<const Trial*> found = st.FindTrial(trial_id, name);
+  if (!found.ok()) return found.status();
+  Trial t = **found;
+  *t.mutable_job() = job;
+  return st.WriteTrial(store, std::move(t), scope);
+}
+
+// FailTrial under the study's lock.
+absl::StatusOr<Trial> FailLocked(StudyState& st, int64_t trial_id,
+                                 const std::string& name,
+                                 const std::string& reason,
+                                 const study_manager_internal::Deps& deps,
+                                 WriteScope* scope)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(st.mu) {
+  absl::StatusOr<const Trial*> found = st.FindPendingTrial(trial_id, name);
+  if (!found.ok()) return found.status();
+  Trial t = **found;
+  t.set_state(Trial::FAILED);
+  t.set_infeasible_reason(reason);
+  SetTimestamp(deps.clock->Now(), t.mutable_end_time());
+  if (absl::Status s = st.WriteTrial(deps.store, t, scope); !s.ok()) return s;
+  st.last_measurement.erase(t.id());
+  if (deps.observer != nullptr) {
+    deps.observer->OnTrialFinished(st.study.name(), "failed");
+  }
+  if (absl::Status s = st.AdvanceState(deps.store, scope); !s.ok()) return s;
+  return t;
+}
+
+}  // namespace
+
+std::vector<JobStudyView> StudyManager::JobStudies() const {
+  // Failed: launch nothing more (the in-memory state is ahead of the disk).
+  if (!CheckHealthy().ok()) return {};
+  std::vector<JobStudyView> out;
+  for (const auto& s : AllStudies()) {
+    absl::MutexLock lock(&s->mu);
+    if (s->deleted || s->study.spec().job_template().command().empty()) {
+      continue;
+    }
+    JobStudyView view;
+    view.study_id = s->id;
+    view.study = s->View();
+    for (const auto& [id, t] : s->trials) {
+      if (IsPendingState(t.state())) view.pending.push_back(t);
+    }
+    out.push_back(std::move(view));
+  }
+  return out;
+}
+
+absl::Status StudyManager::UpdateTrialJob(const std::string& trial_name,
+                                          const cairn::v1::TrialJob& job) {
+  absl::StatusOr<TrialRef> tn = ResolveTrial(trial_name, "name");
+  if (!tn.ok()) return tn.status();
+  StudyState& st = *tn->study;
+  WriteScope scope;
+  absl::Status result;
+  {
+    LockedStudy lock(st, &scope);
+    result = UpdateJobLocked(st, tn->trial_id, trial_name, job, store_, &scope);
+  }
+  return Finish(AwaitScope(scope), std::move(result));
+}
+
+absl::StatusOr<Trial> StudyManager::FailTrial(const std::string& trial_name,
+                                              const std::string& reason) {
+  absl::StatusOr<TrialRef> tn = ResolveTrial(trial_name, "name");
+  if (!tn.ok()) return tn.status();
+  StudyState& st = *tn->study;
+  WriteScope scope;
+  absl::StatusOr<Trial> result;
+  {
+    LockedStudy lock(st, &scope);
+    result = FailLocked(st, tn->trial_id, trial_name, reason,
+                        {store_, clock_, observer_}, &scope);
+  }
+  return Finish(AwaitScope(scope), std::move(result));
+}
+
+}  // namespace cairn

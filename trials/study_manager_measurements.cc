@@ -1,0 +1,387 @@
+// Study controller: measurements (one durable batch for many trials, with the
+// job runner's job record), early stopping and metric history. See
+// study_manager.h for the contract.
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "trials/resource_names.h"
+#include "trials/study_manager.h"
+#include "trials/study_manager_internal.h"
+#include "trials/study_state.h"
+#include "trials/trial_states.h"
+#include "tuner/early_stopping.h"
+#include "tuner/spec_validation.h"
+
+namespace cairn {
+
+using cairn::v1::Measurement;
+using cairn::v1::Trial;
+using study_manager_internal::Deps;
+using study_manager_internal::Finish;
+using study_manager_internal::FromTimestamp;
+using study_manager_internal::SetDuration;
+
+namespace {
+
+using StudyMap = std::map<int64_t, std::shared_ptr<StudyState>>;
+
+// The studies and trial ids of one AddMeasurements call.
+struct ResolvedReports {
+  StudyMap states;                    // Every study named, by id.
+  std::vector<TrialName> names;       // One per report.
+  std::optional<TrialName> job_name;  // The trial whose job record is set.
+};
+
+// Holds the mutex of every study of a call, taken in id order (so two calls
+// cannot deadlock). The set is only known at run time, so -Wthread-safety
+// cannot follow it: code that touches a study under it says so with
+// `st.mu.AssertHeld()`, which absl checks at run time.
+class StudyLocks {
+ public:
+  StudyLocks(const StudyMap& states, WriteScope* scope) {
+    for (const auto& [id, state] : states) {
+      locks_.push_back(std::make_unique<LockedStudy>(*state, scope));
+    }
+  }
+
+ private:
+  std::vector<std::unique_ptr<LockedStudy>> locks_;
+};
+
+// The measurement write of `report` for pending trial `name` of `st`, with
+// elapsed_duration filled in from the trial's start if unset.
+absl::StatusOr<Store::MeasurementWrite> MeasurementWriteOf(
+    const StudyState& st, const TrialName& name,
+    const MeasurementReport& report, absl::Time now)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(st.mu) {
+  if (st.deleted) {
+    return absl::NotFoundError(
+        absl::StrCat("study ", StudyName(st.id), " not found"));
+  }
+  absl::StatusOr<const Trial*> trial =
+      st.FindTrial(name.trial_id, report.trial_name);
+  if (!trial.ok()) return trial.status();
+  if (!IsPendingState((*trial)->state())) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("trial ", report.trial_name, " is ",
+                     Trial::State_Name((*trial)->state()),
+                     "; measurements can only be added to pending trials"));
+  }
+  if (absl::Status s = tuner::ValidateMeasurement(report.measurement);
+      !s.ok()) {
+    return s;
+  }
+  Store::MeasurementWrite w{st.id, name.trial_id, report.measurement};
+  if (!w.measurement.has_elapsed_duration() && (*trial)->has_start_time()) {
+    SetDuration(now - FromTimestamp((*trial)->start_time()),
+                w.measurement.mutable_elapsed_duration());
+  }
+  return w;
+}
+
+// Every report as a store write. REQUIRES: every study's mutex held.
+absl::StatusOr<std::vector<Store::MeasurementWrite>> MeasurementWrites(
+    const ResolvedReports& resolved,
+    const std::vector<MeasurementReport>& reports, absl::Time now) {
+  std::vector<Store::MeasurementWrite> writes;
+  writes.reserve(reports.size());
+  for (size_t i = 0; i < reports.size(); ++i) {
+    const StudyState& st = *resolved.states.at(resolved.names[i].study_id);
+    st.mu.AssertHeld();
+    absl::StatusOr<Store::MeasurementWrite> w =
+        MeasurementWriteOf(st, resolved.names[i], reports[i], now);
+    if (!w.ok()) return w.status();
+    writes.push_back(std::move(*w));
+  }
+  return writes;
+}
+
+// Queues `writes` as one store write, the latest write of every study.
+// REQUIRES: every study's mutex held.
+absl::Status QueueMeasurements(Store* store,
+                               const std::vector<Store::MeasurementWrite>& w,
+                               const StudyMap& states, WriteScope* scope) {
+  if (w.empty()) return absl::OkStatus();
+  absl::StatusOr<std::shared_ptr<PendingWrite>> queued =
+      store->EnqueueAppendMeasurements(w);
+  if (!queued.ok()) return queued.status();
+  // One write for all studies: each study's latest write is it.
+  for (const auto& [id, state] : states) {
+    state->mu.AssertHeld();
+    if (absl::Status s = Queued(*queued, &state->last_write, scope); !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Records the measurements just queued in memory (last measurement, curves).
+// Returns the (study, trial) pairs the early-stopping rule must judge.
+// REQUIRES: every study's mutex held.
+std::set<std::pair<int64_t, int64_t>> ApplyMeasurements(
+    std::vector<Store::MeasurementWrite>& writes, const StudyMap& states) {
+  std::set<std::pair<int64_t, int64_t>> to_check;
+  for (Store::MeasurementWrite& w : writes) {
+    StudyState& st = *states.at(w.study_id);
+    st.mu.AssertHeld();
+    if (st.HasEarlyStopping()) {
+      st.AddToCurve(w.trial_id, w.measurement);
+      to_check.emplace(w.study_id, w.trial_id);
+    }
+    st.last_measurement[w.trial_id] = std::move(w.measurement);
+  }
+  return to_check;
+}
+
+// Early stopping: a trial the rule stops becomes STOPPING; its worker (or
+// the job runner) sees that and completes it with its last measurement.
+absl::Status JudgeTrial(StudyState& st, int64_t trial_id, Store* store,
+                        StudyObserver* observer, WriteScope* scope)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(st.mu) {
+  auto found = st.trials.find(trial_id);
+  if (found == st.trials.end()) return absl::OkStatus();
+  const Trial& t = found->second;
+  if (t.state() != Trial::ACTIVE) return absl::OkStatus();
+  // Every curve, by pointer (ShouldStop skips the trial's own).
+  std::vector<const tuner::Curve*> others;
+  others.reserve(st.curves.size());
+  for (const auto& [id, c] : st.curves) others.push_back(&c);
+  tuner::StopDecision d =
+      tuner::ShouldStop(st.study.spec(), st.curves[trial_id], others);
+  if (observer != nullptr) {
+    observer->OnEarlyStoppingDecision(
+        st.study.name(),
+        st.study.spec().early_stopping().has_median() ? "median" : "asha",
+        d.stop);
+  }
+  if (!d.stop) return absl::OkStatus();
+  Trial stopping = t;
+  stopping.set_state(Trial::STOPPING);
+  (*stopping.mutable_metadata())["early_stopping_reason"] = d.reason;
+  return st.WriteTrial(store, std::move(stopping), scope);
+}
+
+// The trial whose job record the call sets; NotFound if it or its study is
+// gone (checked before anything is queued, so nothing is written then).
+absl::StatusOr<const Trial*> JobTrial(const StudyState& st,
+                                      const TrialName& name,
+                                      const std::string& trial_name)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(st.mu) {
+  if (st.deleted) {
+    return absl::NotFoundError(
+        absl::StrCat("trial ", trial_name, " not found"));
+  }
+  return st.FindTrial(name.trial_id, trial_name);
+}
+
+// Queues the measurements as one write and, right behind them (the same
+// group commit), the job record `job` of `job_trial` in `job_study` if set.
+// REQUIRES: every study's mutex held.
+absl::Status QueueBatch(const std::vector<Store::MeasurementWrite>& writes,
+                        const StudyMap& states, StudyState* job_study,
+                        const Trial* job_trial, const cairn::v1::TrialJob* job,
+                        Store* store, WriteScope* scope) {
+  if (absl::Status s = QueueMeasurements(store, writes, states, scope);
+      !s.ok()) {
+    return s;
+  }
+  if (job_study == nullptr) return absl::OkStatus();
+  job_study->mu.AssertHeld();
+  Trial t = *job_trial;
+  *t.mutable_job() = *job;
+  return job_study->WriteTrial(store, std::move(t), scope);
+}
+
+using FindStudyFn =
+    std::function<absl::StatusOr<std::shared_ptr<StudyState>>(int64_t)>;
+
+// Parses every trial name of the call (reports, then the job's trial) and
+// finds each study once with `find`.
+absl::StatusOr<ResolvedReports> ResolveReports(
+    const std::vector<MeasurementReport>& reports, const std::string* job_trial,
+    const FindStudyFn& find) {
+  ResolvedReports out;
+  auto resolve = [&](const std::string& name) -> absl::StatusOr<TrialName> {
+    absl::StatusOr<TrialName> tn = ParseTrialName(name, "trial_name");
+    if (!tn.ok()) return tn.status();
+    if (out.states.count(tn->study_id) == 0) {
+      auto state = find(tn->study_id);
+      if (!state.ok()) return state.status();
+      out.states[tn->study_id] = *state;
+    }
+    return tn;
+  };
+  out.names.reserve(reports.size());
+  for (const MeasurementReport& report : reports) {
+    absl::StatusOr<TrialName> tn = resolve(report.trial_name);
+    if (!tn.ok()) return tn.status();
+    out.names.push_back(*tn);
+  }
+  if (job_trial != nullptr) {
+    absl::StatusOr<TrialName> tn = resolve(*job_trial);
+    if (!tn.ok()) return tn.status();
+    out.job_name = *tn;
+  }
+  return out;
+}
+
+// Validates every report, then queues them (and the job record) as one
+// batch and applies them in memory, stopping trials the early-stopping rule
+// judges. Returns the number of measurements written. REQUIRES: every
+// study's mutex held.
+absl::StatusOr<int64_t> WriteMeasurementsLocked(
+    const ResolvedReports& resolved,
+    const std::vector<MeasurementReport>& reports, const std::string* job_trial,
+    const cairn::v1::TrialJob* job, const Deps& deps, WriteScope* scope) {
+  absl::StatusOr<std::vector<Store::MeasurementWrite>> writes =
+      MeasurementWrites(resolved, reports, deps.clock->Now());
+  if (!writes.ok()) return writes.status();
+  StudyState* job_study = nullptr;
+  const Trial* job_trial_now = nullptr;
+  if (resolved.job_name.has_value()) {
+    job_study = resolved.states.at(resolved.job_name->study_id).get();
+    job_study->mu.AssertHeld();
+    absl::StatusOr<const Trial*> t =
+        JobTrial(*job_study, *resolved.job_name, *job_trial);
+    if (!t.ok()) return t.status();
+    job_trial_now = *t;
+  }
+  if (absl::Status s = QueueBatch(*writes, resolved.states, job_study,
+                                  job_trial_now, job, deps.store, scope);
+      !s.ok()) {
+    return s;
+  }
+  const int64_t written = static_cast<int64_t>(writes->size());
+  for (const auto& [study_id, trial_id] :
+       ApplyMeasurements(*writes, resolved.states)) {
+    StudyState& st = *resolved.states.at(study_id);
+    st.mu.AssertHeld();
+    if (absl::Status s =
+            JudgeTrial(st, trial_id, deps.store, deps.observer, scope);
+        !s.ok()) {
+      return s;
+    }
+  }
+  return written;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- measurements
+
+absl::StatusOr<Trial> StudyManager::AddMeasurement(const std::string& name,
+                                                   const Measurement& m) {
+  absl::StatusOr<int64_t> written = AddMeasurements({{name, m}});
+  if (!written.ok()) return written.status();
+  return GetTrialBasic(name);
+}
+
+absl::StatusOr<int64_t> StudyManager::AddMeasurements(
+    const std::vector<MeasurementReport>& reports) {
+  return AddMeasurementsImpl(reports, nullptr, nullptr);
+}
+
+absl::StatusOr<int64_t> StudyManager::AddMeasurementsWithJob(
+    const std::vector<MeasurementReport>& reports, const std::string& job_trial,
+    const cairn::v1::TrialJob& job) {
+  return AddMeasurementsImpl(reports, &job_trial, &job);
+}
+
+absl::StatusOr<int64_t> StudyManager::AddMeasurementsImpl(
+    const std::vector<MeasurementReport>& reports, const std::string* job_trial,
+    const cairn::v1::TrialJob* job) {
+  if (absl::Status s = CheckHealthy(); !s.ok()) return s;
+  if (reports.empty() && job == nullptr) return 0;
+  absl::StatusOr<ResolvedReports> resolved = ResolveReports(
+      reports, job_trial, [this](int64_t id) { return FindStudy(id); });
+  if (!resolved.ok()) return resolved.status();
+  WriteScope scope;
+  absl::StatusOr<int64_t> result;
+  {
+    StudyLocks locks(resolved->states, &scope);
+    result = WriteMeasurementsLocked(*resolved, reports, job_trial, job,
+                                     Deps{store_, clock_, observer_}, &scope);
+  }
+  if (absl::Status s = AwaitScope(scope); !s.ok()) return s;
+  if (result.ok() && observer_ != nullptr) {
+    observer_->OnMeasurementsWritten(*result);
+  }
+  return result;
+}
+
+absl::StatusOr<std::pair<bool, std::string>> StudyManager::CheckEarlyStopping(
+    const std::string& trial_name) {
+  absl::StatusOr<TrialRef> tn = ResolveTrial(trial_name, "trial_name");
+  if (!tn.ok()) return tn.status();
+  StudyState& st = *tn->study;
+  WriteScope scope;
+  absl::StatusOr<std::pair<bool, std::string>> result;
+  {
+    LockedStudy lock(st, &scope);
+    absl::StatusOr<const Trial*> t = st.FindTrial(tn->trial_id, trial_name);
+    if (!t.ok()) {
+      result = t.status();
+    } else if ((*t)->state() == Trial::STOPPING) {
+      auto reason = (*t)->metadata().find("early_stopping_reason");
+      result =
+          std::make_pair(true, reason != (*t)->metadata().end()
+                                   ? reason->second
+                                   : std::string("trial was asked to stop"));
+    } else {
+      result = std::make_pair(false, std::string());
+    }
+  }
+  return Finish(AwaitScope(scope), std::move(result));
+}
+
+namespace {
+
+// The points of `metric_id` in `ms`: (step, elapsed, value) in report order.
+std::vector<Measurement> MetricPoints(std::vector<Measurement>& ms,
+                                      const std::string& metric_id) {
+  std::vector<Measurement> out;
+  for (Measurement& m : ms) {
+    for (const auto& metric : m.metrics()) {
+      if (metric.metric_id() != metric_id) continue;
+      Measurement point;
+      point.set_step_count(m.step_count());
+      *point.mutable_elapsed_duration() = m.elapsed_duration();
+      *point.add_metrics() = metric;
+      out.push_back(std::move(point));
+      break;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<Measurement>> StudyManager::GetMetricHistory(
+    const std::string& trial_name, const std::string& metric_id) {
+  if (metric_id.empty()) {
+    return absl::InvalidArgumentError("metric_id: must not be empty");
+  }
+  absl::StatusOr<TrialRef> tn = ResolveTrial(trial_name, "trial_name");
+  if (!tn.ok()) return tn.status();
+  StudyState& st = *tn->study;
+  WriteScope scope;
+  {
+    LockedStudy lock(st, &scope);
+    if (absl::Status s = st.FindTrial(tn->trial_id, trial_name).status();
+        !s.ok()) {
+      return s;
+    }
+  }
+  if (absl::Status s = AwaitScope(scope); !s.ok()) return s;
+  absl::StatusOr<std::vector<Measurement>> ms =
+      store_->ListMeasurements(st.id, tn->trial_id);
+  if (!ms.ok()) return ms.status();
+  return MetricPoints(*ms, metric_id);
+}
+
+}  // namespace cairn

@@ -1,0 +1,140 @@
+// A study's in-memory state and its lock: see study_state.h.
+#include "trials/study_state.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "trials/trial_states.h"
+
+namespace cairn {
+
+using cairn::v1::Measurement;
+using cairn::v1::Study;
+using cairn::v1::StudySpec;
+using cairn::v1::Trial;
+
+absl::Status Queued(absl::StatusOr<std::shared_ptr<PendingWrite>> write,
+                    std::shared_ptr<PendingWrite>* last_write,
+                    WriteScope* scope) {
+  if (!write.ok()) return write.status();
+  if (*write != nullptr) {
+    *last_write = std::move(*write);
+    scope->wrote = true;
+  }
+  return absl::OkStatus();
+}
+
+bool StudyState::HasEarlyStopping() const {
+  return study.spec().early_stopping().rule_case() !=
+             cairn::v1::EarlyStoppingConfig::RULE_NOT_SET &&
+         study.spec().metrics_size() > 0;
+}
+
+void StudyState::AddToCurve(int64_t trial_id, const Measurement& m) {
+  const std::string& objective = study.spec().metrics(0).metric_id();
+  for (const auto& metric : m.metrics()) {
+    if (metric.metric_id() != objective) continue;
+    tuner::Curve& c = curves[trial_id];
+    c.trial_id = trial_id;
+    c.points.emplace_back(m.step_count(), metric.value());
+  }
+}
+
+void StudyState::CompleteCurve(int64_t trial_id) {
+  tuner::Curve& c = curves[trial_id];
+  c.trial_id = trial_id;
+  c.completed = true;
+}
+
+Study StudyState::View() const {
+  Study out = study;
+  out.set_trial_count(static_cast<int32_t>(trials.size()));
+  out.set_pending_count(static_cast<int32_t>(trials.pending()));
+  out.set_succeeded_count(static_cast<int32_t>(trials.count(Trial::SUCCEEDED)));
+  out.set_failed_count(static_cast<int32_t>(trials.count(Trial::FAILED) +
+                                            trials.count(Trial::INFEASIBLE)));
+  return out;
+}
+
+absl::StatusOr<const Trial*> StudyState::FindTrial(
+    int64_t trial_id, absl::string_view name) const {
+  auto it = trials.find(trial_id);
+  if (it == trials.end()) {
+    return absl::NotFoundError(absl::StrCat("trial ", name, " not found"));
+  }
+  return &it->second;
+}
+
+absl::StatusOr<const Trial*> StudyState::FindPendingTrial(
+    int64_t trial_id, absl::string_view name) const {
+  absl::StatusOr<const Trial*> trial = FindTrial(trial_id, name);
+  if (!trial.ok() || IsPendingState((*trial)->state())) return trial;
+  return absl::FailedPreconditionError(absl::StrCat(
+      "trial ", name, " is already ", Trial::State_Name((*trial)->state())));
+}
+
+absl::Status StudyState::WriteTrial(Store* store, Trial trial,
+                                    WriteScope* scope) {
+  if (absl::Status s =
+          Queued(store->EnqueuePutTrials(id, {trial}), &last_write, scope);
+      !s.ok()) {
+    return s;
+  }
+  trials.Put(std::move(trial));
+  return absl::OkStatus();
+}
+
+bool StudyState::NextState(Study::State* state, std::string* reason) const {
+  if (study.state() != Study::ACTIVE) return false;
+  const StudySpec& spec = study.spec();
+  const int64_t failed = trials.count(Trial::FAILED);
+  if (spec.max_failed_trials() > 0 && failed >= spec.max_failed_trials()) {
+    *state = Study::FAILED;
+    *reason = absl::StrCat("max_failed_trials (", spec.max_failed_trials(),
+                           ") reached");
+    return true;
+  }
+  if (CountPending() > 0) return false;
+  if (spec.max_trials() > 0 &&
+      static_cast<int64_t>(trials.size()) >= spec.max_trials()) {
+    *state = Study::COMPLETED;
+    *reason = absl::StrCat("max_trials (", spec.max_trials(), ") reached");
+    return true;
+  }
+  if (exhausted) {
+    *state = Study::COMPLETED;
+    *reason = "search space exhausted";
+    return true;
+  }
+  return false;
+}
+
+absl::Status StudyState::AdvanceState(Store* store, WriteScope* scope) {
+  Study::State next;
+  std::string reason;
+  if (!NextState(&next, &reason)) return absl::OkStatus();
+  Study updated = study;
+  updated.set_state(next);
+  updated.set_inactive_reason(reason);
+  if (absl::Status s =
+          Queued(store->EnqueueUpdateStudy(id, updated), &last_write, scope);
+      !s.ok()) {
+    return s;
+  }
+  study = std::move(updated);
+  return absl::OkStatus();
+}
+
+LockedStudy::LockedStudy(StudyState& study, WriteScope* scope)
+    : study_(study), scope_(scope) {
+  study_.mu.Lock();
+}
+
+LockedStudy::~LockedStudy() {
+  study_.mu.AssertHeld();
+  if (study_.last_write != nullptr)
+    scope_->pending.push_back(study_.last_write);
+  study_.mu.Unlock();
+}
+
+}  // namespace cairn
