@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "proto/cairn/v1/resource_names.h"
 
 namespace cairn::cli {
 
@@ -85,8 +86,7 @@ absl::StatusOr<StudyRef> ParseStudyRef(absl::string_view arg) {
     return ref;
   }
   if (absl::StartsWith(arg, "studies/")) {
-    const absl::string_view id = arg.substr(8);
-    if (!IsDigits(id)) {
+    if (!ParseStudyName(arg, "STUDY").ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("bad study name \"", arg, "\": expected studies/N"));
     }
@@ -101,13 +101,11 @@ absl::StatusOr<std::string> TrialName(absl::string_view study_name,
                                       absl::string_view arg) {
   if (IsDigits(arg)) return absl::StrCat(study_name, "/trials/", arg);
   if (absl::StartsWith(arg, "studies/")) {
-    const size_t pos = arg.find("/trials/");
-    if (pos == absl::string_view::npos || !IsDigits(arg.substr(pos + 8)) ||
-        !IsDigits(arg.substr(8, pos - 8))) {
+    if (!ParseTrialName(arg, "TRIAL").ok()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "bad trial name \"", arg, "\": expected M or studies/N/trials/M"));
     }
-    if (arg.substr(0, pos) != study_name) {
+    if (!absl::StartsWith(arg, absl::StrCat(study_name, "/trials/"))) {
       return absl::InvalidArgumentError(absl::StrCat(
           "trial \"", arg, "\" does not belong to study ", study_name));
     }

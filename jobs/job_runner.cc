@@ -10,8 +10,8 @@
 #include "jobs/job_command.h"
 #include "jobs/job_template.h"
 #include "spdlog/spdlog.h"
-#include "trials/resource_names.h"
-#include "trials/trial_states.h"
+#include "proto/cairn/v1/resource_names.h"
+#include "proto/cairn/v1/trial_states.h"
 
 namespace cairn::jobs {
 namespace {

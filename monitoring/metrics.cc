@@ -33,7 +33,7 @@
 #include "prometheus/histogram.h"
 #include "prometheus/registry.h"
 #include "prometheus/text_serializer.h"
-#include "trials/resource_names.h"
+#include "proto/cairn/v1/resource_names.h"
 
 namespace cairn::monitoring {
 

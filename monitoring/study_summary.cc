@@ -5,7 +5,7 @@
 #include <string>
 
 #include "trials/optimal.h"
-#include "trials/trial_states.h"
+#include "proto/cairn/v1/trial_states.h"
 
 namespace cairn::monitoring {
 

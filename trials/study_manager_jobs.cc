@@ -7,7 +7,7 @@
 #include "trials/study_manager.h"
 #include "trials/study_manager_internal.h"
 #include "trials/study_state.h"
-#include "trials/trial_states.h"
+#include "proto/cairn/v1/trial_states.h"
 
 namespace cairn {
 

@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "trials/trial_states.h"
+#include "proto/cairn/v1/trial_states.h"
 
 namespace cairn {
 

@@ -2,7 +2,7 @@
 #include "trials/study_summary.h"
 
 #include "trials/optimal.h"
-#include "trials/trial_states.h"
+#include "proto/cairn/v1/trial_states.h"
 
 namespace cairn {
 

@@ -20,7 +20,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "cairn/v1/study.pb.h"
-#include "trials/trial_states.h"  // IsPendingState, for existing users.
+#include "proto/cairn/v1/trial_states.h"  // IsPendingState, for existing users.
 
 namespace cairn {
 

@@ -1,5 +1,5 @@
 // Resource name parsing shared by the controller and its clients.
-#include "trials/resource_names.h"
+#include "proto/cairn/v1/resource_names.h"
 
 #include <vector>
 

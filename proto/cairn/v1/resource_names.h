@@ -1,7 +1,7 @@
 // Parsing and formatting of resource names: "studies/{study}" and
 // "studies/{study}/trials/{trial}", ids being positive decimal integers.
-#ifndef CAIRN_TRIALS_RESOURCE_NAMES_H_
-#define CAIRN_TRIALS_RESOURCE_NAMES_H_
+#ifndef CAIRN_PROTO_CAIRN_V1_RESOURCE_NAMES_H_
+#define CAIRN_PROTO_CAIRN_V1_RESOURCE_NAMES_H_
 
 #include <cstdint>
 #include <string>
@@ -27,4 +27,4 @@ absl::StatusOr<TrialName> ParseTrialName(absl::string_view name,
 
 }  // namespace cairn
 
-#endif  // CAIRN_TRIALS_RESOURCE_NAMES_H_
+#endif  // CAIRN_PROTO_CAIRN_V1_RESOURCE_NAMES_H_

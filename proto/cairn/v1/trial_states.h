@@ -1,6 +1,6 @@
 // Small facts about trial states, in one place for every component.
-#ifndef CAIRN_TRIALS_TRIAL_STATES_H_
-#define CAIRN_TRIALS_TRIAL_STATES_H_
+#ifndef CAIRN_PROTO_CAIRN_V1_TRIAL_STATES_H_
+#define CAIRN_PROTO_CAIRN_V1_TRIAL_STATES_H_
 
 #include "cairn/v1/study.pb.h"
 
@@ -11,4 +11,4 @@ bool IsPendingState(cairn::v1::Trial::State state);
 
 }  // namespace cairn
 
-#endif  // CAIRN_TRIALS_TRIAL_STATES_H_
+#endif  // CAIRN_PROTO_CAIRN_V1_TRIAL_STATES_H_

@@ -1,5 +1,5 @@
 // IsPendingState: exactly REQUESTED, ACTIVE and STOPPING have no result yet.
-#include "trials/trial_states.h"
+#include "proto/cairn/v1/trial_states.h"
 
 #include "gtest/gtest.h"
 

@@ -1,5 +1,5 @@
 // Trial state predicates: see trial_states.h.
-#include "trials/trial_states.h"
+#include "proto/cairn/v1/trial_states.h"
 
 namespace cairn {
 

@@ -1,0 +1,46 @@
+// Resource names: formatting, parsing, and the errors naming field and value.
+#include "proto/cairn/v1/resource_names.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace cairn {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(ResourceNamesTest, FormatsAndParsesBack) {
+  EXPECT_EQ(StudyName(7), "studies/7");
+  EXPECT_EQ(TrialResourceName(7, 12), "studies/7/trials/12");
+  EXPECT_EQ(*ParseStudyName("studies/7", "name"), 7);
+  absl::StatusOr<TrialName> t = ParseTrialName("studies/7/trials/12", "name");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->study_id, 7);
+  EXPECT_EQ(t->trial_id, 12);
+}
+
+TEST(ResourceNamesTest, RejectsMalformedStudyNames) {
+  for (const char* bad :
+       {"", "studies/", "studies/0", "studies/-3", "studies/x", "studies/7/",
+        "study/7", "studies/+7", "studies/99999999999999999999",
+        "studies/7/trials/1"}) {
+    absl::StatusOr<int64_t> id = ParseStudyName(bad, "parent");
+    ASSERT_FALSE(id.ok()) << bad;
+    EXPECT_EQ(id.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(id.status().message(), HasSubstr("parent: '"));
+    EXPECT_THAT(id.status().message(), HasSubstr(bad));
+  }
+}
+
+TEST(ResourceNamesTest, RejectsMalformedTrialNames) {
+  for (const char* bad :
+       {"studies/7", "studies/7/trials/", "studies/7/trials/0",
+        "studies/x/trials/1", "studies/7/trial/1", "studies/7/trials/1/x"}) {
+    absl::StatusOr<TrialName> t = ParseTrialName(bad, "name");
+    ASSERT_FALSE(t.ok()) << bad;
+    EXPECT_THAT(t.status().message(), HasSubstr("is not a trial name"));
+  }
+}
+
+}  // namespace
+}  // namespace cairn
