@@ -5,7 +5,6 @@
 
 #include <netdb.h>
 #include <sys/socket.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -446,24 +445,8 @@ class MetricsImpl final : public Metrics {
       }
     }
 
-    if (!options_.data_dir.empty()) {
-      struct statvfs fs {};
-      if (statvfs(options_.data_dir.c_str(), &fs) == 0) {
-        MetricFamily avail = GaugeFamily(
-            "cairn_store_filesystem_avail_bytes",
-            "Bytes available to cairnd on the data directory's filesystem.");
-        AddGauge(avail, {},
-                 static_cast<double>(fs.f_bavail) *
-                     static_cast<double>(fs.f_frsize));
-        families.push_back(std::move(avail));
-        MetricFamily size =
-            GaugeFamily("cairn_store_filesystem_size_bytes",
-                        "Size in bytes of the data directory's filesystem.");
-        AddGauge(size, {},
-                 static_cast<double>(fs.f_blocks) *
-                     static_cast<double>(fs.f_frsize));
-        families.push_back(std::move(size));
-      }
+    for (MetricFamily& family : FilesystemMetricFamilies(options_.data_dir)) {
+      families.push_back(std::move(family));
     }
 
     Snapshot snapshot;
@@ -492,8 +475,8 @@ class MetricsImpl final : public Metrics {
     return storage;
   }
 
-  void AddSnapshotFamilies(const Snapshot& snapshot,
-                           std::vector<MetricFamily>& families) {
+  // The per-study gauge families of one scrape.
+  struct StudyFamilies {
     MetricFamily studies = GaugeFamily("cairn_studies", "Studies, by state.");
     MetricFamily study_info = GaugeFamily(
         "cairn_study_info",
@@ -506,7 +489,11 @@ class MetricsImpl final : public Metrics {
     MetricFamily latest =
         GaugeFamily("cairn_trial_metric_latest",
                     "Latest reported value of a metric of a running trial.");
+  };
 
+  void AddSnapshotFamilies(const Snapshot& snapshot,
+                           std::vector<MetricFamily>& families) {
+    StudyFamilies f;
     std::map<std::string, int64_t> studies_by_state;
     for (std::string_view state : kStudyStates) {
       studies_by_state[std::string(state)] = 0;
@@ -514,54 +501,74 @@ class MetricsImpl final : public Metrics {
     absl::flat_hash_set<std::string> names;
     absl::flat_hash_map<std::string, std::string> display_by_name;
     for (const StudySnapshot& study : snapshot.studies) {
-      const std::string& name = study.display_name;
-      names.insert(name);
-      if (!study.name.empty()) display_by_name[study.name] = name;
-      const std::string state = absl::AsciiStrToLower(study.state);
-      ++studies_by_state[state];
-      AddGauge(study_info,
-               {{"study", name},
-                {"name", study.name},
-                {"state", state},
-                {"algorithm", absl::AsciiStrToLower(study.algorithm)}},
-               1);
-      std::map<std::string, int64_t> counts;
-      for (std::string_view known : kTrialStates) {
-        counts[std::string(known)] = 0;
-      }
-      for (const auto& [trial_state, count] : study.trials_by_state) {
-        counts[absl::AsciiStrToLower(trial_state)] += count;
-      }
-      for (const auto& [trial_state, count] : counts) {
-        AddGauge(trials, {{"study", name}, {"state", trial_state}},
-                 static_cast<double>(count));
-      }
-      for (const auto& [metric, value] : study.best_objective) {
-        AddGauge(best, {{"study", name}, {"metric", metric}}, value);
-      }
-      for (const RunningTrialMetric& point : study.running_trial_metrics) {
-        AddGauge(latest,
-                 {{"study", name},
-                  {"trial", absl::StrCat(point.trial_id)},
-                  {"metric", point.metric}},
-                 point.value);
-      }
-      // Counters exist from the start, so rate() and increase() see the
-      // first event and dashboards show 0 rather than "no data".
-      for (TrialOutcome outcome : kOutcomes) {
-        trials_finished_.Touch({name, TrialOutcomeLabel(outcome)});
-      }
-      job_restarts_.Touch({name});
-      if (!study.early_stopping_rule.empty()) {
-        early_stopping_decisions_.Touch(
-            {name, study.early_stopping_rule, "stop"});
-        early_stopping_decisions_.Touch(
-            {name, study.early_stopping_rule, "continue"});
-      }
+      names.insert(study.display_name);
+      if (!study.name.empty()) display_by_name[study.name] = study.display_name;
+      ++studies_by_state[absl::AsciiStrToLower(study.state)];
+      AddStudyGauges(study, f);
+      TouchStudyCounters(study);
     }
     for (const auto& [state, count] : studies_by_state) {
-      AddGauge(studies, {{"state", state}}, static_cast<double>(count));
+      AddGauge(f.studies, {{"state", state}}, static_cast<double>(count));
     }
+    ForgetRemovedStudies(names, display_by_name);
+    std::vector<MetricFamily> service = ServiceFamilies(snapshot);
+    for (MetricFamily* family :
+         {&f.studies, &f.study_info, &f.trials, &f.best, &f.latest, &service[0],
+          &service[1], &service[2]}) {
+      // An empty family would be a HELP/TYPE header without samples.
+      if (!family->metric.empty()) families.push_back(std::move(*family));
+    }
+  }
+
+  static void AddStudyGauges(const StudySnapshot& study, StudyFamilies& f) {
+    const std::string& name = study.display_name;
+    AddGauge(f.study_info,
+             {{"study", name},
+              {"name", study.name},
+              {"state", absl::AsciiStrToLower(study.state)},
+              {"algorithm", absl::AsciiStrToLower(study.algorithm)}},
+             1);
+    std::map<std::string, int64_t> counts;
+    for (std::string_view known : kTrialStates) counts[std::string(known)] = 0;
+    for (const auto& [trial_state, count] : study.trials_by_state) {
+      counts[absl::AsciiStrToLower(trial_state)] += count;
+    }
+    for (const auto& [trial_state, count] : counts) {
+      AddGauge(f.trials, {{"study", name}, {"state", trial_state}},
+               static_cast<double>(count));
+    }
+    for (const auto& [metric, value] : study.best_objective) {
+      AddGauge(f.best, {{"study", name}, {"metric", metric}}, value);
+    }
+    for (const RunningTrialMetric& point : study.running_trial_metrics) {
+      AddGauge(f.latest,
+               {{"study", name},
+                {"trial", absl::StrCat(point.trial_id)},
+                {"metric", point.metric}},
+               point.value);
+    }
+  }
+
+  // Counters exist from the start, so rate() and increase() see the first
+  // event and dashboards show 0 rather than "no data".
+  void TouchStudyCounters(const StudySnapshot& study) {
+    const std::string& name = study.display_name;
+    for (TrialOutcome outcome : kOutcomes) {
+      trials_finished_.Touch({name, TrialOutcomeLabel(outcome)});
+    }
+    job_restarts_.Touch({name});
+    if (!study.early_stopping_rule.empty()) {
+      early_stopping_decisions_.Touch(
+          {name, study.early_stopping_rule, "stop"});
+      early_stopping_decisions_.Touch(
+          {name, study.early_stopping_rule, "continue"});
+    }
+  }
+
+  // Drops the counters of studies no longer in the snapshot.
+  void ForgetRemovedStudies(
+      const absl::flat_hash_set<std::string>& names,
+      const absl::flat_hash_map<std::string, std::string>& display_by_name) {
     {
       absl::MutexLock lock(&names_mu_);
       display_by_name_ = display_by_name;
@@ -569,7 +576,10 @@ class MetricsImpl final : public Metrics {
     trials_finished_.RetainFirstLabelIn(names, display_by_name);
     job_restarts_.RetainFirstLabelIn(names, display_by_name);
     early_stopping_decisions_.RetainFirstLabelIn(names, display_by_name);
+  }
 
+  // cairn_jobs, cairn_gpu_slots and cairn_store_bytes.
+  static std::vector<MetricFamily> ServiceFamilies(const Snapshot& snapshot) {
     MetricFamily jobs =
         GaugeFamily("cairn_jobs", "Training jobs, by state (queued, running).");
     AddGauge(jobs, {{"state", "queued"}},
@@ -590,12 +600,11 @@ class MetricsImpl final : public Metrics {
         "Approximate bytes of data in the store (SST files plus unflushed "
         "memtables).");
     AddGauge(store_bytes, {}, static_cast<double>(snapshot.store_bytes));
-
-    for (MetricFamily* family : {&studies, &study_info, &trials, &best, &latest,
-                                 &jobs, &gpus, &store_bytes}) {
-      // An empty family would be a HELP/TYPE header without samples.
-      if (!family->metric.empty()) families.push_back(std::move(*family));
-    }
+    std::vector<MetricFamily> out;
+    out.push_back(std::move(jobs));
+    out.push_back(std::move(gpus));
+    out.push_back(std::move(store_bytes));
+    return out;
   }
 
   // Opens and closes a TCP connection to the exposer's listening socket.

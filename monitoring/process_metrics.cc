@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <sys/resource.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -133,6 +134,23 @@ std::vector<prometheus::MetricFamily> ProcessMetricFamilies(
   families.push_back(Single("process_max_fds",
                             "Maximum number of open file descriptors.",
                             MetricType::Gauge, stats.max_fds));
+  return families;
+}
+
+std::vector<prometheus::MetricFamily> FilesystemMetricFamilies(
+    const std::string& dir) {
+  std::vector<prometheus::MetricFamily> families;
+  struct statvfs fs {};
+  if (dir.empty() || statvfs(dir.c_str(), &fs) != 0) return families;
+  const double block = static_cast<double>(fs.f_frsize);
+  families.push_back(Single(
+      "cairn_store_filesystem_avail_bytes",
+      "Bytes available to cairnd on the data directory's filesystem.",
+      prometheus::MetricType::Gauge, static_cast<double>(fs.f_bavail) * block));
+  families.push_back(Single("cairn_store_filesystem_size_bytes",
+                            "Size in bytes of the data directory's filesystem.",
+                            prometheus::MetricType::Gauge,
+                            static_cast<double>(fs.f_blocks) * block));
   return families;
 }
 

@@ -1,8 +1,9 @@
 // Process metrics in the Prometheus client conventions (process_*), read from
-// /proc/self at scrape time.
+// /proc/self at scrape time, and the data directory's filesystem.
 #ifndef CAIRN_MONITORING_PROCESS_METRICS_H_
 #define CAIRN_MONITORING_PROCESS_METRICS_H_
 
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -26,6 +27,11 @@ absl::StatusOr<ProcessStats> ReadProcessStats();
 // The six process_* families of `stats`.
 std::vector<prometheus::MetricFamily> ProcessMetricFamilies(
     const ProcessStats& stats);
+
+// cairn_store_filesystem_{avail,size}_bytes of the filesystem holding `dir`;
+// none when `dir` is empty or cannot be read.
+std::vector<prometheus::MetricFamily> FilesystemMetricFamilies(
+    const std::string& dir);
 
 }  // namespace cairn::monitoring
 

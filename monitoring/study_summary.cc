@@ -4,8 +4,8 @@
 #include <map>
 #include <string>
 
-#include "trials/optimal.h"
 #include "proto/cairn/v1/trial_states.h"
+#include "trials/optimal.h"
 
 namespace cairn::monitoring {
 
