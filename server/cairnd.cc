@@ -16,18 +16,61 @@
 
 namespace cairn {
 
+namespace {
+
+// Creates `dir` (and its parents); FailedPrecondition naming `flag`.
+absl::Status CreateDir(const std::string& flag, const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (!ec) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      absl::StrCat(flag, ": cannot create '", dir, "': ", ec.message()));
+}
+
+// Writes the bound port to `path` atomically (a temporary file, renamed).
+absl::Status WritePortFile(const std::string& path, int port) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << port << "\n";
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (!ec) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      absl::StrCat("--port-file: cannot write '", path, "'"));
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<Cairnd>> Cairnd::Start(
     const CairndOptions& options) {
   std::unique_ptr<Cairnd> d(new Cairnd());
-  std::error_code ec;
-  const std::filesystem::path store_path =
-      std::filesystem::path(options.data_dir) / "store";
-  std::filesystem::create_directories(store_path, ec);
-  if (ec) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("--data-dir: cannot create '", store_path.string(),
-                     "': ", ec.message()));
+  const std::string store_path =
+      (std::filesystem::path(options.data_dir) / "store").string();
+  const std::string jobs_root =
+      options.jobs_root.empty()
+          ? (std::filesystem::path(options.data_dir) / "jobs").string()
+          : options.jobs_root;
+  const int gpus = options.gpus >= 0 ? options.gpus : jobs::DetectGpuCount();
+  absl::Status s = CreateDir("--data-dir", store_path);
+  if (s.ok()) s = d->StartMetrics(options);
+  if (s.ok()) s = d->OpenController(store_path, jobs_root, gpus);
+  if (s.ok()) s = d->StartGrpc(options.listen);
+  if (s.ok()) s = d->StartJobs(jobs_root, gpus, options.grace_seconds);
+  if (s.ok() && !options.port_file.empty()) {
+    s = WritePortFile(options.port_file, d->port_);
   }
+  if (!s.ok()) return s;
+  spdlog::info(
+      "cairnd {} started: store {} holds {} studies and {} trials; "
+      "serving on port {}",
+      CAIRN_VERSION, std::filesystem::absolute(store_path).string(),
+      d->manager_->num_studies(), d->manager_->num_trials(), d->port_);
+  return d;
+}
+
+absl::Status Cairnd::StartMetrics(const CairndOptions& options) {
   monitoring::MetricsOptions metrics_options;
   metrics_options.listen_address = options.metrics_listen;
   metrics_options.build = {CAIRN_VERSION, CAIRN_CUDA_ENABLED != 0};
@@ -39,81 +82,67 @@ absl::StatusOr<std::unique_ptr<Cairnd>> Cairnd::Start(
         metrics.status().code(),
         absl::StrCat("--metrics-listen: ", metrics.status().message()));
   }
-  d->metrics_ = std::move(*metrics);
-  d->observer_ =
-      std::make_unique<monitoring::MetricsStudyObserver>(d->metrics_.get());
-  absl::StatusOr<std::unique_ptr<Store>> store =
-      Store::Open(StoreOptions(), store_path.string());
-  if (!store.ok()) return store.status();
-  d->store_ = std::move(*store);
-  const std::string jobs_root =
-      options.jobs_root.empty()
-          ? (std::filesystem::path(options.data_dir) / "jobs").string()
-          : options.jobs_root;
-  std::filesystem::create_directories(jobs_root, ec);
-  if (ec) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "--jobs-root: cannot create '", jobs_root, "': ", ec.message()));
-  }
-  const int gpus = options.gpus >= 0 ? options.gpus : jobs::DetectGpuCount();
-  StudyManagerOptions manager_options;
-  manager_options.observer = d->observer_.get();
-  manager_options.validate_spec =
-      [jobs_root, gpus](const cairn::v1::StudySpec& spec) {
-        return jobs::ValidateJobPlacement(jobs_root, gpus, spec);
-      };
-  absl::StatusOr<std::unique_ptr<StudyManager>> manager =
-      StudyManager::Open(d->store_.get(), manager_options);
-  if (!manager.ok()) return manager.status();
-  d->manager_ = std::move(*manager);
-  d->executor_ = jobs::NewLocalProcessExecutor(Clock::Real());
-  d->service_ = std::make_unique<StudyServiceImpl>(d->manager_.get());
+  metrics_ = std::move(*metrics);
+  observer_ =
+      std::make_unique<monitoring::MetricsStudyObserver>(metrics_.get());
+  return absl::OkStatus();
+}
 
+absl::Status Cairnd::OpenController(const std::string& store_path,
+                                    const std::string& jobs_root, int gpus) {
+  absl::StatusOr<std::unique_ptr<Store>> store =
+      Store::Open(StoreOptions(), store_path);
+  if (!store.ok()) return store.status();
+  store_ = std::move(*store);
+  absl::Status s = CreateDir("--jobs-root", jobs_root);
+  if (!s.ok()) return s;
+  StudyManagerOptions manager_options;
+  manager_options.observer = observer_.get();
+  manager_options.validate_spec = [jobs_root,
+                                   gpus](const cairn::v1::StudySpec& spec) {
+    return jobs::ValidateJobPlacement(jobs_root, gpus, spec);
+  };
+  absl::StatusOr<std::unique_ptr<StudyManager>> manager =
+      StudyManager::Open(store_.get(), manager_options);
+  if (!manager.ok()) return manager.status();
+  manager_ = std::move(*manager);
+  return absl::OkStatus();
+}
+
+absl::Status Cairnd::StartGrpc(const std::string& listen) {
+  executor_ = jobs::NewLocalProcessExecutor(Clock::Real());
+  service_ = std::make_unique<StudyServiceImpl>(manager_.get());
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(),
-                           &d->port_);
-  builder.RegisterService(d->service_.get());
+  builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port_);
+  builder.RegisterService(service_.get());
   builder.experimental().SetInterceptorCreators(
-      monitoring::MakeGrpcMetricsInterceptors(d->metrics_.get()));
+      monitoring::MakeGrpcMetricsInterceptors(metrics_.get()));
   builder.SetMaxReceiveMessageSize(64 << 20);
-  d->server_ = builder.BuildAndStart();
-  if (d->server_ == nullptr || d->port_ == 0) {
+  server_ = builder.BuildAndStart();
+  if (server_ == nullptr || port_ == 0) {
     return absl::UnavailableError(
-        absl::StrCat("--listen: cannot listen on '", options.listen,
+        absl::StrCat("--listen: cannot listen on '", listen,
                      "' (address in use or invalid)"));
   }
+  return absl::OkStatus();
+}
+
+absl::Status Cairnd::StartJobs(const std::string& jobs_root, int gpus,
+                               double grace_seconds) {
   jobs::JobRunnerOptions runner_options;
   runner_options.jobs_root = jobs_root;
-  runner_options.server_address = absl::StrCat("127.0.0.1:", d->port_);
+  runner_options.server_address = absl::StrCat("127.0.0.1:", port_);
   runner_options.gpus = gpus;
-  runner_options.grace_period = absl::Seconds(options.grace_seconds);
-  runner_options.observer = d->observer_.get();
-  d->runner_ = std::make_unique<jobs::JobRunner>(
-      d->manager_.get(), d->executor_.get(), Clock::Real(), runner_options);
-  d->service_->set_job_runner(d->runner_.get());
-  d->runner_->Start();
-  Cairnd* raw = d.get();
-  d->metrics_->SetSnapshotProvider([raw] { return raw->MetricsSnapshot(); });
-  if (!options.port_file.empty()) {
-    const std::string tmp = options.port_file + ".tmp";
-    {
-      std::ofstream out(tmp);
-      out << d->port_ << "\n";
-    }
-    std::filesystem::rename(tmp, options.port_file, ec);
-    if (ec) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("--port-file: cannot write '", options.port_file, "'"));
-    }
-  }
-  spdlog::info(
-      "cairnd {} started: store {} holds {} studies and {} trials; "
-      "serving on port {}",
-      CAIRN_VERSION, std::filesystem::absolute(store_path).string(),
-      d->manager_->num_studies(), d->manager_->num_trials(), d->port_);
-  return d;
+  runner_options.grace_period = absl::Seconds(grace_seconds);
+  runner_options.observer = observer_.get();
+  runner_ = std::make_unique<jobs::JobRunner>(manager_.get(), executor_.get(),
+                                              Clock::Real(), runner_options);
+  service_->set_job_runner(runner_.get());
+  runner_->Start();
+  metrics_->SetSnapshotProvider([this] { return MetricsSnapshot(); });
+  return absl::OkStatus();
 }
 
 monitoring::Snapshot Cairnd::MetricsSnapshot() {

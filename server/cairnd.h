@@ -9,11 +9,11 @@
 
 #include "absl/status/statusor.h"
 #include "grpcpp/server.h"
+#include "jobs/job_runner.h"
 #include "monitoring/metrics.h"
 #include "monitoring/study_observer.h"
 #include "server/study_service.h"
 #include "store/store.h"
-#include "jobs/job_runner.h"
 #include "trials/study_manager.h"
 
 namespace cairn {
@@ -61,6 +61,13 @@ class Cairnd {
 
  private:
   Cairnd() = default;
+  // The steps of Start, in order; each error names the flag at fault.
+  absl::Status StartMetrics(const CairndOptions& options);
+  absl::Status OpenController(const std::string& store_path,
+                              const std::string& jobs_root, int gpus);
+  absl::Status StartGrpc(const std::string& listen);
+  absl::Status StartJobs(const std::string& jobs_root, int gpus,
+                         double grace_seconds);
   // The service's state for a Prometheus scrape.
   monitoring::Snapshot MetricsSnapshot();
   std::unique_ptr<monitoring::Metrics> metrics_;
