@@ -140,41 +140,36 @@ absl::Status ResolveColumns(const std::string& path,
 // Appends one data row (its label and features) to *data, or says why the
 // row at line `at_line` is malformed. `first_line` is where the column count
 // was set.
-struct RowAdder {
-  const std::string& path;
-  int first_line;
-  CsvData* data;
-
-  absl::Status operator()(const std::vector<std::string>& cells,
-                          int at_line) const {
-    if (static_cast<int>(cells.size()) != data->num_columns) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          path, ":", at_line, ": expected ", data->num_columns,
-          " columns (as on line ", first_line, "), found ", cells.size()));
-    }
-    for (int c = 0; c < data->num_columns; ++c) {
-      if (c == data->label_column) {
-        if (cells[c].empty()) {
-          return absl::InvalidArgumentError(
-              absl::StrCat(path, ":", at_line, ": column ", c + 1, " ('",
-                           ColumnName(data->header, c), "'): empty label"));
-        }
-        data->labels.push_back(cells[c]);
-        continue;
-      }
-      float v;
-      if (!ParseFloat(cells[c], &v)) {
+absl::Status AddRow(const std::string& path, int first_line,
+                    const std::vector<std::string>& cells, int at_line,
+                    CsvData* data) {
+  if (static_cast<int>(cells.size()) != data->num_columns) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ":", at_line, ": expected ", data->num_columns,
+        " columns (as on line ", first_line, "), found ", cells.size()));
+  }
+  for (int c = 0; c < data->num_columns; ++c) {
+    if (c == data->label_column) {
+      if (cells[c].empty()) {
         return absl::InvalidArgumentError(
             absl::StrCat(path, ":", at_line, ": column ", c + 1, " ('",
-                         ColumnName(data->header, c), "'): non-numeric value '",
-                         cells[c], "'"));
+                         ColumnName(data->header, c), "'): empty label"));
       }
-      data->features.push_back(v);
+      data->labels.push_back(cells[c]);
+      continue;
     }
-    ++data->rows;
-    return absl::OkStatus();
+    float v;
+    if (!ParseFloat(cells[c], &v)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ":", at_line, ": column ", c + 1, " ('",
+                       ColumnName(data->header, c), "'): non-numeric value '",
+                       cells[c], "'"));
+    }
+    data->features.push_back(v);
   }
-};
+  ++data->rows;
+  return absl::OkStatus();
+}
 
 // The end of ReadCsv: fails on a read error of `f` or when no data row was
 // read, else returns `data`.
@@ -247,17 +242,16 @@ absl::StatusOr<CsvData> ReadCsv(const std::string& path,
   if (absl::Status s = ResolveColumns(path, resolver, &data); !s.ok()) {
     return s;
   }
-  const RowAdder add_row{path, first_line, &data};
   if (!header) {
-    absl::Status s = add_row(first, first_line);
+    absl::Status s = AddRow(path, first_line, first, first_line, &data);
     if (!s.ok()) return s;
   }
   if (has_second) {
-    absl::Status s = add_row(second, second_line);
+    absl::Status s = AddRow(path, first_line, second, second_line, &data);
     if (!s.ok()) return s;
     std::vector<std::string> cells;
     while (lines.Next(&cells)) {
-      s = add_row(cells, lines.line_no());
+      s = AddRow(path, first_line, cells, lines.line_no(), &data);
       if (!s.ok()) return s;
     }
   }
