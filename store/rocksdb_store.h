@@ -12,6 +12,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -146,9 +147,11 @@ class RocksDbStore final : public Store {
   // Calls fn(key, value) for each key starting with `prefix`, in key order,
   // reading from `snapshot` (nullptr: the latest state). Stops at and returns
   // the first non-OK status fn returns.
-  template <typename Fn>
-  absl::Status ForEachWithPrefix(const rocksdb::Snapshot* snapshot,
-                                 absl::string_view prefix, Fn fn) const;
+  absl::Status ForEachWithPrefix(
+      const rocksdb::Snapshot* snapshot, absl::string_view prefix,
+      absl::FunctionRef<absl::Status(absl::string_view key,
+                                     absl::string_view value)>
+          fn) const;
 
   const std::string path_;
   // The DB's Env (see wal_file_system.h); declared first so it outlives db_.

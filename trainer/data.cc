@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
@@ -73,6 +74,119 @@ std::string ColumnName(const std::vector<std::string>& header, int col) {
   return absl::StrCat("f", col);
 }
 
+// The non-blank lines of a CSV file split into cells, read lazily, with
+// their 1-based line numbers.
+class CsvLines {
+ public:
+  explicit CsvLines(gzFile f) : f_(f) {}
+
+  // Reads the next non-blank line into *cells; false at end of file.
+  bool Next(std::vector<std::string>* cells) {
+    while (ReadLine(f_, &line_)) {
+      ++line_no_;
+      if (absl::StripAsciiWhitespace(line_).empty()) continue;
+      *cells = SplitCells(line_);
+      return true;
+    }
+    return false;
+  }
+
+  // Line number of the line Next returned last.
+  int line_no() const { return line_no_; }
+
+ private:
+  gzFile f_;
+  std::string line_;
+  int line_no_ = 0;
+};
+
+// Whether the first non-blank line is a header: with a second line, some
+// column is non-numeric in the first and numeric in the second; alone, any
+// of its cells is non-numeric.
+bool LooksLikeHeader(const std::vector<std::string>& first, bool has_second,
+                     const std::vector<std::string>& second) {
+  if (!has_second) {
+    return std::any_of(first.begin(), first.end(),
+                       [](const std::string& c) { return !IsNumber(c); });
+  }
+  bool header = false;
+  const size_t m = std::min(first.size(), second.size());
+  for (size_t c = 0; c < m; ++c) {
+    if (!IsNumber(first[c]) && IsNumber(second[c])) header = true;
+  }
+  return header;
+}
+
+// Sets data->label_column (by `resolver`), label_name and feature_names.
+// REQUIRES: data->num_columns and data->header are set.
+absl::Status ResolveColumns(const std::string& path,
+                            const LabelResolver& resolver, CsvData* data) {
+  absl::StatusOr<int> label = resolver(data->header, data->num_columns);
+  if (!label.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": ", label.status().message()));
+  }
+  data->label_column = *label;
+  for (int c = 0; c < data->num_columns; ++c) {
+    if (c == data->label_column) {
+      data->label_name = ColumnName(data->header, c);
+    } else {
+      data->feature_names.push_back(ColumnName(data->header, c));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Appends one data row (its label and features) to *data, or says why the
+// row at line `at_line` is malformed. `first_line` is where the column count
+// was set.
+absl::Status AddRow(const std::string& path, int first_line,
+                    const std::vector<std::string>& cells, int at_line,
+                    CsvData* data) {
+  if (static_cast<int>(cells.size()) != data->num_columns) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ":", at_line, ": expected ", data->num_columns,
+        " columns (as on line ", first_line, "), found ", cells.size()));
+  }
+  for (int c = 0; c < data->num_columns; ++c) {
+    if (c == data->label_column) {
+      if (cells[c].empty()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(path, ":", at_line, ": column ", c + 1, " ('",
+                         ColumnName(data->header, c), "'): empty label"));
+      }
+      data->labels.push_back(cells[c]);
+      continue;
+    }
+    float v;
+    if (!ParseFloat(cells[c], &v)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ":", at_line, ": column ", c + 1, " ('",
+                       ColumnName(data->header, c), "'): non-numeric value '",
+                       cells[c], "'"));
+    }
+    data->features.push_back(v);
+  }
+  ++data->rows;
+  return absl::OkStatus();
+}
+
+// The end of ReadCsv: fails on a read error of `f` or when no data row was
+// read, else returns `data`.
+absl::StatusOr<CsvData> FinishCsv(const std::string& path, gzFile f,
+                                  CsvData data) {
+  int err = 0;
+  const char* msg = gzerror(f, &err);
+  if (err != Z_OK && err != Z_STREAM_END) {
+    return absl::DataLossError(absl::StrCat(path, ": read error: ", msg));
+  }
+  if (data.rows == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": no data rows (only a header)"));
+  }
+  return data;
+}
+
 }  // namespace
 
 LabelResolver LabelFlagResolver(const std::string& label) {
@@ -112,107 +226,36 @@ absl::StatusOr<CsvData> ReadCsv(const std::string& path,
         absl::StrCat(path, ": cannot open: ", std::strerror(errno)));
   }
   gzbuffer(f.get(), 1 << 17);
-  // Non-blank lines with their 1-based line numbers, read lazily.
-  std::string line;
-  int line_no = 0;
-  auto next = [&](std::vector<std::string>* cells) -> bool {
-    while (ReadLine(f.get(), &line)) {
-      ++line_no;
-      if (absl::StripAsciiWhitespace(line).empty()) continue;
-      *cells = SplitCells(line);
-      return true;
-    }
-    return false;
-  };
-
+  CsvLines lines(f.get());
   std::vector<std::string> first, second;
-  if (!next(&first)) {
+  if (!lines.Next(&first)) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": empty file"));
   }
-  const int first_line = line_no;
-  const bool has_second = next(&second);
-  const int second_line = line_no;
+  const int first_line = lines.line_no();
+  const bool has_second = lines.Next(&second);
+  const int second_line = lines.line_no();
 
   CsvData data;
   data.num_columns = static_cast<int>(first.size());
-  bool header = false;
-  if (!has_second) {
-    header = std::any_of(first.begin(), first.end(),
-                         [](const std::string& c) { return !IsNumber(c); });
-  } else {
-    const size_t m = std::min(first.size(), second.size());
-    for (size_t c = 0; c < m; ++c) {
-      if (!IsNumber(first[c]) && IsNumber(second[c])) header = true;
-    }
-  }
+  const bool header = LooksLikeHeader(first, has_second, second);
   if (header) data.header = first;
-  absl::StatusOr<int> label = resolver(data.header, data.num_columns);
-  if (!label.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ": ", label.status().message()));
+  if (absl::Status s = ResolveColumns(path, resolver, &data); !s.ok()) {
+    return s;
   }
-  data.label_column = *label;
-  for (int c = 0; c < data.num_columns; ++c) {
-    if (c == data.label_column) {
-      data.label_name = ColumnName(data.header, c);
-    } else {
-      data.feature_names.push_back(ColumnName(data.header, c));
-    }
-  }
-
-  auto add_row = [&](const std::vector<std::string>& cells,
-                     int at_line) -> absl::Status {
-    if (static_cast<int>(cells.size()) != data.num_columns) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          path, ":", at_line, ": expected ", data.num_columns,
-          " columns (as on line ", first_line, "), found ", cells.size()));
-    }
-    for (int c = 0; c < data.num_columns; ++c) {
-      if (c == data.label_column) {
-        if (cells[c].empty()) {
-          return absl::InvalidArgumentError(
-              absl::StrCat(path, ":", at_line, ": column ", c + 1, " ('",
-                           ColumnName(data.header, c), "'): empty label"));
-        }
-        data.labels.push_back(cells[c]);
-        continue;
-      }
-      float v;
-      if (!ParseFloat(cells[c], &v)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(path, ":", at_line, ": column ", c + 1, " ('",
-                         ColumnName(data.header, c), "'): non-numeric value '",
-                         cells[c], "'"));
-      }
-      data.features.push_back(v);
-    }
-    ++data.rows;
-    return absl::OkStatus();
-  };
-
   if (!header) {
-    absl::Status s = add_row(first, first_line);
+    absl::Status s = AddRow(path, first_line, first, first_line, &data);
     if (!s.ok()) return s;
   }
   if (has_second) {
-    absl::Status s = add_row(second, second_line);
+    absl::Status s = AddRow(path, first_line, second, second_line, &data);
     if (!s.ok()) return s;
     std::vector<std::string> cells;
-    while (next(&cells)) {
-      s = add_row(cells, line_no);
+    while (lines.Next(&cells)) {
+      s = AddRow(path, first_line, cells, lines.line_no(), &data);
       if (!s.ok()) return s;
     }
   }
-  int err = 0;
-  const char* msg = gzerror(f.get(), &err);
-  if (err != Z_OK && err != Z_STREAM_END) {
-    return absl::DataLossError(absl::StrCat(path, ": read error: ", msg));
-  }
-  if (data.rows == 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ": no data rows (only a header)"));
-  }
-  return data;
+  return FinishCsv(path, f.get(), std::move(data));
 }
 
 std::vector<std::string> SortedClasses(const std::vector<std::string>& labels) {

@@ -40,6 +40,25 @@ std::vector<double> UnitGrid(const SearchSpace& space, int i) {
   return grid;
 }
 
+// The vectors of `rows` (each `cols` long) as the rows of a matrix.
+Eigen::MatrixXd StackRows(const std::vector<Eigen::VectorXd>& rows, int cols) {
+  Eigen::MatrixXd m(static_cast<Eigen::Index>(rows.size()), cols);
+  for (size_t i = 0; i < rows.size(); ++i) m.row(i) = rows[i].transpose();
+  return m;
+}
+
+// Records on each suggestion its share of the time Suggest took and how it
+// was chosen (kinds[i]).
+void AddSuggestionMetadata(double seconds,
+                           const std::vector<std::string>& kinds,
+                           std::vector<Suggestion>& out) {
+  for (size_t i = 0; i < out.size(); ++i) {
+    out[i].metadata["suggestion_seconds"] =
+        absl::StrFormat("%.6f", seconds / static_cast<double>(out.size()));
+    out[i].metadata["suggestion_kind"] = kinds[i];
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Designer>> GpBanditDesigner::Create(
@@ -139,21 +158,40 @@ std::vector<double> GpBanditDesigner::Decode(const Eigen::VectorXd& x) const {
   return unit;
 }
 
-absl::StatusOr<std::vector<Suggestion>> GpBanditDesigner::Suggest(
-    const DesignerContext& context, int count) {
-  const auto start = std::chrono::steady_clock::now();
-  if (count < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("count must be >= 1, got ", count));
+bool GpBanditDesigner::ObjectiveValues(const Trial& trial,
+                                       Eigen::VectorXd* y) const {
+  const int num_obj = static_cast<int>(objectives_.size());
+  *y = Eigen::VectorXd::Constant(num_obj, NAN);
+  bool infeasible = trial.state() == Trial::INFEASIBLE;
+  if (!infeasible) {
+    const auto& metrics = trial.final_measurement().metrics();
+    for (int m = 0; m < num_obj; ++m) {
+      for (const cairn::v1::Metric& metric : metrics) {
+        if (metric.metric_id() == objectives_[m].metric_id) {
+          (*y)[m] = objectives_[m].sign * metric.value();
+        }
+      }
+      if (!std::isfinite((*y)[m])) infeasible = true;
+    }
+    for (const Safety& s : safety_) {
+      for (const cairn::v1::Metric& metric : metrics) {
+        if (metric.metric_id() != s.metric_id) continue;
+        const bool safe = s.maximize ? metric.value() >= s.threshold
+                                     : metric.value() <= s.threshold;
+        if (!safe) infeasible = true;
+      }
+    }
   }
+  return infeasible;
+}
+
+gp::BanditData GpBanditDesigner::CollectData(
+    const DesignerContext& context) const {
   const int dims = space_.size();
   const int num_obj = static_cast<int>(objectives_.size());
-  gp::BanditData data;
-  data.x.resize(0, dims);
-  data.y.resize(0, num_obj);
-  data.pending.resize(0, dims);
   std::vector<Eigen::VectorXd> xs, pending;
   std::vector<Eigen::VectorXd> ys;
+  gp::BanditData data;
   for (const Trial* trial : context.trials) {
     if (trial == nullptr) continue;
     const Trial::State state = trial->state();
@@ -167,57 +205,31 @@ absl::StatusOr<std::vector<Suggestion>> GpBanditDesigner::Suggest(
       pending.push_back(*std::move(x));
       continue;
     }
-    Eigen::VectorXd y = Eigen::VectorXd::Constant(num_obj, NAN);
-    bool infeasible = state == Trial::INFEASIBLE;
-    if (!infeasible) {
-      const auto& metrics = trial->final_measurement().metrics();
-      for (int m = 0; m < num_obj; ++m) {
-        for (const cairn::v1::Metric& metric : metrics) {
-          if (metric.metric_id() == objectives_[m].metric_id) {
-            y[m] = objectives_[m].sign * metric.value();
-          }
-        }
-        if (!std::isfinite(y[m])) infeasible = true;
-      }
-      for (const Safety& s : safety_) {
-        for (const cairn::v1::Metric& metric : metrics) {
-          if (metric.metric_id() != s.metric_id) continue;
-          const bool safe = s.maximize ? metric.value() >= s.threshold
-                                       : metric.value() <= s.threshold;
-          if (!safe) infeasible = true;
-        }
-      }
-    }
+    Eigen::VectorXd y;
+    const bool infeasible = ObjectiveValues(*trial, &y);
     xs.push_back(*std::move(x));
     ys.push_back(infeasible ? Eigen::VectorXd::Zero(num_obj) : y);
     data.infeasible.push_back(infeasible);
   }
-  data.x.resize(static_cast<Eigen::Index>(xs.size()), dims);
-  data.y.resize(static_cast<Eigen::Index>(xs.size()), num_obj);
-  for (size_t i = 0; i < xs.size(); ++i) {
-    data.x.row(i) = xs[i].transpose();
-    data.y.row(i) = ys[i].transpose();
-  }
-  data.pending.resize(static_cast<Eigen::Index>(pending.size()), dims);
-  for (size_t i = 0; i < pending.size(); ++i) {
-    data.pending.row(i) = pending[i].transpose();
-  }
+  data.x = StackRows(xs, dims);
+  data.y = StackRows(ys, num_obj);
+  data.pending = StackRows(pending, dims);
   data.num_trials = static_cast<int64_t>(internal::NextPointIndex(context));
+  return data;
+}
 
-  absl::StatusOr<std::vector<Eigen::VectorXd>> points =
-      bandit_.Suggest(data, count, static_cast<uint64_t>(seed_));
-  if (!points.ok()) return points.status();
-
+std::vector<Suggestion> GpBanditDesigner::DecodeDistinct(
+    const DesignerContext& context, const std::vector<Eigen::VectorXd>& points,
+    int64_t num_trials, std::vector<std::string>* kinds) const {
   // Engine points are distinct from pending ones; their decoded parameters
   // could still collide (an INTEGER range too large for a grid), so check the
   // keys and replace a collision by a seeded random point.
   absl::flat_hash_set<std::string> taken = internal::PendingTrialKeys(context);
   gp::Rng rng(gp::MixSeed(static_cast<uint64_t>(seed_),
-                          static_cast<uint64_t>(data.num_trials), 0xD5));
+                          static_cast<uint64_t>(num_trials), 0xD5));
   std::vector<Suggestion> out;
-  std::vector<std::string> kinds;
-  for (size_t i = 0; i < points->size(); ++i) {
-    Suggestion s = space_.SuggestionFromUnit(Decode((*points)[i]));
+  for (size_t i = 0; i < points.size(); ++i) {
+    Suggestion s = space_.SuggestionFromUnit(Decode(points[i]));
     std::string kind = i < bandit_.last_kinds().size()
                            ? bandit_.last_kinds()[i]
                            : std::string("quasi_random");
@@ -230,16 +242,29 @@ absl::StatusOr<std::vector<Suggestion>> GpBanditDesigner::Suggest(
     }
     if (!taken.insert(SearchSpace::CanonicalKey(s.parameters)).second) break;
     out.push_back(std::move(s));
-    kinds.push_back(std::move(kind));
+    kinds->push_back(std::move(kind));
   }
+  return out;
+}
+
+absl::StatusOr<std::vector<Suggestion>> GpBanditDesigner::Suggest(
+    const DesignerContext& context, int count) {
+  const auto start = std::chrono::steady_clock::now();
+  if (count < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("count must be >= 1, got ", count));
+  }
+  const gp::BanditData data = CollectData(context);
+  absl::StatusOr<std::vector<Eigen::VectorXd>> points =
+      bandit_.Suggest(data, count, static_cast<uint64_t>(seed_));
+  if (!points.ok()) return points.status();
+  std::vector<std::string> kinds;
+  std::vector<Suggestion> out =
+      DecodeDistinct(context, *points, data.num_trials, &kinds);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
-  for (size_t i = 0; i < out.size(); ++i) {
-    out[i].metadata["suggestion_seconds"] =
-        absl::StrFormat("%.6f", seconds / static_cast<double>(out.size()));
-    out[i].metadata["suggestion_kind"] = kinds[i];
-  }
+  AddSuggestionMetadata(seconds, kinds, out);
   return out;
 }
 

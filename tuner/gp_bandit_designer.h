@@ -65,6 +65,21 @@ class GpBanditDesigner final : public Designer {
   std::optional<Eigen::VectorXd> Encode(const cairn::v1::Trial& trial) const;
   std::vector<double> Decode(const Eigen::VectorXd& x) const;
 
+  // The engine's observations: completed (SUCCEEDED, INFEASIBLE) trials with
+  // their objectives, and pending ones, of those that fit the space.
+  gp::BanditData CollectData(const DesignerContext& context) const;
+  // Sets *y to the objectives (maximize orientation) of a completed trial and
+  // returns whether it counts as infeasible: INFEASIBLE, a missing or
+  // non-finite objective, or a violated safety threshold.
+  bool ObjectiveValues(const cairn::v1::Trial& trial, Eigen::VectorXd* y) const;
+  // Decodes the engine's points into suggestions, replacing one whose
+  // parameters collide with a pending trial or an earlier suggestion by a
+  // seeded random point; appends how each was chosen to *kinds.
+  std::vector<Suggestion> DecodeDistinct(
+      const DesignerContext& context,
+      const std::vector<Eigen::VectorXd>& points, int64_t num_trials,
+      std::vector<std::string>* kinds) const;
+
   const SearchSpace space_;
   const std::vector<Objective> objectives_;
   const std::vector<Safety> safety_;

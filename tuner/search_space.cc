@@ -302,11 +302,14 @@ Suggestion SearchSpace::SuggestionFromUnit(
   return s;
 }
 
+namespace {
+
+// Position in `params` of each flat parameter (-1 where not given), or why
+// `params` names an empty, unknown or duplicate parameter.
 template <typename Container>
-absl::StatusOr<Assignment> SearchSpace::ParseImpl(
-    const Container& params) const {
-  const int n = size();
-  std::vector<int> given(n, -1);  // Flat index -> position in params.
+absl::StatusOr<std::vector<int>> GivenPositions(const SearchSpace& space,
+                                                const Container& params) {
+  std::vector<int> given(space.size(), -1);  // Flat index -> position.
   int k = 0;
   for (const cairn::v1::Parameter& p : params) {
     const std::string& id = p.parameter_id();
@@ -314,7 +317,7 @@ absl::StatusOr<Assignment> SearchSpace::ParseImpl(
       return absl::InvalidArgumentError(
           absl::StrCat("parameters[", k, "]: parameter_id is empty"));
     }
-    const int i = IndexOf(id);
+    const int i = space.IndexOf(id);
     if (i < 0) {
       return absl::InvalidArgumentError(
           absl::StrCat("parameters[", k, "] (", id, "): unknown parameter ",
@@ -327,86 +330,120 @@ absl::StatusOr<Assignment> SearchSpace::ParseImpl(
     }
     given[i] = k++;
   }
+  return given;
+}
+
+// The error for flat parameter i, given at parameters[position] although it
+// is inactive under the parents parsed so far in `a`.
+absl::Status InactiveParameterError(const SearchSpace& space, int i,
+                                    int position, const Assignment& a) {
+  const FlatParameter& f = space.parameter(i);
+  const FlatParameter& parent = space.parameter(f.parent);
+  std::string why = absl::StrCat("its parent ", parent.id, " is inactive");
+  if (a.active[f.parent]) {
+    const double pv = a.values[f.parent];
+    why = absl::StrCat("its parent ", parent.id, " is ",
+                       parent.type == ParameterSpec::CATEGORICAL
+                           ? Quote(parent.categories[static_cast<size_t>(pv)])
+                           : FormatNumber(pv));
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("parameters[", position, "] (", f.id, "): parameter ",
+                   Quote(f.id), " is not active: ", why));
+}
+
+// The index of a CATEGORICAL parameter's value in its categories; `where`
+// names the parameter in errors.
+absl::StatusOr<double> ParseCategoricalValue(const FlatParameter& f,
+                                             const google::protobuf::Value& v,
+                                             const std::string& where) {
+  if (v.kind_case() != google::protobuf::Value::kStringValue) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": value ", DescribeValue(v),
+                     " must be a string (string_value) for CATEGORICAL"));
+  }
+  auto it =
+      std::find(f.categories.begin(), f.categories.end(), v.string_value());
+  if (it == f.categories.end()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": value ", Quote(v.string_value()),
+                     " is not one of categorical_values"));
+  }
+  return static_cast<double>(it - f.categories.begin());
+}
+
+// The value of a numeric (DOUBLE, INTEGER, DISCRETE) parameter, checked
+// against its type and range; -0.0 becomes 0.0.
+absl::StatusOr<double> ParseNumericValue(const FlatParameter& f,
+                                         const google::protobuf::Value& v,
+                                         const std::string& where) {
+  if (v.kind_case() != google::protobuf::Value::kNumberValue) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": value ", DescribeValue(v),
+                     " must be a number (number_value) for ",
+                     ParameterSpec::Type_Name(f.type)));
+  }
+  const double x = v.number_value();
+  if (!std::isfinite(x)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": value ", FormatNumber(x), " is not finite"));
+  }
+  if (f.type == ParameterSpec::DISCRETE) {
+    if (!std::binary_search(f.discrete_values.begin(), f.discrete_values.end(),
+                            x)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": value ", FormatNumber(x),
+                       " is not one of discrete_values"));
+    }
+  } else {
+    if (f.type == ParameterSpec::INTEGER && x != std::floor(x)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, ": value ", FormatNumber(x), " is not an integer (INTEGER)"));
+    }
+    if (x < f.min_value || x > f.max_value) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, ": value ", FormatNumber(x), " is outside [",
+          FormatNumber(f.min_value), ", ", FormatNumber(f.max_value), "]"));
+    }
+  }
+  return x == 0 ? 0.0 : x;
+}
+
+}  // namespace
+
+template <typename Container>
+absl::StatusOr<Assignment> SearchSpace::ParseImpl(
+    const Container& params) const {
+  const int n = size();
+  absl::StatusOr<std::vector<int>> given = GivenPositions(*this, params);
+  if (!given.ok()) return given.status();
 
   Assignment a;
   a.values.assign(n, 0.0);
   a.active.assign(n, false);
   for (int i = 0; i < n; ++i) {
     const FlatParameter& f = params_[i];
+    const int position = (*given)[i];
     a.active[i] = IsActive(i, a);
     if (!a.active[i]) {
-      if (given[i] < 0) continue;
-      const FlatParameter& parent = params_[f.parent];
-      std::string why = absl::StrCat("its parent ", parent.id, " is inactive");
-      if (a.active[f.parent]) {
-        const double pv = a.values[f.parent];
-        why =
-            absl::StrCat("its parent ", parent.id, " is ",
-                         parent.type == ParameterSpec::CATEGORICAL
-                             ? Quote(parent.categories[static_cast<size_t>(pv)])
-                             : FormatNumber(pv));
-      }
-      return absl::InvalidArgumentError(
-          absl::StrCat("parameters[", given[i], "] (", f.id, "): parameter ",
-                       Quote(f.id), " is not active: ", why));
+      if (position < 0) continue;
+      return InactiveParameterError(*this, i, position, a);
     }
-    if (given[i] < 0) {
+    if (position < 0) {
       return absl::InvalidArgumentError(absl::StrCat(
           "parameters: missing active parameter ", Quote(f.id),
           f.parent >= 0 ? absl::StrCat(" (child of ", params_[f.parent].id, ")")
                         : ""));
     }
-    const cairn::v1::Parameter& p = *std::next(params.begin(), given[i]);
+    const cairn::v1::Parameter& p = *std::next(params.begin(), position);
     const std::string where =
-        absl::StrCat("parameters[", given[i], "] (", f.id, ")");
-    const google::protobuf::Value& v = p.value();
-    if (f.type == ParameterSpec::CATEGORICAL) {
-      if (v.kind_case() != google::protobuf::Value::kStringValue) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(where, ": value ", DescribeValue(v),
-                         " must be a string (string_value) for CATEGORICAL"));
-      }
-      auto it =
-          std::find(f.categories.begin(), f.categories.end(), v.string_value());
-      if (it == f.categories.end()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(where, ": value ", Quote(v.string_value()),
-                         " is not one of categorical_values"));
-      }
-      a.values[i] = static_cast<double>(it - f.categories.begin());
-      continue;
-    }
-    if (v.kind_case() != google::protobuf::Value::kNumberValue) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(where, ": value ", DescribeValue(v),
-                       " must be a number (number_value) for ",
-                       ParameterSpec::Type_Name(f.type)));
-    }
-    const double x = v.number_value();
-    if (!std::isfinite(x)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(where, ": value ", FormatNumber(x), " is not finite"));
-    }
-    if (f.type == ParameterSpec::DISCRETE) {
-      if (!std::binary_search(f.discrete_values.begin(),
-                              f.discrete_values.end(), x)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(where, ": value ", FormatNumber(x),
-                         " is not one of discrete_values"));
-      }
-    } else {
-      if (f.type == ParameterSpec::INTEGER && x != std::floor(x)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(where, ": value ", FormatNumber(x),
-                         " is not an integer (INTEGER)"));
-      }
-      if (x < f.min_value || x > f.max_value) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            where, ": value ", FormatNumber(x), " is outside [",
-            FormatNumber(f.min_value), ", ", FormatNumber(f.max_value), "]"));
-      }
-    }
-    a.values[i] = x == 0 ? 0.0 : x;
+        absl::StrCat("parameters[", position, "] (", f.id, ")");
+    absl::StatusOr<double> value =
+        f.type == ParameterSpec::CATEGORICAL
+            ? ParseCategoricalValue(f, p.value(), where)
+            : ParseNumericValue(f, p.value(), where);
+    if (!value.ok()) return value.status();
+    a.values[i] = *value;
   }
   return a;
 }

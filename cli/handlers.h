@@ -1,0 +1,95 @@
+// The handlers behind the cairn subcommands, and what they run on: the
+// options the command line sets (Options) and the per-run Context. Private to
+// cli/: commands.cc builds the command tree that picks a handler, and
+// study_handlers.cc / trial_handlers.cc implement them.
+#ifndef CAIRN_CLI_HANDLERS_H_
+#define CAIRN_CLI_HANDLERS_H_
+
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "cli/client.h"
+
+namespace cairn::cli {
+
+inline constexpr char kDefaultServer[] = "127.0.0.1:50051";
+
+// Everything the command line sets; handlers read it after parsing.
+struct Options {
+  std::string server = kDefaultServer;
+  double timeout_seconds = 30;
+  bool json = false;
+
+  std::string config;
+  std::string display_name;
+  std::string study;
+  std::string trial;
+  std::string metric;
+  std::string state;
+  std::vector<std::string> metrics;
+  int count = 1;
+  std::string client_id;
+  int64_t step = 0;
+  double elapsed_seconds = -1;
+  std::string infeasible_reason;
+  bool follow = false;
+  double interval_seconds = 2;
+};
+
+// One run of the command line: its options, where output and diagnostics go,
+// and the StudyClient, connected on first use. Not thread-safe.
+struct Context {
+  Options opt;
+  std::ostream* out;
+  std::ostream* err;
+  std::unique_ptr<StudyClient> client;
+
+  StudyClient& Client() {
+    if (!client) {
+      client = std::make_unique<StudyClient>(
+          opt.server, std::chrono::milliseconds(static_cast<int64_t>(
+                          std::llround(opt.timeout_seconds * 1000))));
+    }
+    return *client;
+  }
+};
+
+// A command's handler, run after parsing. Each resolves its arguments, makes
+// its RPCs through c.Client(), prints the result to *c.out and returns OK, or
+// returns the first error (printed by RunCli).
+using Handler = absl::Status (*)(Context&);
+
+// cairn study <verb>.
+absl::Status StudyCreate(Context& c);
+absl::Status StudyList(Context& c);
+absl::Status StudyGet(Context& c);
+absl::Status StudyDelete(Context& c);
+absl::Status StudyBest(Context& c);
+absl::Status StudySetState(Context& c);
+// Polls the study until it leaves ACTIVE, printing a progress line whenever
+// it changes: trials done/total, running, best so far.
+absl::Status StudyWait(Context& c);
+// Stops a study: no new trials, and cairnd cancels its running jobs.
+absl::Status StudyStop(Context& c);
+
+// cairn trial <verb>.
+// Prints a trial's job log; with --follow, keeps printing until the job is
+// finished.
+absl::Status TrialLogs(Context& c);
+absl::Status TrialSuggest(Context& c);
+absl::Status TrialReport(Context& c);
+absl::Status TrialComplete(Context& c);
+absl::Status TrialList(Context& c);
+absl::Status TrialGet(Context& c);
+absl::Status TrialStop(Context& c);
+absl::Status TrialHistory(Context& c);
+
+}  // namespace cairn::cli
+
+#endif  // CAIRN_CLI_HANDLERS_H_

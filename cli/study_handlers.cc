@@ -1,0 +1,200 @@
+// The cairn study subcommands: create, list, get, delete, best, set-state,
+// wait and stop.
+#include <chrono>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "cli/client.h"
+#include "cli/format.h"
+#include "cli/handlers.h"
+#include "cli/study_config.h"
+#include "nlohmann/json.hpp"
+
+namespace cairn::cli {
+namespace {
+
+using json = nlohmann::ordered_json;
+using Stub = StudyClient::Stub;
+namespace v1 = cairn::v1;
+
+// Parses a protobuf JSON string back into nlohmann::json, to embed protos in
+// JSON arrays.
+json ProtoToJsonValue(const google::protobuf::Message& message) {
+  return json::parse(ProtoToJson(message));
+}
+
+}  // namespace
+
+absl::Status StudyCreate(Context& c) {
+  auto spec = LoadStudySpecFile(c.opt.config);
+  if (!spec.ok()) return spec.status();
+  v1::CreateStudyRequest request;
+  request.mutable_study()->set_display_name(
+      c.opt.display_name.empty() ? DisplayNameFromPath(c.opt.config)
+                                 : c.opt.display_name);
+  *request.mutable_study()->mutable_spec() = *std::move(spec);
+  auto study = c.Client().Call(&Stub::CreateStudy, request);
+  if (!study.ok()) return study.status();
+  *c.out << study->name() << "\n";
+  return absl::OkStatus();
+}
+
+absl::Status StudyList(Context& c) {
+  std::vector<v1::Study> studies;
+  v1::ListStudiesRequest request;
+  do {
+    auto response = c.Client().Call(&Stub::ListStudies, request);
+    if (!response.ok()) return response.status();
+    studies.insert(studies.end(), response->studies().begin(),
+                   response->studies().end());
+    request.set_page_token(response->next_page_token());
+  } while (!request.page_token().empty());
+  if (c.opt.json) {
+    json array = json::array();
+    for (const auto& s : studies) array.push_back(ProtoToJsonValue(s));
+    *c.out << array.dump(2) << "\n";
+  } else {
+    *c.out << StudiesTable(studies);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status StudyGet(Context& c) {
+  auto study = c.Client().ResolveStudy(c.opt.study);
+  if (!study.ok()) return study.status();
+  *c.out << ProtoToJson(*study) << "\n";
+  return absl::OkStatus();
+}
+
+absl::Status StudyDelete(Context& c) {
+  auto name = c.Client().ResolveStudyName(c.opt.study);
+  if (!name.ok()) return name.status();
+  v1::DeleteStudyRequest request;
+  request.set_name(*name);
+  auto response = c.Client().Call(&Stub::DeleteStudy, request);
+  if (!response.ok()) return response.status();
+  *c.out << "deleted " << *name << "\n";
+  return absl::OkStatus();
+}
+
+absl::Status StudyBest(Context& c) {
+  auto study = c.Client().ResolveStudy(c.opt.study);
+  if (!study.ok()) return study.status();
+  const ParameterKinds kinds = ParameterKindsOf(study->spec());
+  v1::ListOptimalTrialsRequest request;
+  request.set_parent(study->name());
+  auto response = c.Client().Call(&Stub::ListOptimalTrials, request);
+  if (!response.ok()) return response.status();
+  if (c.opt.json) {
+    json array = json::array();
+    for (const auto& t : response->optimal_trials()) {
+      array.push_back(TrialToFlatJson(t, kinds));
+    }
+    *c.out << array.dump(2) << "\n";
+    return absl::OkStatus();
+  }
+  if (response->optimal_trials_size() == 0) {
+    *c.out << "no completed trials in " << study->name() << "\n";
+    return absl::OkStatus();
+  }
+  bool first = true;
+  for (const auto& t : response->optimal_trials()) {
+    if (!first) *c.out << "\n";
+    first = false;
+    *c.out << TrialToText(t, kinds);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status StudySetState(Context& c) {
+  std::string upper = c.opt.state;
+  for (char& ch : upper) ch = static_cast<char>(std::toupper(ch));
+  v1::Study::State state;
+  if (!v1::Study::State_Parse(upper, &state) ||
+      state == v1::Study::STATE_UNSPECIFIED || state == v1::Study::FAILED) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("bad study state \"", c.opt.state,
+                     "\": expected active, inactive or completed"));
+  }
+  auto name = c.Client().ResolveStudyName(c.opt.study);
+  if (!name.ok()) return name.status();
+  v1::SetStudyStateRequest request;
+  request.set_name(*name);
+  request.set_state(state);
+  auto study = c.Client().Call(&Stub::SetStudyState, request);
+  if (!study.ok()) return study.status();
+  *c.out << study->name() << " " << v1::Study::State_Name(study->state())
+         << "\n";
+  return absl::OkStatus();
+}
+
+absl::Status StudyWait(Context& c) {
+  auto name = c.Client().ResolveStudyName(c.opt.study);
+  if (!name.ok()) return name.status();
+  std::string last_line;
+  while (true) {
+    v1::GetStudyRequest get;
+    get.set_name(*name);
+    auto study = c.Client().Call(&Stub::GetStudy, get);
+    if (!study.ok()) return study.status();
+    v1::ListOptimalTrialsRequest best_request;
+    best_request.set_parent(*name);
+    auto best = c.Client().Call(&Stub::ListOptimalTrials, best_request);
+    if (!best.ok()) return best.status();
+    const int done = study->succeeded_count() + study->failed_count();
+    std::string line =
+        absl::StrCat(study->name(), ": ", done, "/",
+                     study->spec().max_trials() > 0
+                         ? absl::StrCat(study->spec().max_trials())
+                         : std::string("?"),
+                     " trials done, ", study->pending_count(), " running");
+    if (study->failed_count() > 0) {
+      absl::StrAppend(&line, ", ", study->failed_count(), " failed");
+    }
+    if (best->optimal_trials_size() > 0 && study->spec().metrics_size() > 0) {
+      const v1::Trial& t = best->optimal_trials(0);
+      for (const auto& m : t.final_measurement().metrics()) {
+        if (m.metric_id() != study->spec().metrics(0).metric_id()) continue;
+        absl::StrAppend(&line, ", best ", m.metric_id(), " ",
+                        FormatNumber(m.value()), " (trial ", t.id(), ")");
+      }
+    }
+    if (line != last_line) {
+      *c.out << line << std::endl;
+      last_line = line;
+    }
+    if (study->state() != v1::Study::ACTIVE) {
+      *c.out << study->name() << " is " << v1::Study::State_Name(study->state())
+             << (study->inactive_reason().empty() ? "" : ": ")
+             << study->inactive_reason() << std::endl;
+      if (study->state() == v1::Study::FAILED) {
+        return absl::AbortedError(absl::StrCat(
+            "study ", study->name(), " failed: ", study->inactive_reason()));
+      }
+      return absl::OkStatus();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(
+        static_cast<int64_t>(c.opt.interval_seconds * 1000)));
+  }
+}
+
+// Stops a study: no new trials, and cairnd cancels its running jobs.
+absl::Status StudyStop(Context& c) {
+  auto name = c.Client().ResolveStudyName(c.opt.study);
+  if (!name.ok()) return name.status();
+  v1::SetStudyStateRequest request;
+  request.set_name(*name);
+  request.set_state(v1::Study::INACTIVE);
+  auto study = c.Client().Call(&Stub::SetStudyState, request);
+  if (!study.ok()) return study.status();
+  *c.out << study->name() << " stopped (INACTIVE); its running jobs are "
+         << "cancelled. Resume with: cairn study set-state " << study->name()
+         << " active\n";
+  return absl::OkStatus();
+}
+
+}  // namespace cairn::cli

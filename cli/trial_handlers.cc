@@ -1,0 +1,229 @@
+// The cairn trial subcommands: suggest, report, complete, list, get, stop,
+// history and logs.
+#include <chrono>
+#include <cmath>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "cli/args.h"
+#include "cli/client.h"
+#include "cli/format.h"
+#include "cli/handlers.h"
+#include "nlohmann/json.hpp"
+
+namespace cairn::cli {
+namespace {
+
+using json = nlohmann::ordered_json;
+using Stub = StudyClient::Stub;
+namespace v1 = cairn::v1;
+
+google::protobuf::Duration SecondsToDuration(double seconds) {
+  google::protobuf::Duration d;
+  const double whole = std::floor(seconds);
+  d.set_seconds(static_cast<int64_t>(whole));
+  d.set_nanos(static_cast<int32_t>(std::llround((seconds - whole) * 1e9)));
+  if (d.nanos() >= 1000000000) {
+    d.set_seconds(d.seconds() + 1);
+    d.set_nanos(d.nanos() - 1000000000);
+  }
+  return d;
+}
+
+absl::StatusOr<std::string> ResolveTrialName(Context& c) {
+  auto study = c.Client().ResolveStudyName(c.opt.study);
+  if (!study.ok()) return study.status();
+  return TrialName(*study, c.opt.trial);
+}
+
+}  // namespace
+
+// Prints a trial's job log; with --follow, keeps printing until the job is
+// finished.
+absl::Status TrialLogs(Context& c) {
+  auto name = ResolveTrialName(c);
+  if (!name.ok()) return name.status();
+  v1::ReadTrialLogsRequest request;
+  request.set_name(*name);
+  while (true) {
+    auto chunk = c.Client().Call(&Stub::ReadTrialLogs, request);
+    if (!chunk.ok()) return chunk.status();
+    *c.out << chunk->data() << std::flush;
+    request.set_offset(chunk->next_offset());
+    if (chunk->complete() || (!c.opt.follow && chunk->data().empty())) break;
+    if (chunk->data().empty()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TrialSuggest(Context& c) {
+  auto study = c.Client().ResolveStudy(c.opt.study);
+  if (!study.ok()) return study.status();
+  v1::SuggestTrialsRequest request;
+  request.set_parent(study->name());
+  request.set_suggestion_count(c.opt.count);
+  request.set_client_id(c.opt.client_id);
+  auto response = c.Client().Call(&Stub::SuggestTrials, request);
+  if (!response.ok()) return response.status();
+  const ParameterKinds kinds = ParameterKindsOf(study->spec());
+  if (response->trials_size() == 0) {
+    std::string why = response->message();
+    if (why.empty()) {
+      why = absl::StrCat("study is ",
+                         v1::Study::State_Name(response->study_state()));
+    }
+    *c.err << "cairn: no trials suggested for " << study->name() << ": " << why
+           << "\n";
+    if (c.opt.json) *c.out << "[]\n";
+    return absl::OkStatus();
+  }
+  if (c.opt.json) {
+    json array = json::array();
+    for (const auto& t : response->trials()) {
+      array.push_back(SuggestionToJson(t, kinds));
+    }
+    *c.out << array.dump() << "\n";
+  } else {
+    std::vector<v1::Trial> trials(response->trials().begin(),
+                                  response->trials().end());
+    *c.out << TrialsTable(trials, kinds);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TrialReport(Context& c) {
+  // Local checks first, so a typo costs no round trip.
+  auto metrics = ParseMetricAssignments(c.opt.metrics);
+  if (!metrics.ok()) return metrics.status();
+  auto name = ResolveTrialName(c);
+  if (!name.ok()) return name.status();
+  v1::AddTrialMeasurementRequest request;
+  request.set_trial_name(*name);
+  v1::Measurement* m = request.mutable_measurement();
+  m->set_step_count(c.opt.step);
+  if (c.opt.elapsed_seconds >= 0) {
+    *m->mutable_elapsed_duration() = SecondsToDuration(c.opt.elapsed_seconds);
+  }
+  for (auto& metric : *metrics) *m->add_metrics() = std::move(metric);
+  auto trial = c.Client().Call(&Stub::AddTrialMeasurement, request);
+  return trial.status();
+}
+
+absl::Status TrialComplete(Context& c) {
+  auto metrics = ParseMetricAssignments(c.opt.metrics);
+  if (!metrics.ok()) return metrics.status();
+  auto name = ResolveTrialName(c);
+  if (!name.ok()) return name.status();
+  v1::CompleteTrialRequest request;
+  request.set_name(*name);
+  if (!c.opt.infeasible_reason.empty()) {
+    request.set_trial_infeasible(true);
+    request.set_infeasible_reason(c.opt.infeasible_reason);
+  }
+  if (!metrics->empty()) {
+    v1::Measurement* m = request.mutable_final_measurement();
+    m->set_step_count(c.opt.step);
+    if (c.opt.elapsed_seconds >= 0) {
+      *m->mutable_elapsed_duration() = SecondsToDuration(c.opt.elapsed_seconds);
+    }
+    for (auto& metric : *metrics) *m->add_metrics() = std::move(metric);
+  }
+  auto trial = c.Client().Call(&Stub::CompleteTrial, request);
+  if (!trial.ok()) return trial.status();
+  *c.out << trial->name() << " " << v1::Trial::State_Name(trial->state());
+  if (trial->has_final_measurement() &&
+      trial->final_measurement().metrics_size() > 0) {
+    *c.out << " " << MetricsToText(trial->final_measurement());
+  }
+  *c.out << "\n";
+  return absl::OkStatus();
+}
+
+absl::Status TrialList(Context& c) {
+  auto study = c.Client().ResolveStudy(c.opt.study);
+  if (!study.ok()) return study.status();
+  const ParameterKinds kinds = ParameterKindsOf(study->spec());
+  std::vector<v1::Trial> trials;
+  v1::ListTrialsRequest request;
+  request.set_parent(study->name());
+  do {
+    auto response = c.Client().Call(&Stub::ListTrials, request);
+    if (!response.ok()) return response.status();
+    trials.insert(trials.end(), response->trials().begin(),
+                  response->trials().end());
+    request.set_page_token(response->next_page_token());
+  } while (!request.page_token().empty());
+  if (c.opt.json) {
+    json array = json::array();
+    for (const auto& t : trials) array.push_back(TrialToFlatJson(t, kinds));
+    *c.out << array.dump(2) << "\n";
+  } else {
+    *c.out << TrialsTable(trials, kinds);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TrialGet(Context& c) {
+  auto study = c.Client().ResolveStudy(c.opt.study);
+  if (!study.ok()) return study.status();
+  auto name = TrialName(study->name(), c.opt.trial);
+  if (!name.ok()) return name.status();
+  v1::GetTrialRequest request;
+  request.set_name(*name);
+  auto trial = c.Client().Call(&Stub::GetTrial, request);
+  if (!trial.ok()) return trial.status();
+  if (c.opt.json) {
+    *c.out << ProtoToJson(*trial) << "\n";
+  } else {
+    *c.out << TrialToText(*trial, ParameterKindsOf(study->spec()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TrialStop(Context& c) {
+  auto name = ResolveTrialName(c);
+  if (!name.ok()) return name.status();
+  v1::StopTrialRequest request;
+  request.set_name(*name);
+  auto trial = c.Client().Call(&Stub::StopTrial, request);
+  if (!trial.ok()) return trial.status();
+  *c.out << trial->name() << " " << v1::Trial::State_Name(trial->state())
+         << "\n";
+  return absl::OkStatus();
+}
+
+absl::Status TrialHistory(Context& c) {
+  auto name = ResolveTrialName(c);
+  if (!name.ok()) return name.status();
+  v1::GetMetricHistoryRequest request;
+  request.set_trial_name(*name);
+  request.set_metric_id(c.opt.metric);
+  auto response = c.Client().Call(&Stub::GetMetricHistory, request);
+  if (!response.ok()) return response.status();
+  if (c.opt.json) {
+    json array = json::array();
+    for (const auto& p : response->points()) {
+      json point = {{"step", p.step_count()}, {"value", p.value()}};
+      if (p.has_elapsed_duration()) {
+        point["elapsed_seconds"] = p.elapsed_duration().seconds() +
+                                   p.elapsed_duration().nanos() * 1e-9;
+      }
+      array.push_back(point);
+    }
+    *c.out << array.dump(2) << "\n";
+  } else {
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& p : response->points()) {
+      rows.push_back({absl::StrCat(p.step_count()), FormatNumber(p.value())});
+    }
+    *c.out << FormatTable({"STEP", c.opt.metric}, rows);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace cairn::cli

@@ -1,0 +1,150 @@
+// RocksDbStore's commit queue: writes are queued in order and the first
+// waiter leads a group of them into one RocksDB write (see rocksdb_store.h).
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "rocksdb/write_batch.h"
+#include "store/rocksdb_store.h"
+#include "store/rocksdb_store_util.h"
+
+namespace cairn {
+namespace {
+
+using store_internal::FromRocks;
+
+// Largest group a leader writes at once (it always takes at least one write).
+constexpr size_t kMaxGroupBytes = 1 << 20;
+
+// Replays a batch's operations into another batch (merging queued writes into
+// one group). Only the default column family and Put/Delete/DeleteRange are
+// used by this store; anything else is refused.
+class AppendHandler : public rocksdb::WriteBatch::Handler {
+ public:
+  explicit AppendHandler(rocksdb::WriteBatch* out) : out_(out) {}
+  rocksdb::Status PutCF(uint32_t cf, const rocksdb::Slice& key,
+                        const rocksdb::Slice& value) override {
+    if (cf != 0) return rocksdb::Status::InvalidArgument("column family");
+    return out_->Put(key, value);
+  }
+  rocksdb::Status DeleteCF(uint32_t cf, const rocksdb::Slice& key) override {
+    if (cf != 0) return rocksdb::Status::InvalidArgument("column family");
+    return out_->Delete(key);
+  }
+  rocksdb::Status DeleteRangeCF(uint32_t cf, const rocksdb::Slice& begin,
+                                const rocksdb::Slice& end) override {
+    if (cf != 0) return rocksdb::Status::InvalidArgument("column family");
+    return out_->DeleteRange(begin, end);
+  }
+
+ private:
+  rocksdb::WriteBatch* out_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<PendingWrite>> RocksDbStore::Enqueue(
+    rocksdb::WriteBatch batch, std::string what) {
+  std::shared_ptr<PendingWrite> write(
+      new PendingWrite(std::move(batch), std::move(what)));
+  absl::MutexLock lock(&queue_mu_);
+  if (!failed_.ok()) return failed_;
+  queue_.push_back(write);
+  return write;
+}
+
+absl::Status RocksDbStore::Await(const std::shared_ptr<PendingWrite>& write) {
+  if (write == nullptr) return absl::OkStatus();
+  absl::MutexLock lock(&queue_mu_);
+  while (!write->done) {
+    // Not done and no leader: the write is still in queue_, so leading a
+    // group makes progress. Otherwise wait for the current leader.
+    if (!leader_active_) {
+      LeadOneGroup();
+    } else {
+      queue_cv_.Wait(&queue_mu_);
+    }
+  }
+  return write->status;
+}
+
+void RocksDbStore::LeadOneGroup() {
+  leader_active_ = true;
+  std::vector<std::shared_ptr<PendingWrite>> group;
+  size_t bytes = 0;
+  while (!queue_.empty()) {
+    const size_t size = queue_.front()->batch.GetDataSize();
+    if (!group.empty() && bytes + size > kMaxGroupBytes) break;
+    bytes += size;
+    group.push_back(std::move(queue_.front()));
+    queue_.pop_front();
+  }
+  const absl::Status failed = failed_;
+  const bool inject_failure = fail_writes_;
+  queue_mu_.Unlock();
+
+  absl::Status status = failed;
+  bool wrote = false;
+  if (status.ok() && !group.empty()) {
+    rocksdb::WriteBatch merged;
+    rocksdb::WriteBatch* batch = &group.front()->batch;
+    rocksdb::Status s;
+    if (group.size() > 1) {
+      AppendHandler handler(&merged);
+      for (const auto& w : group) {
+        s = w->batch.Iterate(&handler);
+        if (!s.ok()) break;
+      }
+      batch = &merged;
+    }
+    if (s.ok() && batch->Count() > 0) {
+      wrote = true;
+      s = inject_failure
+              ? rocksdb::Status::IOError("injected write failure",
+                                         "RocksDbStore::TEST_FailWrites")
+              : db_->Write(write_options_, batch);
+    }
+    status = FromRocks(
+        s, absl::StrCat("writing ",
+                        group.size() == 1
+                            ? group.front()->what
+                            : absl::StrCat(group.size(), " grouped writes (",
+                                           group.front()->what, ", ...)"),
+                        " to store at ", path_));
+  }
+
+  queue_mu_.Lock();
+  if (wrote) ++synced_writes_;
+  if (!status.ok() && failed_.ok()) {
+    // Everything queued from now on must fail too: a later write must never
+    // land without this one.
+    failed_ = absl::UnavailableError(absl::StrCat(
+        "store write failed: ", status.message(), "; the store at ", path_,
+        " refuses writes until it is reopened"));
+  }
+  for (const auto& w : group) {
+    w->done = true;
+    w->status = status;
+  }
+  leader_active_ = false;
+  queue_cv_.SignalAll();
+}
+
+absl::Status RocksDbStore::Write(rocksdb::WriteBatch* batch,
+                                 absl::string_view what) {
+  absl::StatusOr<std::shared_ptr<PendingWrite>> write =
+      Enqueue(std::move(*batch), std::string(what));
+  if (!write.ok()) return write.status();
+  return Await(*write);
+}
+
+int64_t RocksDbStore::TEST_SyncedWrites() const {
+  absl::MutexLock lock(&queue_mu_);
+  return synced_writes_;
+}
+
+void RocksDbStore::TEST_FailWrites() {
+  absl::MutexLock lock(&queue_mu_);
+  fail_writes_ = true;
+}
+
+}  // namespace cairn

@@ -1,0 +1,33 @@
+// Helpers shared by the files that implement RocksDbStore.
+#include "store/rocksdb_store_util.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace cairn {
+namespace store_internal {
+
+absl::Status FromRocks(const rocksdb::Status& s, absl::string_view context) {
+  if (s.ok()) return absl::OkStatus();
+  std::string msg = absl::StrCat(context, ": ", s.ToString());
+  if (s.IsNotFound()) return absl::NotFoundError(msg);
+  if (s.IsCorruption()) return absl::DataLossError(msg);
+  if (s.IsNoSpace()) return absl::ResourceExhaustedError(msg);
+  if (s.IsBusy() || s.IsTryAgain() || s.IsTimedOut()) {
+    return absl::UnavailableError(msg);
+  }
+  if (s.IsInvalidArgument()) return absl::InvalidArgumentError(msg);
+  return absl::InternalError(msg);
+}
+
+std::string StudyName(int64_t study_id) {
+  return absl::StrCat("studies/", study_id);
+}
+
+absl::Status CheckId(absl::string_view field, int64_t id) {
+  if (id > 0) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(field, " must be > 0, got ", id));
+}
+
+}  // namespace store_internal
+}  // namespace cairn
