@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "proto/cairn/v1/resource_names.h"
 #include "rocksdb/snapshot.h"
 #include "rocksdb/write_batch.h"
 #include "store/keys.h"
@@ -22,7 +23,6 @@ namespace {
 namespace keys = store_keys;
 using store_internal::CheckId;
 using store_internal::FromRocks;
-using store_internal::StudyName;
 using store_internal::ToSlice;
 using store_internal::ToView;
 

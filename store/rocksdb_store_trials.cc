@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "proto/cairn/v1/resource_names.h"
 #include "rocksdb/write_batch.h"
 #include "store/keys.h"
 #include "store/rocksdb_store.h"
@@ -17,7 +18,6 @@ namespace {
 namespace keys = store_keys;
 using store_internal::CheckId;
 using store_internal::FromRocks;
-using store_internal::StudyName;
 using store_internal::ToView;
 
 }  // namespace
@@ -85,8 +85,7 @@ absl::Status RocksDbStore::DeleteTrial(int64_t study_id, int64_t trial_id) {
   const std::string trial_key = keys::TrialKey(study_id, trial_id);
   std::string ignored;
   rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), trial_key, &ignored);
-  const std::string trial_name =
-      absl::StrCat(StudyName(study_id), "/trials/", trial_id);
+  const std::string trial_name = TrialResourceName(study_id, trial_id);
   if (s.IsNotFound()) {
     return absl::NotFoundError(
         absl::StrCat("trial ", trial_name, " not found"));

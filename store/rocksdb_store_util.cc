@@ -19,10 +19,6 @@ absl::Status FromRocks(const rocksdb::Status& s, absl::string_view context) {
   return absl::InternalError(msg);
 }
 
-std::string StudyName(int64_t study_id) {
-  return absl::StrCat("studies/", study_id);
-}
-
 absl::Status CheckId(absl::string_view field, int64_t id) {
   if (id > 0) return absl::OkStatus();
   return absl::InvalidArgumentError(

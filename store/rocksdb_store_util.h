@@ -29,9 +29,6 @@ inline rocksdb::Slice ToSlice(absl::string_view s) {
 // is Internal. OK stays OK.
 absl::Status FromRocks(const rocksdb::Status& s, absl::string_view context);
 
-// The resource name of a study: "studies/<id>".
-std::string StudyName(int64_t study_id);
-
 // InvalidArgument naming `field` unless id > 0.
 absl::Status CheckId(absl::string_view field, int64_t id);
 

@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "proto/cairn/v1/trial_states.h"
 #include "tuner/designer_util.h"
 
 namespace cairn::tuner {
@@ -19,10 +20,6 @@ using cairn::v1::ParameterSpec;
 using cairn::v1::Trial;
 
 constexpr double kMaxIntegerGrid = 10000;
-
-bool IsPending(Trial::State s) {
-  return s == Trial::REQUESTED || s == Trial::ACTIVE || s == Trial::STOPPING;
-}
 
 // Unit positions of every value of parameter i, increasing.
 std::vector<double> UnitGrid(const SearchSpace& space, int i) {
@@ -196,12 +193,12 @@ gp::BanditData GpBanditDesigner::CollectData(
     if (trial == nullptr) continue;
     const Trial::State state = trial->state();
     if (state != Trial::SUCCEEDED && state != Trial::INFEASIBLE &&
-        !IsPending(state)) {
+        !IsPendingState(state)) {
       continue;
     }
     std::optional<Eigen::VectorXd> x = Encode(*trial);
     if (!x.has_value()) continue;
-    if (IsPending(state)) {
+    if (IsPendingState(state)) {
       pending.push_back(*std::move(x));
       continue;
     }
