@@ -9,9 +9,9 @@
 #include "jobs/hypertune.h"
 #include "jobs/job_command.h"
 #include "jobs/job_template.h"
-#include "spdlog/spdlog.h"
 #include "proto/cairn/v1/resource_names.h"
 #include "proto/cairn/v1/trial_states.h"
+#include "spdlog/spdlog.h"
 
 namespace cairn::jobs {
 namespace {

@@ -4,10 +4,10 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "proto/cairn/v1/trial_states.h"
 #include "trials/study_manager.h"
 #include "trials/study_manager_internal.h"
 #include "trials/study_state.h"
-#include "proto/cairn/v1/trial_states.h"
 
 namespace cairn {
 

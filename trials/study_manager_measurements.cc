@@ -10,10 +10,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "proto/cairn/v1/resource_names.h"
+#include "proto/cairn/v1/trial_states.h"
 #include "trials/study_manager.h"
 #include "trials/study_manager_internal.h"
 #include "trials/study_state.h"
-#include "proto/cairn/v1/trial_states.h"
 #include "tuner/early_stopping.h"
 #include "tuner/spec_validation.h"
 

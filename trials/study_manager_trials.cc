@@ -7,8 +7,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "proto/cairn/v1/limits.h"
-#include "trials/optimal.h"
 #include "proto/cairn/v1/resource_names.h"
+#include "trials/optimal.h"
 #include "trials/study_manager.h"
 #include "trials/study_manager_internal.h"
 #include "trials/study_state.h"

@@ -1,8 +1,8 @@
 // One study's summary for monitoring: see study_summary.h.
 #include "trials/study_summary.h"
 
-#include "trials/optimal.h"
 #include "proto/cairn/v1/trial_states.h"
+#include "trials/optimal.h"
 
 namespace cairn {
 
