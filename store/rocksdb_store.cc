@@ -4,6 +4,7 @@
 #include "store/rocksdb_store.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -13,6 +14,7 @@
 #include "proto/cairn/v1/resource_names.h"
 #include "rocksdb/snapshot.h"
 #include "rocksdb/write_batch.h"
+#include "store/damage_log.h"
 #include "store/keys.h"
 #include "store/rocksdb_store_util.h"
 #include "store/wal_file_system.h"
@@ -33,6 +35,25 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const StoreOptions& options,
   return RocksDbStore::Open(options, path);
 }
 
+namespace {
+
+// DataLoss for a store RocksDB found damaged while opening: names the file
+// and the damage, and says that nothing was changed.
+absl::Status DamagedStoreError(const std::string& path,
+                               const DamageReport& damage,
+                               const rocksdb::Status& s) {
+  const std::string what =
+      damage.file.empty() ? absl::StrCat("(", s.ToString(), ")")
+                          : absl::StrCat("file ", damage.file, " is corrupt (",
+                                         damage.detail, ")");
+  return absl::DataLossError(absl::StrCat(
+      "store at ", path, " is damaged: ", what,
+      ". Nothing was changed and every file is left in place; copy ", path,
+      " aside before any repair"));
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<Store>> RocksDbStore::Open(
     const StoreOptions& options, const std::string& path) {
   if (path.empty()) {
@@ -46,9 +67,26 @@ absl::StatusOr<std::unique_ptr<Store>> RocksDbStore::Open(
   // RocksDB's info LOG files: keep a few small ones.
   db_options.keep_log_file_num = 4;
   db_options.max_log_file_size = 8 << 20;
+  db_options.wal_recovery_mode =
+      rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
+  db_options.track_and_verify_wals_in_manifest = true;
+  db_options.paranoid_checks = true;
+
+  std::shared_ptr<DamageLog> damage_log;
+  if (options.create_if_missing || std::filesystem::exists(path)) {
+    std::shared_ptr<rocksdb::Logger> rocks_log;
+    if (rocksdb::CreateLoggerFromOptions(path, db_options, &rocks_log).ok()) {
+      damage_log = std::make_shared<DamageLog>(std::move(rocks_log));
+      db_options.info_log = damage_log;
+    }
+  }
 
   rocksdb::DB* raw = nullptr;
   rocksdb::Status s = rocksdb::DB::Open(db_options, path, &raw);
+  if (s.IsCorruption()) {
+    return DamagedStoreError(
+        path, damage_log ? damage_log->FirstDamage() : DamageReport(), s);
+  }
   if (!s.ok()) {
     const std::string lower = absl::AsciiStrToLower(s.ToString());
     if (s.IsIOError() && absl::StrContains(lower, "lock")) {
