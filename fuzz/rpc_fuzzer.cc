@@ -86,7 +86,12 @@ void Apply(StudyManager& m, uint8_t method, const uint8_t* data, size_t size,
     case 0: {
       cairn::v1::CreateStudyRequest r;
       if (!Parse(data, size, &r)) return;
+      // A display name taken by an earlier input: go on with that study, so
+      // a seed keeps reaching trials after its first run.
       auto s = m.CreateStudy(r.study());
+      if (absl::IsAlreadyExists(s.status())) {
+        s = m.LookupStudy(r.study().display_name());
+      }
       if (s.ok()) names.study = s->name();
       return;
     }
