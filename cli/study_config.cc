@@ -181,7 +181,14 @@ absl::StatusOr<cairn::v1::StudySpec> StudySpecFromYaml(
   }
   auto j = YamlToJson(root);
   if (!j.ok()) return j.status();
-  return StudySpecFromJson(j->dump());
+  // dump() throws on strings that are not UTF-8 (yaml-cpp passes them on).
+  std::string json_text;
+  try {
+    json_text = j->dump();
+  } catch (const nlohmann::json::exception&) {
+    return absl::InvalidArgumentError("the study config is not valid UTF-8");
+  }
+  return StudySpecFromJson(json_text);
 }
 
 absl::StatusOr<cairn::v1::StudySpec> LoadStudySpecFile(

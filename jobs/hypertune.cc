@@ -2,6 +2,7 @@
 #include "jobs/hypertune.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -36,6 +37,8 @@ bool ParseHypertuneLine(absl::string_view line, HypertuneEntry* out) {
     double value = 0;
     if (!ToDouble(it.value(), &value)) return false;
     if (key == "global_step") {
+      // NaN or beyond int64 would make the cast undefined.
+      if (!(std::abs(value) < 9.2e18)) return false;
       e.global_step = static_cast<int64_t>(value);
     } else {
       e.metrics[key] = value;

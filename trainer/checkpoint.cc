@@ -61,7 +61,8 @@ class Reader {
     uint64_t n;
     if (!Get(&n) || n > (in_.size() - pos_) / sizeof(T)) return false;
     v->resize(n);
-    std::memcpy(v->data(), in_.data() + pos_, n * sizeof(T));
+    // An empty vector's data() may be null, which memcpy must not get.
+    if (n > 0) std::memcpy(v->data(), in_.data() + pos_, n * sizeof(T));
     pos_ += n * sizeof(T);
     return true;
   }
