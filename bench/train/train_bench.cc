@@ -85,7 +85,7 @@ int main(int argc, char** argv) {
   std::unique_ptr<cairn::trainer::Backend> owned;
   if (backend_name == "cuda") {
     auto b = cairn::trainer::Backend::Create(cairn::trainer::BackendKind::kCuda,
-                                           spec, hp, threads, batch);
+                                             spec, hp, threads, batch);
     if (!b.ok()) {
       std::fprintf(stderr, "%s\n", b.status().ToString().c_str());
       return 1;
