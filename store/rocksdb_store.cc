@@ -59,7 +59,8 @@ absl::StatusOr<std::unique_ptr<Store>> RocksDbStore::Open(
   if (path.empty()) {
     return absl::InvalidArgumentError("store path must be non-empty");
   }
-  std::unique_ptr<rocksdb::Env> env = NewStableSizeWalEnv();
+  std::unique_ptr<rocksdb::Env> env =
+      NewStableSizeWalEnv(options.wrap_file_system);
   rocksdb::Options db_options;
   db_options.env = env.get();
   db_options.create_if_missing = options.create_if_missing;

@@ -47,6 +47,7 @@
 #define CAIRN_STORE_STORE_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -54,6 +55,10 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "cairn/v1/study.pb.h"
+
+namespace rocksdb {
+class FileSystem;
+}  // namespace rocksdb
 
 namespace cairn {
 
@@ -63,6 +68,13 @@ struct StoreOptions {
   bool sync = true;
   // Create the database if it does not exist. Default: true.
   bool create_if_missing = true;
+  // For tests (fault injection): when set, the store's file system is
+  // wrap_file_system(the file system it would use otherwise). The returned
+  // file system must forward to its argument for everything it does not
+  // change.
+  std::function<std::shared_ptr<rocksdb::FileSystem>(
+      std::shared_ptr<rocksdb::FileSystem>)>
+      wrap_file_system;
 };
 
 // Everything the store holds for one study, as loaded at recovery.

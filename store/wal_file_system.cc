@@ -2,6 +2,7 @@
 #include "store/wal_file_system.h"
 
 #include <memory>
+#include <utility>
 
 #include "rocksdb/file_system.h"
 
@@ -28,9 +29,13 @@ class StableSizeWalFileSystem final : public rocksdb::FileSystemWrapper {
 
 }  // namespace
 
-std::unique_ptr<rocksdb::Env> NewStableSizeWalEnv() {
-  return rocksdb::NewCompositeEnv(std::make_shared<StableSizeWalFileSystem>(
-      rocksdb::FileSystem::Default()));
+std::unique_ptr<rocksdb::Env> NewStableSizeWalEnv(
+    const std::function<std::shared_ptr<rocksdb::FileSystem>(
+        std::shared_ptr<rocksdb::FileSystem>)>& wrap) {
+  std::shared_ptr<rocksdb::FileSystem> fs =
+      std::make_shared<StableSizeWalFileSystem>(rocksdb::FileSystem::Default());
+  if (wrap) fs = wrap(std::move(fs));
+  return rocksdb::NewCompositeEnv(std::move(fs));
 }
 
 }  // namespace cairn

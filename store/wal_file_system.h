@@ -18,15 +18,21 @@
 #ifndef CAIRN_STORE_WAL_FILE_SYSTEM_H_
 #define CAIRN_STORE_WAL_FILE_SYSTEM_H_
 
+#include <functional>
 #include <memory>
 
 #include "rocksdb/env.h"
+#include "rocksdb/file_system.h"
 
 namespace cairn {
 
 // An Env over RocksDB's default file system with the WAL setting above. The
-// Env must outlive every DB opened with it.
-std::unique_ptr<rocksdb::Env> NewStableSizeWalEnv();
+// Env must outlive every DB opened with it. When `wrap` is set, the Env's
+// file system is wrap(the stable-size WAL file system) (fault injection in
+// tests).
+std::unique_ptr<rocksdb::Env> NewStableSizeWalEnv(
+    const std::function<std::shared_ptr<rocksdb::FileSystem>(
+        std::shared_ptr<rocksdb::FileSystem>)>& wrap = nullptr);
 
 }  // namespace cairn
 
