@@ -3,7 +3,11 @@
 // live in rocksdb_store_{commit_queue,trials,measurements}.cc.
 #include "store/rocksdb_store.h"
 
+#include <sys/statvfs.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <utility>
 
@@ -13,8 +17,10 @@
 #include "absl/strings/str_cat.h"
 #include "proto/cairn/v1/resource_names.h"
 #include "rocksdb/snapshot.h"
+#include "rocksdb/sst_file_manager.h"
 #include "rocksdb/write_batch.h"
 #include "store/damage_log.h"
+#include "store/info_log.h"
 #include "store/keys.h"
 #include "store/rocksdb_store_util.h"
 #include "store/wal_file_system.h"
@@ -65,9 +71,6 @@ absl::StatusOr<std::unique_ptr<Store>> RocksDbStore::Open(
   db_options.env = env.get();
   db_options.create_if_missing = options.create_if_missing;
   db_options.max_background_jobs = 2;
-  // RocksDB's info LOG files: keep a few small ones.
-  db_options.keep_log_file_num = 4;
-  db_options.max_log_file_size = 8 << 20;
   db_options.wal_recovery_mode =
       rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
   db_options.track_and_verify_wals_in_manifest = true;
@@ -75,13 +78,24 @@ absl::StatusOr<std::unique_ptr<Store>> RocksDbStore::Open(
 
   std::shared_ptr<DamageLog> damage_log;
   if (options.create_if_missing || std::filesystem::exists(path)) {
-    std::shared_ptr<rocksdb::Logger> rocks_log;
-    if (rocksdb::CreateLoggerFromOptions(path, db_options, &rocks_log).ok()) {
-      damage_log = std::make_shared<DamageLog>(std::move(rocks_log));
+    absl::StatusOr<std::shared_ptr<rocksdb::Logger>> info_log =
+        NewInfoLog(path);
+    if (info_log.ok()) {
+      damage_log = std::make_shared<DamageLog>(std::move(*info_log));
       db_options.info_log = damage_log;
     }
   }
 
+  // Disk full: RocksDB stops writes and, through the SstFileManager, polls
+  // for free space every 5 s and resumes by itself once there is room for
+  // a memtable flush (write_buffer_size). Without one its recovery never
+  // ends and DB::Resume stays Busy. 16 MB memtables (RocksDB's default is
+  // 64 MB) keep both that requirement and each WAL file's preallocation
+  // (1.1 x write_buffer_size, all of it on disk: see wal_file_system.h)
+  // small.
+  db_options.write_buffer_size = 16 << 20;
+  db_options.sst_file_manager.reset(
+      rocksdb::NewSstFileManager(env.get(), db_options.info_log));
   rocksdb::DB* raw = nullptr;
   rocksdb::Status s = rocksdb::DB::Open(db_options, path, &raw);
   if (s.IsCorruption()) {
@@ -369,6 +383,15 @@ absl::StatusOr<std::vector<StoredStudy>> RocksDbStore::LoadAll() {
       });
   if (!st.ok()) return st;
   return result;
+}
+
+absl::StatusOr<uint64_t> RocksDbStore::AvailableBytes() {
+  struct statvfs st;
+  if (statvfs(path_.c_str(), &st) != 0) {
+    return absl::InternalError(
+        absl::StrCat("statvfs of store at ", path_, ": ", strerror(errno)));
+  }
+  return static_cast<uint64_t>(st.f_bavail) * st.f_frsize;
 }
 
 uint64_t RocksDbStore::ApproximateSizeBytes() {

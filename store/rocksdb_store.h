@@ -101,13 +101,17 @@ class RocksDbStore final : public Store {
   absl::StatusOr<std::vector<cairn::v1::Measurement>> ListMeasurements(
       int64_t study_id, int64_t trial_id) override;
   uint64_t ApproximateSizeBytes() override;
+  absl::Status WriteHealth() override;
+  absl::Status Resume() override;
+  absl::StatusOr<uint64_t> AvailableBytes() override;
 
   // Number of RocksDB writes the commit queue has issued (one per group, so
   // fewer than the number of writes when they were grouped). For tests.
   int64_t TEST_SyncedWrites() const;
-  // Makes every later RocksDB write of the commit queue fail with an
-  // IOError, as a failing disk would. For tests of the failure path.
-  void TEST_FailWrites();
+  // fail: every later RocksDB write of the commit queue fails with an
+  // IOError, as a failing disk would; false: writes reach RocksDB again
+  // (Resume() then succeeds). For tests of the failure path.
+  void TEST_FailWrites(bool fail = true);
 
  private:
   RocksDbStore(std::string path, std::unique_ptr<rocksdb::Env> env,

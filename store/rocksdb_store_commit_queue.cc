@@ -40,6 +40,17 @@ class AppendHandler : public rocksdb::WriteBatch::Handler {
   rocksdb::WriteBatch* out_;
 };
 
+// The error of a failed write: ResourceExhausted when the disk is full,
+// Unavailable for other I/O errors (the store recovers from both), as
+// FromRocks otherwise.
+absl::Status WriteError(const rocksdb::Status& s, absl::string_view context) {
+  if (s.ok() || s.IsNoSpace()) return FromRocks(s, context);
+  if (s.IsIOError()) {
+    return absl::UnavailableError(absl::StrCat(context, ": ", s.ToString()));
+  }
+  return FromRocks(s, context);
+}
+
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<PendingWrite>> RocksDbStore::Enqueue(
@@ -103,7 +114,7 @@ void RocksDbStore::LeadOneGroup() {
                                          "RocksDbStore::TEST_FailWrites")
               : db_->Write(write_options_, batch);
     }
-    status = FromRocks(
+    status = WriteError(
         s, absl::StrCat("writing ",
                         group.size() == 1
                             ? group.front()->what
@@ -117,9 +128,11 @@ void RocksDbStore::LeadOneGroup() {
   if (!status.ok() && failed_.ok()) {
     // Everything queued from now on must fail too: a later write must never
     // land without this one.
-    failed_ = absl::UnavailableError(absl::StrCat(
-        "store write failed: ", status.message(), "; the store at ", path_,
-        " refuses writes until it is reopened"));
+    failed_ = absl::Status(
+        status.code(),
+        absl::StrCat("store write failed: ", status.message(),
+                     "; the store at ", path_,
+                     " refuses writes until it is writable again"));
   }
   for (const auto& w : group) {
     w->done = true;
@@ -142,9 +155,50 @@ int64_t RocksDbStore::TEST_SyncedWrites() const {
   return synced_writes_;
 }
 
-void RocksDbStore::TEST_FailWrites() {
+absl::Status RocksDbStore::WriteHealth() {
   absl::MutexLock lock(&queue_mu_);
-  fail_writes_ = true;
+  return failed_;
+}
+
+absl::Status RocksDbStore::Resume() {
+  {
+    absl::MutexLock lock(&queue_mu_);
+    if (failed_.ok()) return absl::OkStatus();
+  }
+  // The caches may be ahead of the disk (numbers of failed writes): read
+  // them afresh. Writes are refused meanwhile, so nothing can race ahead.
+  {
+    absl::MutexLock lock(&seq_mu_);
+    next_seq_.clear();
+  }
+  {
+    absl::MutexLock lock(&max_mu_);
+    max_trial_.clear();
+  }
+  absl::MutexLock lock(&queue_mu_);
+  if (failed_.ok()) return absl::OkStatus();
+  // Enqueue refuses writes while failed_ is set, so the queue drains.
+  while (!queue_.empty() || leader_active_) {
+    if (!leader_active_) {
+      LeadOneGroup();
+    } else {
+      queue_cv_.Wait(&queue_mu_);
+    }
+  }
+  if (fail_writes_) return failed_;
+  const rocksdb::Status s = db_->Resume();
+  if (!s.ok()) {
+    return absl::Status(
+        failed_.code(),
+        absl::StrCat(failed_.message(), " (recovery: ", s.ToString(), ")"));
+  }
+  failed_ = absl::OkStatus();
+  return absl::OkStatus();
+}
+
+void RocksDbStore::TEST_FailWrites(bool fail) {
+  absl::MutexLock lock(&queue_mu_);
+  fail_writes_ = fail;
 }
 
 }  // namespace cairn

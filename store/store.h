@@ -17,12 +17,16 @@
 // lock that orders your in-memory change) and Await (call it after releasing
 // that lock).
 //
-// Failure: if a queued write fails (e.g. the WAL fsync fails), it and every
-// write queued behind it fail, and the store stays failed: every later
-// mutating call returns Unavailable ("store write failed: ..."). Nothing
-// enqueued after a failed write can land on disk, so a later write never
-// survives without an earlier one. Reopen the store (restart cairnd) to
-// recover; RocksDB itself also turns read-only after WAL write errors.
+// Failure: if a queued write fails (e.g. the WAL fsync fails, or the disk is
+// full), it and every write queued behind it fail, and the store stays
+// failed: every later mutating call returns the same error until Resume()
+// succeeds: ResourceExhausted when the disk is full, Unavailable for other
+// I/O errors, each naming the store path. Nothing enqueued after a failed
+// write can land on disk, so a later write never survives without an
+// earlier one. Reads keep working meanwhile. A failed write is never half
+// applied (one write is one RocksDB batch); it may still be on disk after a
+// crash if only its fsync failed, like any write whose outcome a client
+// never learned.
 //
 // Key layout (one RocksDB column family, keys are byte strings; ids are
 // 16-digit lower-case hex so lexical order equals numeric order):
@@ -180,6 +184,23 @@ class Store {
   // plus the memtables not yet flushed (whose data is in the WAL; the WAL
   // files are preallocated, so their size on disk says little).
   virtual uint64_t ApproximateSizeBytes() = 0;
+
+  // OK while writes are accepted; once a write failed, the error every
+  // write returns until Resume() succeeds.
+  virtual absl::Status WriteHealth() = 0;
+
+  // Makes a failed store writable again: waits until every queued write has
+  // finished (they fail), then asks RocksDB to recover (DB::Resume: with the
+  // disk writable again it flushes the memtables to a new WAL/SST and clears
+  // its background error). OK if the store is writable (also when it never
+  // failed); otherwise the error that still stops writes. Callers that
+  // keep state derived from what they wrote must rebuild it from the store
+  // (LoadAll) *before* calling Resume: the failed writes are not on disk.
+  virtual absl::Status Resume() = 0;
+
+  // Bytes an unprivileged process may still write on the store's file
+  // system (statvfs f_bavail). Error if the file system cannot be queried.
+  virtual absl::StatusOr<uint64_t> AvailableBytes() = 0;
 };
 
 }  // namespace cairn

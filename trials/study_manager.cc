@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "proto/cairn/v1/resource_names.h"
 #include "proto/cairn/v1/trial_states.h"
+#include "spdlog/spdlog.h"
 #include "trials/study_manager_internal.h"
 #include "trials/study_state.h"
 #include "tuner/designer.h"
@@ -90,13 +91,80 @@ StudyManager::StudyManager(Store* store, const StudyManagerOptions& options)
     : store_(store),
       clock_(options.clock != nullptr ? options.clock : Clock::Real()),
       observer_(options.observer),
-      validate_spec_(options.validate_spec) {}
+      validate_spec_(options.validate_spec),
+      min_free_bytes_(options.min_free_bytes) {}
 
 StudyManager::~StudyManager() = default;
 
-absl::Status StudyManager::CheckHealthy() const {
-  absl::MutexLock lock(&failed_mu_);
-  return failed_;
+absl::Status StudyManager::CheckWritable() {
+  absl::Status health = store_->WriteHealth();
+  if (health.ok()) return health;
+  absl::MutexLock lock(&recovery_mu_);
+  health = store_->WriteHealth();
+  if (health.ok()) return health;
+  if (!reloaded_) {
+    if (absl::Status s = ReloadFromStore(); !s.ok()) return health;
+    reloaded_ = true;
+  }
+  const absl::Time now = clock_->Now();
+  if (now - last_resume_ < absl::Seconds(1)) return health;
+  last_resume_ = now;
+  if (absl::Status s = store_->Resume(); !s.ok()) return s;
+  reloaded_ = false;
+  spdlog::info("store writable again: writes are accepted");
+  return absl::OkStatus();
+}
+
+absl::Status StudyManager::CheckReserve() const {
+  if (min_free_bytes_ == 0) return absl::OkStatus();
+  absl::StatusOr<uint64_t> free = store_->AvailableBytes();
+  if (!free.ok() || *free >= min_free_bytes_) return absl::OkStatus();
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "the store's disk has ", *free >> 20, " MB free, below the reserve of ",
+      min_free_bytes_ >> 20,
+      " MB (--min-free-space): new studies and trials are refused until "
+      "space is freed; running trials can still report"));
+}
+
+void StudyManager::RecoverFromFailedWrite() {
+  absl::MutexLock lock(&recovery_mu_);
+  if (reloaded_ || store_->WriteHealth().ok()) return;
+  spdlog::error("{}", std::string(store_->WriteHealth().message()));
+  if (ReloadFromStore().ok()) reloaded_ = true;
+}
+
+absl::Status StudyManager::ReloadFromStore() {
+  absl::StatusOr<std::vector<StoredStudy>> loaded = store_->LoadAll();
+  if (!loaded.ok()) return loaded.status();
+  std::map<int64_t, std::shared_ptr<StudyState>> fresh;
+  for (StoredStudy& stored : *loaded) {
+    absl::StatusOr<std::shared_ptr<StudyState>> state =
+        RecoverStudy(store_, std::move(stored));
+    if (!state.ok()) return state.status();
+    fresh[(*state)->id] = std::move(*state);
+  }
+  absl::MutexLock lock(&mu_);
+  // Keep the objects callers may hold; a study gone from the store (never
+  // the case today: studies are created and deleted synchronously) is
+  // marked deleted.
+  for (auto& [id, old] : studies_) {
+    absl::MutexLock old_lock(&old->mu);
+    auto it = fresh.find(id);
+    if (it == fresh.end()) {
+      old->deleted = true;
+      continue;
+    }
+    absl::MutexLock fresh_lock(&it->second->mu);
+    old->ReplaceContents(*it->second);
+    it->second = old;
+  }
+  by_display_name_.clear();
+  for (const auto& [id, st] : fresh) {
+    absl::MutexLock study_lock(&st->mu);
+    by_display_name_[st->study.display_name()] = id;
+  }
+  studies_ = std::move(fresh);
+  return absl::OkStatus();
 }
 
 absl::Status StudyManager::AwaitWrites(
@@ -110,17 +178,8 @@ absl::Status StudyManager::AwaitWrites(
       if (!status.ok()) break;
     }
   }
-  if (status.ok()) return status;
-  // The in-memory state is now ahead of the disk: refuse everything.
-  absl::MutexLock lock(&failed_mu_);
-  if (failed_.ok()) {
-    failed_ = absl::UnavailableError(
-        absl::StrCat(absl::StartsWith(status.message(), "store write failed")
-                         ? ""
-                         : "store write failed: ",
-                     status.message(), "; restart cairnd"));
-  }
-  return failed_;
+  if (!status.ok()) RecoverFromFailedWrite();
+  return status;
 }
 
 absl::Status StudyManager::AwaitScope(const WriteScope& scope) {
@@ -176,7 +235,6 @@ absl::StatusOr<StudyManager::TrialRef> StudyManager::ResolveTrial(
     const std::string& name, const char* field) const {
   absl::StatusOr<TrialName> tn = ParseTrialName(name, field);
   if (!tn.ok()) return tn.status();
-  if (absl::Status s = CheckHealthy(); !s.ok()) return s;
   auto state = FindStudy(tn->study_id);
   if (!state.ok()) return state.status();
   return TrialRef{std::move(*state), tn->trial_id};
@@ -200,7 +258,8 @@ absl::Status StudyManager::ValidateNewStudy(const Study& request) const {
 }
 
 absl::StatusOr<Study> StudyManager::CreateStudy(const Study& request) {
-  if (absl::Status s = CheckHealthy(); !s.ok()) return s;
+  if (absl::Status s = CheckWritable(); !s.ok()) return s;
+  if (absl::Status s = CheckReserve(); !s.ok()) return s;
   if (absl::Status s = ValidateNewStudy(request); !s.ok()) return s;
   absl::StatusOr<std::unique_ptr<tuner::Designer>> designer =
       tuner::CreateDesigner(request.spec());
@@ -236,7 +295,6 @@ absl::StatusOr<Study> StudyManager::CreateStudy(const Study& request) {
 }
 
 absl::StatusOr<Study> StudyManager::GetStudy(const std::string& name) {
-  if (absl::Status s = CheckHealthy(); !s.ok()) return s;
   auto state = FindStudyByName(name, "name");
   if (!state.ok()) return state.status();
   StudyState& st = **state;
@@ -266,7 +324,6 @@ absl::StatusOr<Study> StudyManager::LookupStudy(
 
 absl::StatusOr<StudyPage> StudyManager::ListStudies(
     int page_size, const std::string& page_token) {
-  if (absl::Status s = CheckHealthy(); !s.ok()) return s;
   if (absl::Status s = CheckPageSize(page_size); !s.ok()) return s;
   if (page_size == 0) page_size = 100;
   absl::StatusOr<int64_t> after = ParsePageToken(page_token);
@@ -296,7 +353,7 @@ absl::StatusOr<StudyPage> StudyManager::ListStudies(
 }
 
 absl::Status StudyManager::DeleteStudy(const std::string& name) {
-  if (absl::Status s = CheckHealthy(); !s.ok()) return s;
+  if (absl::Status s = CheckWritable(); !s.ok()) return s;
   auto state = FindStudyByName(name, "name");
   if (!state.ok()) return state.status();
   StudyState& st = **state;
@@ -353,7 +410,7 @@ absl::StatusOr<Study> StudyManager::SetStudyState(const std::string& name,
         absl::StrCat("state: ", Study::State_Name(new_state),
                      " cannot be set; use ACTIVE, INACTIVE or COMPLETED"));
   }
-  if (absl::Status s = CheckHealthy(); !s.ok()) return s;
+  if (absl::Status s = CheckWritable(); !s.ok()) return s;
   auto state = FindStudyByName(name, "name");
   if (!state.ok()) return state.status();
   StudyState& st = **state;

@@ -33,11 +33,20 @@
 // num_studies(), num_trials() (monitoring) may include changes whose writes
 // are still in flight.
 //
-// Failure: if a store write fails, the in-memory state is ahead of the disk.
-// The manager then enters a failed state: that call and every later call
-// returns Unavailable("store write failed: ...; restart cairnd"), and
-// JobStudies() returns nothing. The store refuses every later write too (see
-// store/store.h). Restart (reopen the store) to recover from the disk.
+// Failure: if a store write fails (disk full, I/O error), the in-memory state
+// is ahead of the disk. The call that saw the failure rebuilds every study
+// from the store (which refuses all writes until it resumes, see
+// store/store.h), so reads keep answering with what is on disk. Writes fail
+// with the store's error (ResourceExhausted when the disk is full,
+// Unavailable otherwise, naming the store path) and JobStudies() returns
+// nothing until the store is writable again: each write call and
+// CheckWritable() ask the store to resume (at most once a second), and the
+// first that succeeds ends the failed state. No restart needed.
+//
+// Reserve: with StudyManagerOptions::min_free_bytes, new studies and new
+// trials are refused (ResourceExhausted) while the store's file system has
+// less free space than that, so that running trials can still report and
+// complete.
 #ifndef CAIRN_TRIALS_STUDY_MANAGER_H_
 #define CAIRN_TRIALS_STUDY_MANAGER_H_
 
@@ -54,6 +63,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "cairn/v1/study.pb.h"
 #include "store/store.h"
 #include "trials/clock.h"
@@ -78,6 +88,9 @@ struct StudyManagerOptions {
   // Extra validation of a new study's spec (e.g. the job runner checking the
   // job template against its jobs root). May be empty.
   std::function<absl::Status(const cairn::v1::StudySpec&)> validate_spec;
+  // Free bytes the store's file system must keep for new studies and
+  // trials to be accepted (see Reserve above). 0: no reserve.
+  uint64_t min_free_bytes = 0;
 };
 
 struct SuggestResult {
@@ -203,6 +216,12 @@ class StudyManager {
   // The trial without measurements.
   absl::StatusOr<cairn::v1::Trial> GetTrialBasic(const std::string& name);
 
+  // OK when the store accepts writes. Otherwise asks it to resume (at most
+  // once a second, after rebuilding memory from it) and returns OK if that
+  // worked, else the error writes fail with. Called by every write; cairnd
+  // also calls it periodically so recovery needs no client.
+  absl::Status CheckWritable();
+
   // Counts recovered at Open: studies and trials.
   int64_t num_studies() const;
   int64_t num_trials() const;
@@ -224,18 +243,25 @@ class StudyManager {
       const std::vector<MeasurementReport>& reports,
       const std::string* job_trial, const cairn::v1::TrialJob* job);
 
-  // OK, or the Unavailable error of the failed state.
-  absl::Status CheckHealthy() const;
-  // Waits until every write in `writes` is durable. On a failure puts the
-  // manager into the failed state and returns its error. `timed`: report
-  // the wait to the observer as a store write.
+  // ResourceExhausted when the store's file system has less than
+  // min_free_bytes free (the reserve); OK otherwise.
+  absl::Status CheckReserve() const;
+  // After a failed write: rebuilds studies_ from the store, once per
+  // failure (until the store resumes). REQUIRES: no study mutex held.
+  void RecoverFromFailedWrite() ABSL_LOCKS_EXCLUDED(recovery_mu_, mu_);
+  // Replaces every study's in-memory state with the store's.
+  absl::Status ReloadFromStore() ABSL_EXCLUSIVE_LOCKS_REQUIRED(recovery_mu_)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Waits until every write in `writes` is durable. On a failure rebuilds
+  // memory from the store (RecoverFromFailedWrite) and returns the error.
+  // `timed`: report the wait to the observer as a store write.
   absl::Status AwaitWrites(
       const std::vector<std::shared_ptr<PendingWrite>>& writes, bool timed);
   // AwaitWrites of the writes `scope` collected, timed if the call wrote.
   absl::Status AwaitScope(const WriteScope& scope);
   // A trial name's study and trial id. InvalidArgument for a malformed
-  // name (naming `field`), NotFound for an unknown study, Unavailable once a
-  // store write failed. The trial itself is not looked up.
+  // name (naming `field`), NotFound for an unknown study. The trial itself
+  // is not looked up.
   struct TrialRef {
     std::shared_ptr<StudyState> study;
     int64_t trial_id = 0;
@@ -256,9 +282,15 @@ class StudyManager {
   std::map<int64_t, std::shared_ptr<StudyState>> studies_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, int64_t> by_display_name_ ABSL_GUARDED_BY(mu_);
 
-  mutable absl::Mutex failed_mu_;
-  // Non-OK once a store write failed (the failed state); never reset.
-  absl::Status failed_ ABSL_GUARDED_BY(failed_mu_);
+  const uint64_t min_free_bytes_;
+
+  // Serialises rebuilding memory and resuming the store (see Failure).
+  // Lock order: recovery_mu_ before mu_.
+  absl::Mutex recovery_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  // Memory was rebuilt from the store since its writes started failing.
+  bool reloaded_ ABSL_GUARDED_BY(recovery_mu_) = false;
+  // When the store was last asked to resume.
+  absl::Time last_resume_ ABSL_GUARDED_BY(recovery_mu_) = absl::InfinitePast();
 };
 
 }  // namespace cairn

@@ -141,6 +141,7 @@ absl::StatusOr<Trial> StopLocked(StudyState& st, int64_t trial_id,
 absl::StatusOr<Trial> StudyManager::CompleteTrial(
     const std::string& name, const std::optional<Measurement>& final_m,
     bool infeasible, const std::string& infeasible_reason) {
+  if (absl::Status s = CheckWritable(); !s.ok()) return s;
   absl::StatusOr<TrialRef> tn = ResolveTrial(name, "name");
   if (!tn.ok()) return tn.status();
   StudyState& st = *tn->study;
@@ -156,6 +157,7 @@ absl::StatusOr<Trial> StudyManager::CompleteTrial(
 }
 
 absl::StatusOr<Trial> StudyManager::StopTrial(const std::string& name) {
+  if (absl::Status s = CheckWritable(); !s.ok()) return s;
   absl::StatusOr<TrialRef> tn = ResolveTrial(name, "name");
   if (!tn.ok()) return tn.status();
   StudyState& st = *tn->study;

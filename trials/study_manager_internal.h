@@ -49,6 +49,8 @@ struct Deps {
   Store* store;
   Clock* clock;
   StudyObserver* observer;  // May be null.
+  // Non-OK when new trials must be refused (below the disk reserve).
+  absl::Status new_trials = absl::OkStatus();
 };
 
 // `result`, unless awaiting the call's writes failed.

@@ -56,7 +56,7 @@ absl::StatusOr<Trial> FailLocked(StudyState& st, int64_t trial_id,
 
 std::vector<JobStudyView> StudyManager::JobStudies() const {
   // Failed: launch nothing more (the in-memory state is ahead of the disk).
-  if (!CheckHealthy().ok()) return {};
+  if (!store_->WriteHealth().ok()) return {};
   std::vector<JobStudyView> out;
   for (const auto& s : AllStudies()) {
     absl::MutexLock lock(&s->mu);
@@ -76,6 +76,7 @@ std::vector<JobStudyView> StudyManager::JobStudies() const {
 
 absl::Status StudyManager::UpdateTrialJob(const std::string& trial_name,
                                           const cairn::v1::TrialJob& job) {
+  if (absl::Status s = CheckWritable(); !s.ok()) return s;
   absl::StatusOr<TrialRef> tn = ResolveTrial(trial_name, "name");
   if (!tn.ok()) return tn.status();
   StudyState& st = *tn->study;
@@ -90,6 +91,7 @@ absl::Status StudyManager::UpdateTrialJob(const std::string& trial_name,
 
 absl::StatusOr<Trial> StudyManager::FailTrial(const std::string& trial_name,
                                               const std::string& reason) {
+  if (absl::Status s = CheckWritable(); !s.ok()) return s;
   absl::StatusOr<TrialRef> tn = ResolveTrial(trial_name, "name");
   if (!tn.ok()) return tn.status();
   StudyState& st = *tn->study;

@@ -295,7 +295,7 @@ absl::StatusOr<int64_t> StudyManager::AddMeasurementsWithJob(
 absl::StatusOr<int64_t> StudyManager::AddMeasurementsImpl(
     const std::vector<MeasurementReport>& reports, const std::string* job_trial,
     const cairn::v1::TrialJob* job) {
-  if (absl::Status s = CheckHealthy(); !s.ok()) return s;
+  if (absl::Status s = CheckWritable(); !s.ok()) return s;
   if (reports.empty() && job == nullptr) return 0;
   absl::StatusOr<ResolvedReports> resolved = ResolveReports(
       reports, job_trial, [this](int64_t id) { return FindStudy(id); });

@@ -160,6 +160,7 @@ absl::StatusOr<SuggestResult> SuggestLocked(StudyState& st, int count,
   if (n == 0) {
     return FinishSuggest(st, deps.store, scope, std::move(result), message);
   }
+  if (!deps.new_trials.ok()) return deps.new_trials;
   double seconds = 0;
   absl::StatusOr<std::vector<tuner::Suggestion>> suggestions =
       RunDesigner(st, n, deps.observer, &seconds);
@@ -276,7 +277,8 @@ absl::StatusOr<SuggestResult> StudyManager::SuggestTrials(
         absl::StrCat("suggestion_count: ", count, " must be between 1 and ",
                      cairn::v1::kMaxSuggestionCount));
   }
-  if (absl::Status s = CheckHealthy(); !s.ok()) return s;
+  if (absl::Status s = CheckWritable(); !s.ok()) return s;
+  const absl::Status reserve = CheckReserve();
   auto state = FindStudyByName(parent, "parent");
   if (!state.ok()) return state.status();
   StudyState& st = **state;
@@ -285,14 +287,15 @@ absl::StatusOr<SuggestResult> StudyManager::SuggestTrials(
   {
     LockedStudy lock(st, &scope);
     result = SuggestLocked(st, count, client_id,
-                           Deps{store_, clock_, observer_}, &scope);
+                           Deps{store_, clock_, observer_, reserve}, &scope);
   }
   return Finish(AwaitScope(scope), std::move(result));
 }
 
 absl::StatusOr<Trial> StudyManager::CreateTrial(const std::string& parent,
                                                 const Trial& request) {
-  if (absl::Status s = CheckHealthy(); !s.ok()) return s;
+  if (absl::Status s = CheckWritable(); !s.ok()) return s;
+  if (absl::Status s = CheckReserve(); !s.ok()) return s;
   auto state = FindStudyByName(parent, "parent");
   if (!state.ok()) return state.status();
   StudyState& st = **state;
@@ -327,7 +330,6 @@ absl::StatusOr<TrialPage> StudyManager::ListTrials(
   if (page_size == 0) page_size = 1000;
   absl::StatusOr<int64_t> after = ParsePageToken(page_token);
   if (!after.ok()) return after.status();
-  if (absl::Status s = CheckHealthy(); !s.ok()) return s;
   auto state = FindStudyByName(parent, "parent");
   if (!state.ok()) return state.status();
   StudyState& st = **state;
@@ -354,6 +356,7 @@ absl::StatusOr<TrialPage> StudyManager::ListTrials(
 }
 
 absl::Status StudyManager::DeleteTrial(const std::string& name) {
+  if (absl::Status s = CheckWritable(); !s.ok()) return s;
   absl::StatusOr<TrialRef> tn = ResolveTrial(name, "name");
   if (!tn.ok()) return tn.status();
   StudyState& st = *tn->study;
@@ -375,7 +378,6 @@ absl::Status StudyManager::DeleteTrial(const std::string& name) {
 
 absl::StatusOr<std::vector<Trial>> StudyManager::ListOptimalTrials(
     const std::string& parent) {
-  if (absl::Status s = CheckHealthy(); !s.ok()) return s;
   auto state = FindStudyByName(parent, "parent");
   if (!state.ok()) return state.status();
   StudyState& st = **state;

@@ -73,6 +73,17 @@ absl::StatusOr<const Trial*> StudyState::FindPendingTrial(
       "trial ", name, " is already ", Trial::State_Name((*trial)->state())));
 }
 
+void StudyState::ReplaceContents(StudyState& from) {
+  study = std::move(from.study);
+  trials = std::move(from.trials);
+  max_trial_id = from.max_trial_id;
+  designer = std::move(from.designer);
+  last_measurement = std::move(from.last_measurement);
+  curves = std::move(from.curves);
+  exhausted = from.exhausted;
+  last_write = nullptr;
+}
+
 absl::Status StudyState::WriteTrial(Store* store, Trial trial,
                                     WriteScope* scope) {
   if (absl::Status s =

@@ -70,6 +70,12 @@ struct StudyState {
   // made so far durable.
   std::shared_ptr<PendingWrite> last_write ABSL_GUARDED_BY(mu);
 
+  // Takes over the contents of `from` (this study freshly recovered from
+  // the store after a failed write), keeping this object, which callers may
+  // hold. Forgets the latest queued write (it failed). `from` is left empty.
+  void ReplaceContents(StudyState& from) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(from.mu);
+
   // The spec has an early-stopping rule and an objective to apply it to.
   bool HasEarlyStopping() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
 

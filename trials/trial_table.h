@@ -32,6 +32,9 @@ class TrialTable {
   TrialTable() = default;
   TrialTable(const TrialTable&) = delete;
   TrialTable& operator=(const TrialTable&) = delete;
+  // Moving keeps the map's nodes, so the ordered pointers stay valid.
+  TrialTable(TrialTable&&) = default;
+  TrialTable& operator=(TrialTable&&) = default;
 
   const_iterator begin() const { return trials_.begin(); }
   const_iterator end() const { return trials_.end(); }
