@@ -511,12 +511,14 @@ class MetricsImpl final : public Metrics {
       AddGauge(f.studies, {{"state", state}}, static_cast<double>(count));
     }
     ForgetRemovedStudies(names, display_by_name);
-    std::vector<MetricFamily> service = ServiceFamilies(snapshot);
+    std::vector<MetricFamily> all = ServiceFamilies(snapshot);
     for (MetricFamily* family :
-         {&f.studies, &f.study_info, &f.trials, &f.best, &f.latest, &service[0],
-          &service[1], &service[2]}) {
+         {&f.studies, &f.study_info, &f.trials, &f.best, &f.latest}) {
+      all.push_back(std::move(*family));
+    }
+    for (MetricFamily& family : all) {
       // An empty family would be a HELP/TYPE header without samples.
-      if (!family->metric.empty()) families.push_back(std::move(*family));
+      if (!family.metric.empty()) families.push_back(std::move(family));
     }
   }
 
@@ -578,7 +580,7 @@ class MetricsImpl final : public Metrics {
     early_stopping_decisions_.RetainFirstLabelIn(names, display_by_name);
   }
 
-  // cairn_jobs, cairn_gpu_slots and cairn_store_bytes.
+  // cairn_jobs, cairn_gpu_slots, cairn_store_bytes and cairn_store_writable.
   static std::vector<MetricFamily> ServiceFamilies(const Snapshot& snapshot) {
     MetricFamily jobs =
         GaugeFamily("cairn_jobs", "Training jobs, by state (queued, running).");
@@ -600,10 +602,16 @@ class MetricsImpl final : public Metrics {
         "Approximate bytes of data in the store (SST files plus unflushed "
         "memtables).");
     AddGauge(store_bytes, {}, static_cast<double>(snapshot.store_bytes));
+    MetricFamily writable = GaugeFamily(
+        "cairn_store_writable",
+        "1 while the store accepts writes; 0 after a failed write (disk "
+        "full, I/O error) until it recovers.");
+    AddGauge(writable, {}, snapshot.store_writable ? 1 : 0);
     std::vector<MetricFamily> out;
     out.push_back(std::move(jobs));
     out.push_back(std::move(gpus));
     out.push_back(std::move(store_bytes));
+    out.push_back(std::move(writable));
     return out;
   }
 

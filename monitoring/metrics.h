@@ -18,6 +18,7 @@
 //   cairn_grpc_request_duration_seconds{method}                    histogram
 //   cairn_store_write_duration_seconds                             histogram
 //   cairn_store_bytes                                              gauge
+//   cairn_store_writable                                           gauge
 //   cairn_store_filesystem_avail_bytes, cairn_store_filesystem_size_bytes
 //   cairn_measurements_written_total                               counter
 //   cairn_jobs{state="queued|running"}                             gauge
@@ -135,6 +136,9 @@ struct Snapshot {
   int64_t gpu_slots_total = 0;
   // Store::ApproximateSizeBytes().
   uint64_t store_bytes = 0;
+  // The store accepts writes (false after a failed write, e.g. disk full,
+  // until it recovers).
+  bool store_writable = true;
 };
 
 // The metrics of one cairnd process.
