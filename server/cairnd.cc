@@ -55,7 +55,9 @@ absl::StatusOr<std::unique_ptr<Cairnd>> Cairnd::Start(
   const int gpus = options.gpus >= 0 ? options.gpus : jobs::DetectGpuCount();
   absl::Status s = CreateDir("--data-dir", store_path);
   if (s.ok()) s = d->StartMetrics(options);
-  if (s.ok()) s = d->OpenController(store_path, jobs_root, gpus);
+  if (s.ok()) {
+    s = d->OpenController(store_path, jobs_root, gpus, options.min_free_space);
+  }
   if (s.ok()) s = d->StartGrpc(options.listen);
   if (s.ok()) s = d->StartJobs(jobs_root, gpus, options.grace_seconds);
   if (s.ok() && !options.port_file.empty()) {
@@ -89,7 +91,8 @@ absl::Status Cairnd::StartMetrics(const CairndOptions& options) {
 }
 
 absl::Status Cairnd::OpenController(const std::string& store_path,
-                                    const std::string& jobs_root, int gpus) {
+                                    const std::string& jobs_root, int gpus,
+                                    uint64_t min_free_space) {
   absl::StatusOr<std::unique_ptr<Store>> store =
       Store::Open(StoreOptions(), store_path);
   if (!store.ok()) return store.status();
@@ -98,6 +101,7 @@ absl::Status Cairnd::OpenController(const std::string& store_path,
   if (!s.ok()) return s;
   StudyManagerOptions manager_options;
   manager_options.observer = observer_.get();
+  manager_options.min_free_bytes = min_free_space;
   manager_options.validate_spec = [jobs_root,
                                    gpus](const cairn::v1::StudySpec& spec) {
     return jobs::ValidateJobPlacement(jobs_root, gpus, spec);
@@ -157,6 +161,7 @@ monitoring::Snapshot Cairnd::MetricsSnapshot() {
   snapshot.gpu_slots_used = counts.gpus_in_use;
   snapshot.gpu_slots_total = counts.gpus_total;
   snapshot.store_bytes = store_->ApproximateSizeBytes();
+  snapshot.store_writable = store_->WriteHealth().ok();
   return snapshot;
 }
 

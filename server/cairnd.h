@@ -37,6 +37,9 @@ struct CairndOptions {
   // Prometheus /metrics address; "" disables the HTTP endpoint.
   // Default: 127.0.0.1:9464.
   std::string metrics_listen = "127.0.0.1:9464";
+  // Free bytes the store's disk must keep for new studies and trials to be
+  // accepted (running trials can still report below it). 0 disables it.
+  uint64_t min_free_space = uint64_t{256} << 20;
 };
 
 // A running cairnd. Thread-safe: Shutdown may be called from any thread.
@@ -64,7 +67,8 @@ class Cairnd {
   // The steps of Start, in order; each error names the flag at fault.
   absl::Status StartMetrics(const CairndOptions& options);
   absl::Status OpenController(const std::string& store_path,
-                              const std::string& jobs_root, int gpus);
+                              const std::string& jobs_root, int gpus,
+                              uint64_t min_free_space);
   absl::Status StartGrpc(const std::string& listen);
   absl::Status StartJobs(const std::string& jobs_root, int gpus,
                          double grace_seconds);

@@ -7,6 +7,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/synchronization/mutex.h"
+#include "server/byte_size.h"
 #include "server/cairnd.h"
 #include "spdlog/spdlog.h"
 
@@ -32,8 +33,22 @@ int main(int argc, char** argv) {
   app.add_option("--metrics-listen", options.metrics_listen,
                  "Prometheus /metrics address HOST:PORT (\"\" disables)")
       ->capture_default_str();
+  std::string min_free_space = "256MB";
+  app.add_option("--min-free-space", min_free_space,
+                 "Refuse new studies and trials while the store's disk has "
+                 "less free space (BYTES, or with a KB/MB/GB suffix; 0 "
+                 "disables it); running trials can still report")
+      ->capture_default_str();
   app.set_version_flag("--version", CAIRN_VERSION);
   CLI11_PARSE(app, argc, argv);
+  absl::StatusOr<uint64_t> reserve =
+      cairn::ParseByteSize("--min-free-space", min_free_space);
+  if (!reserve.ok()) {
+    std::fprintf(stderr, "cairnd: error: %s\n",
+                 std::string(reserve.status().message()).c_str());
+    return 2;
+  }
+  options.min_free_space = *reserve;
 
   // Debian's Abseil records every Mutex acquisition in a global lock-order
   // graph (deadlock detection). The tests keep it on to catch lock-order
