@@ -16,6 +16,9 @@ namespace store_keys {
 
 inline constexpr absl::string_view kSchemaVersionKey = "meta/schema_version";
 inline constexpr absl::string_view kNextStudyIdKey = "meta/next_study_id";
+// When the store last resumed after a failed write (decimal Unix seconds);
+// written to move RocksDB onto a fresh WAL (see RocksDbStore::Resume).
+inline constexpr absl::string_view kLastResumeKey = "meta/last_resume";
 
 inline constexpr absl::string_view kStudyPrefix = "s/";
 inline constexpr absl::string_view kNamePrefix = "n/";

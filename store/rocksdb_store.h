@@ -3,6 +3,7 @@
 #ifndef CAIRN_STORE_ROCKSDB_STORE_H_
 #define CAIRN_STORE_ROCKSDB_STORE_H_
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -128,6 +129,11 @@ class RocksDbStore final : public Store {
   // Enqueue + Await.
   absl::Status Write(rocksdb::WriteBatch* batch, absl::string_view what);
 
+  // After DB::Resume: moves RocksDB onto a new WAL file (writes
+  // meta/last_resume without the WAL and flushes). REQUIRES: no other
+  // writer (the store is failed and queue_mu_ held).
+  rocksdb::Status SwitchToFreshWal() ABSL_EXCLUSIVE_LOCKS_REQUIRED(queue_mu_);
+
   // Writes one group (the writes at the queue front) as leader.
   // REQUIRES: queue_mu_ held and leader_active_ false.
   void LeadOneGroup() ABSL_EXCLUSIVE_LOCKS_REQUIRED(queue_mu_);
@@ -189,6 +195,8 @@ class RocksDbStore final : public Store {
   absl::CondVar queue_cv_;
   // Set by the first failed write; every later write fails with it.
   absl::Status failed_ ABSL_GUARDED_BY(queue_mu_);
+  // failed_.ok(), readable without queue_mu_ (WriteHealth's fast path).
+  std::atomic<bool> writable_{true};
   int64_t synced_writes_ ABSL_GUARDED_BY(queue_mu_) = 0;
   bool fail_writes_ ABSL_GUARDED_BY(queue_mu_) = false;
 };

@@ -3,7 +3,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "rocksdb/write_batch.h"
+#include "store/keys.h"
 #include "store/rocksdb_store.h"
 #include "store/rocksdb_store_util.h"
 
@@ -11,6 +13,7 @@ namespace cairn {
 namespace {
 
 using store_internal::FromRocks;
+using store_internal::ToSlice;
 
 // Largest group a leader writes at once (it always takes at least one write).
 constexpr size_t kMaxGroupBytes = 1 << 20;
@@ -133,6 +136,7 @@ void RocksDbStore::LeadOneGroup() {
         absl::StrCat("store write failed: ", status.message(),
                      "; the store at ", path_,
                      " refuses writes until it is writable again"));
+    writable_.store(false, std::memory_order_release);
   }
   for (const auto& w : group) {
     w->done = true;
@@ -156,6 +160,7 @@ int64_t RocksDbStore::TEST_SyncedWrites() const {
 }
 
 absl::Status RocksDbStore::WriteHealth() {
+  if (writable_.load(std::memory_order_acquire)) return absl::OkStatus();
   absl::MutexLock lock(&queue_mu_);
   return failed_;
 }
@@ -186,14 +191,31 @@ absl::Status RocksDbStore::Resume() {
     }
   }
   if (fail_writes_) return failed_;
-  const rocksdb::Status s = db_->Resume();
+  rocksdb::Status s = db_->Resume();
+  if (s.ok()) s = SwitchToFreshWal();
   if (!s.ok()) {
     return absl::Status(
         failed_.code(),
         absl::StrCat(failed_.message(), " (recovery: ", s.ToString(), ")"));
   }
   failed_ = absl::OkStatus();
+  writable_.store(true, std::memory_order_release);
   return absl::OkStatus();
+}
+
+rocksdb::Status RocksDbStore::SwitchToFreshWal() {
+  // RocksDB 7.8 may resume on the WAL writer whose append failed, and that
+  // writer refuses every later append (Debian's build asserts: SIGABRT).
+  // A write that skips the WAL makes the memtable non-empty; flushing it
+  // then starts a new WAL (and makes the write durable in an SST).
+  rocksdb::WriteOptions no_wal;
+  no_wal.disableWAL = true;
+  rocksdb::Status s = db_->Put(no_wal, ToSlice(store_keys::kLastResumeKey),
+                               absl::StrCat(absl::ToUnixSeconds(absl::Now())));
+  if (!s.ok()) return s;
+  rocksdb::FlushOptions flush;
+  flush.allow_write_stall = true;
+  return db_->Flush(flush);
 }
 
 void RocksDbStore::TEST_FailWrites(bool fail) {

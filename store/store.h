@@ -32,6 +32,8 @@
 // 16-digit lower-case hex so lexical order equals numeric order):
 //   meta/schema_version              -> decimal schema version ("1")
 //   meta/next_study_id               -> decimal next study id
+//   meta/last_resume                 -> decimal Unix seconds of the last
+//                                       recovery from a failed write
 //   s/<study>                        -> cairn.v1.Study
 //   n/<display_name>                 -> decimal study id (name index)
 //   k/<study>                        -> decimal largest trial id ever written

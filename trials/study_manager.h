@@ -205,7 +205,7 @@ class StudyManager {
 
   // --- Training jobs (used by the job runner). ---
   // Every study with a job template (job_template.command non-empty).
-  std::vector<JobStudyView> JobStudies() const;
+  std::vector<JobStudyView> JobStudies();
   // Persists the job record of a trial (any state).
   absl::Status UpdateTrialJob(const std::string& trial_name,
                               const cairn::v1::TrialJob& job);

@@ -54,9 +54,10 @@ absl::StatusOr<Trial> FailLocked(StudyState& st, int64_t trial_id,
 
 }  // namespace
 
-std::vector<JobStudyView> StudyManager::JobStudies() const {
+std::vector<JobStudyView> StudyManager::JobStudies() {
   // Failed: launch nothing more (the in-memory state is ahead of the disk).
-  if (!store_->WriteHealth().ok()) return {};
+  // The job runner calls this every tick: it also drives recovery.
+  if (!CheckWritable().ok()) return {};
   std::vector<JobStudyView> out;
   for (const auto& s : AllStudies()) {
     absl::MutexLock lock(&s->mu);
