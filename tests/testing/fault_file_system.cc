@@ -2,6 +2,7 @@
 #include "tests/testing/fault_file_system.h"
 
 #include <filesystem>
+#include <random>
 #include <utility>
 #include <vector>
 
@@ -346,7 +347,8 @@ IOStatus FaultFileSystem::Truncate(const std::string& fname, size_t size,
   return s;
 }
 
-absl::Status FaultFileSystem::DropUnsyncedData() {
+absl::Status FaultFileSystem::DropUnsyncedData(const PowerLoss& power_loss) {
+  std::mt19937_64 rng(power_loss.seed);
   std::map<std::string, FileState> files;
   {
     absl::MutexLock lock(&mu_);
@@ -359,9 +361,13 @@ absl::Status FaultFileSystem::DropUnsyncedData() {
     std::error_code ec;
     if (!state.entry_synced) {
       std::filesystem::remove(path, ec);
-    } else if (std::filesystem::exists(path, ec) &&
-               std::filesystem::file_size(path, ec) > state.synced) {
-      std::filesystem::resize_file(path, state.synced, ec);
+    } else if (std::filesystem::exists(path, ec)) {
+      const uint64_t size = std::filesystem::file_size(path, ec);
+      uint64_t keep = state.synced;
+      if (power_loss.keep_random_prefix && size > keep) {
+        keep += rng() % (size - keep + 1);
+      }
+      if (!ec && size > keep) std::filesystem::resize_file(path, keep, ec);
     }
     if (ec && first.ok()) {
       first = absl::InternalError(

@@ -95,17 +95,30 @@ class FaultFileSystem final : public rocksdb::FileSystemWrapper {
   // Number of operations failed by injection so far.
   int64_t injected_faults() const ABSL_LOCKS_EXCLUDED(mu_);
 
+  // How much unsynced data a power loss keeps.
+  struct PowerLoss {
+    // false: none. true: a random prefix (drawn from `seed`) of each file's
+    // unsynced bytes, as when the kernel had written part of the page cache
+    // back; new names never made durable are lost all the same.
+    bool keep_random_prefix = false;
+    uint64_t seed = 0;
+  };
+
   // Power loss: truncates every tracked file to the bytes it had when last
-  // synced successfully and deletes every tracked file whose directory was
-  // not fsynced after the file was created (a file created but never synced
-  // has no synced bytes, so it is deleted too). Afterwards nothing is
-  // tracked. Returns the first error met (it still handles the rest).
-  // Works on the local files directly (REQUIRES: the base file system is
-  // the local one, as RocksDB's default).
+  // synced successfully (plus a random prefix of the rest if asked) and
+  // deletes every tracked file whose directory was not fsynced after the
+  // file was created (a file created but never synced has no synced bytes
+  // either). Afterwards nothing is tracked. Works on the local files directly
+  // (REQUIRES: the base file system is the local one, as RocksDB's default).
+  // Returns the first error met (it still handles the rest).
   // REQUIRES: no file opened through this file system is still open: close
   // the DB (destroy the Store) first. Otherwise the open handles keep
   // writing past the truncation.
-  absl::Status DropUnsyncedData() ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status DropUnsyncedData(const PowerLoss& power_loss)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status DropUnsyncedData() ABSL_LOCKS_EXCLUDED(mu_) {
+    return DropUnsyncedData(PowerLoss());
+  }
 
   // Bytes of `path` made durable so far, or -1 if the file is not tracked.
   int64_t SyncedBytes(const std::string& path) const ABSL_LOCKS_EXCLUDED(mu_);

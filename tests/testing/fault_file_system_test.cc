@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -188,6 +189,26 @@ TEST_F(FaultFileSystemTest, PowerLossDeletesFilesWhoseDirectoryWasNotSynced) {
   EXPECT_FALSE(std::filesystem::exists(Path("000002.log")));
   EXPECT_TRUE(std::filesystem::exists(Path("000003.log")));
   EXPECT_EQ(Contents("000003.log"), "");
+}
+
+TEST_F(FaultFileSystemTest, PowerLossMayKeepARandomPrefixOfUnsyncedBytes) {
+  std::set<size_t> kept;
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    auto f = Create("000001.log");
+    SyncDir();
+    ASSERT_TRUE(Append(f.get(), "sync").ok());
+    ASSERT_TRUE(Sync(f.get()).ok());
+    ASSERT_TRUE(Append(f.get(), "0123456789").ok());
+    ASSERT_TRUE(Close(f.get()).ok());
+    ASSERT_EQ(fs_->DropUnsyncedData({.keep_random_prefix = true, .seed = seed}),
+              absl::OkStatus());
+    const std::string got = Contents("000001.log");
+    ASSERT_EQ(got, std::string("sync0123456789").substr(0, got.size()));
+    ASSERT_GE(got.size(), 4u);
+    kept.insert(got.size());
+  }
+  // Different seeds keep different amounts.
+  EXPECT_GT(kept.size(), 3u);
 }
 
 TEST_F(FaultFileSystemTest, RenameCarriesTheFilesState) {
