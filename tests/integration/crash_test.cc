@@ -140,17 +140,33 @@ class ClientPool {
   absl::Mutex pause_mu_;
 };
 
-void PrintSummary(const CrashConfig& config, int kills, int verifications,
+// Counts and times of the kill loop.
+struct KillStats {
+  int kills = 0;
+  int verifications = 0;
+  double restart_seconds = 0;  // total time to restart cairnd
+  double verify_seconds = 0;   // total time the clients were paused
+};
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+void PrintSummary(const CrashConfig& config, const KillStats& k,
                   const VerifiedWrites& v) {
+  const int n = k.kills > 0 ? k.kills : 1;
   std::printf(
       "crash_test: seed=%llu seconds=%d kills=%d verifications=%d "
       "acknowledged writes verified=%lld (studies=%lld trials=%lld "
-      "measurements=%lld completions=%lld)\n",
-      static_cast<unsigned long long>(config.seed), config.seconds, kills,
-      verifications, static_cast<long long>(v.total()),
+      "measurements=%lld completions=%lld) mean restart %.0f ms, mean "
+      "verification %.0f ms\n",
+      static_cast<unsigned long long>(config.seed), config.seconds, k.kills,
+      k.verifications, static_cast<long long>(v.total()),
       static_cast<long long>(v.studies), static_cast<long long>(v.trials),
       static_cast<long long>(v.measurements),
-      static_cast<long long>(v.completions));
+      static_cast<long long>(v.completions), 1000 * k.restart_seconds / n,
+      1000 * k.verify_seconds / (k.verifications > 0 ? k.verifications : 1));
   std::fflush(stdout);
 }
 
@@ -169,7 +185,7 @@ TEST(CrashTest, Kill9AtRandomLosesNoAcknowledgedWrite) {
   std::mt19937_64 rng(config.seed);
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::seconds(config.seconds);
-  int kills = 0, verifications = 0;
+  KillStats stats;
   while (!::testing::Test::HasFailure()) {
     const auto next_kill =
         std::chrono::steady_clock::now() +
@@ -177,26 +193,30 @@ TEST(CrashTest, Kill9AtRandomLosesNoAcknowledgedWrite) {
             std::uniform_int_distribution<int>(500, 3000)(rng));
     if (next_kill > deadline) break;
     std::this_thread::sleep_until(next_kill);
+    const auto kill_time = std::chrono::steady_clock::now();
     server.Kill9();
-    ++kills;
+    ++stats.kills;
     if (!server.Start(&error)) {
-      ADD_FAILURE() << "restart " << kills << ": " << error;
+      ADD_FAILURE() << "restart " << stats.kills << ": " << error;
       break;
     }
+    stats.restart_seconds += SecondsSince(kill_time);
+    const auto verify_time = std::chrono::steady_clock::now();
     pool.VerifyAll(server.stub().get());
-    ++verifications;
+    stats.verify_seconds += SecondsSince(verify_time);
+    ++stats.verifications;
   }
   pool.Stop();
   VerifiedWrites verified;
   if (std::shared_ptr<Stub> stub = server.stub()) {
     verified = pool.VerifyAll(stub.get());
-    ++verifications;
+    ++stats.verifications;
   }
-  PrintSummary(config, kills, verifications, verified);
+  PrintSummary(config, stats, verified);
   for (const std::string& e : pool.UnexpectedErrors()) ADD_FAILURE() << e;
   EXPECT_GT(verified.measurements, 0);
   EXPECT_GT(verified.completions, 0);
-  if (config.seconds >= 4) EXPECT_GT(kills, 0);
+  if (config.seconds >= 4) EXPECT_GT(stats.kills, 0);
   if (::testing::Test::HasFailure()) {
     std::printf("cairnd log (tail):\n%s\n", server.LogTail().c_str());
   }
