@@ -152,9 +152,11 @@ FaultFileSystem::~FaultFileSystem() = default;
 
 std::function<
     std::shared_ptr<rocksdb::FileSystem>(std::shared_ptr<rocksdb::FileSystem>)>
-FaultFileSystem::Hook(std::shared_ptr<FaultFileSystem>* out) {
-  return [out](std::shared_ptr<rocksdb::FileSystem> base) {
+FaultFileSystem::Hook(std::shared_ptr<FaultFileSystem>* out,
+                      std::optional<FaultSpec> faults) {
+  return [out, faults](std::shared_ptr<rocksdb::FileSystem> base) {
     *out = std::make_shared<FaultFileSystem>(std::move(base));
+    if (faults) (*out)->InjectFaults(*faults);
     return std::shared_ptr<rocksdb::FileSystem>(*out);
   };
 }

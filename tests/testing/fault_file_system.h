@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 
@@ -83,10 +84,12 @@ class FaultFileSystem final : public rocksdb::FileSystemWrapper {
 
   // A StoreOptions::wrap_file_system hook: wraps the store's file system in
   // a new FaultFileSystem and stores it in *out (which must outlive the
-  // store's Open call).
+  // store's Open call). With `faults`, they are in force from the start, so
+  // that Open itself meets them.
   static std::function<std::shared_ptr<rocksdb::FileSystem>(
       std::shared_ptr<rocksdb::FileSystem>)>
-  Hook(std::shared_ptr<FaultFileSystem>* out);
+  Hook(std::shared_ptr<FaultFileSystem>* out,
+       std::optional<FaultSpec> faults = std::nullopt);
 
   // Replaces the faults in force (none at first); after_bytes counts from now.
   void InjectFaults(const FaultSpec& spec) ABSL_LOCKS_EXCLUDED(mu_);

@@ -242,5 +242,22 @@ TEST_F(FaultFileSystemTest, ReopenedFileKeepsWhatItHadAsDurable) {
   EXPECT_EQ(Contents("old.log"), "before");
 }
 
+TEST(FaultFileSystemHookTest, WrapsAndAppliesInitialFaults) {
+  std::shared_ptr<FaultFileSystem> fs;
+  FaultSpec spec;
+  spec.kinds = kSstFile;
+  auto wrapped =
+      FaultFileSystem::Hook(&fs, spec)(rocksdb::FileSystem::Default());
+  ASSERT_NE(fs, nullptr);
+  EXPECT_EQ(wrapped.get(), fs.get());
+  TempDir dir;
+  std::unique_ptr<FSWritableFile> f;
+  ASSERT_TRUE(fs->NewWritableFile(dir.path() + "/000001.sst", FileOptions(), &f,
+                                  nullptr)
+                  .ok());
+  EXPECT_TRUE(f->Append("x", IOOptions(), nullptr).IsNoSpace());
+  EXPECT_TRUE(f->Close(IOOptions(), nullptr).ok());
+}
+
 }  // namespace
 }  // namespace cairn::testing
