@@ -63,9 +63,10 @@ struct FaultSpec {
 
 // Forwards everything to its base file system, except that:
 //  - the writable files it opens fail as the current FaultSpec says (none
-//    until InjectFaults). A failed append writes nothing past the threshold;
-//    a failed sync makes nothing durable (the bytes stay in the file, as in a
-//    page cache whose fsync failed, and a power loss drops them).
+//    until InjectFaults, or Hook's `faults`). A failed append writes nothing
+//    past the threshold; a failed sync makes nothing durable (the bytes stay
+//    in the file, as in a page cache whose fsync failed, and a power loss
+//    drops them).
 //  - it remembers, for every file it created or reopened for writing, how
 //    many bytes were appended and how many of them were synced, and whether
 //    the file's directory was fsynced since the file was created, so that
