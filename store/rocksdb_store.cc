@@ -26,6 +26,7 @@
 #include "store/info_log.h"
 #include "store/keys.h"
 #include "store/rocksdb_store_util.h"
+#include "store/store_lock.h"
 #include "store/wal_file_system.h"
 
 namespace cairn {
@@ -47,7 +48,8 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const StoreOptions& options,
 namespace {
 
 // DataLoss for a damaged store: names the file and the damage, says that
-// nothing was changed and how to repair.
+// nothing was changed and how to repair (cairnd keeps the store in
+// <data-dir>/store, so the data dir is the parent of `path`).
 absl::Status DamagedStoreError(const std::string& path,
                                const std::string& damage) {
   std::string data_dir = std::filesystem::path(path).parent_path().string();
@@ -62,14 +64,10 @@ absl::Status DamagedStoreError(const std::string& path,
 // Runs FindStoreDamage while holding the store's lock, so that no other
 // process writes while it looks. OK when the store is intact, when there is
 // no store yet, or when the lock is taken (DB::Open then reports that).
-absl::Status CheckBeforeOpen(rocksdb::Env* env, const std::string& path) {
-  if (!std::filesystem::exists(std::filesystem::path(path) / "CURRENT")) {
-    return absl::OkStatus();
-  }
-  rocksdb::FileLock* lock = nullptr;
-  if (!env->LockFile(path + "/LOCK", &lock).ok()) return absl::OkStatus();
+absl::Status CheckBeforeOpen(const std::string& path) {
+  absl::StatusOr<std::unique_ptr<StoreLock>> lock = StoreLock::Acquire(path);
+  if (!lock.ok()) return absl::OkStatus();
   absl::StatusOr<std::vector<std::string>> damage = FindStoreDamage(path);
-  env->UnlockFile(lock);
   if (!damage.ok()) {
     if (damage.status().code() == absl::StatusCode::kDataLoss) {
       return DamagedStoreError(path, std::string(damage.status().message()));
@@ -89,7 +87,7 @@ absl::StatusOr<std::unique_ptr<Store>> RocksDbStore::Open(
   }
   std::unique_ptr<rocksdb::Env> env =
       NewStableSizeWalEnv(options.wrap_file_system);
-  if (absl::Status st = CheckBeforeOpen(env.get(), path); !st.ok()) return st;
+  if (absl::Status st = CheckBeforeOpen(path); !st.ok()) return st;
   rocksdb::Options db_options = StoreDbOptions(env.get());
   db_options.create_if_missing = options.create_if_missing;
 

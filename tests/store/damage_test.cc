@@ -31,7 +31,9 @@
 #include "rocksdb/file_system.h"
 #include "store/damage_log.h"
 #include "store/db_options.h"
+#include "store/repair.h"
 #include "store/store.h"
+#include "store/verify.h"
 
 namespace cairn {
 namespace {
@@ -126,7 +128,10 @@ class DamageTest : public ::testing::Test {
       PutTrials(**store, study_id_, kFirst + 1, kFirst + kSecond);
     }
   }
-  void TearDown() override { fs::remove_all(dir_); }
+  void TearDown() override {
+    fs::remove_all(dir_);
+    if (!aside_.empty()) fs::remove_all(aside_);
+  }
 
   // Opens the damaged store: the open must fail naming `file` and `kind`
   // and leave every file of the directory byte for byte as it was.
@@ -153,6 +158,48 @@ class DamageTest : public ::testing::Test {
     }
   }
 
+  // Verify reports the damage; repair sets the store aside and builds a
+  // fresh one that opens with at least `min_trials` trials.
+  void ExpectVerifyAndRepair(size_t min_trials) {
+    absl::StatusOr<VerifyReport> verify = VerifyStore(dir_.string());
+    ASSERT_TRUE(verify.ok()) << verify.status();
+    EXPECT_FALSE(verify->problems.empty()) << "verify found no damage";
+    const std::map<std::string, std::string> damaged = Snapshot(dir_);
+    absl::StatusOr<RepairReport> repair = RepairStore(dir_.string(), Now());
+    ASSERT_TRUE(repair.ok()) << repair.status();
+    std::cout << FormatRepairReport(dir_.string(), *repair);
+    EXPECT_FALSE(repair->damage.empty());
+    ExpectSetAside(repair->aside_path, damaged);
+    EXPECT_GE(repair->recovered.trials, static_cast<int64_t>(min_trials));
+    EXPECT_GE(TrialsServed(), min_trials);
+  }
+
+  // The store was moved to `aside` with every byte as before.
+  void ExpectSetAside(const std::string& aside,
+                      std::map<std::string, std::string> before) {
+    EXPECT_THAT(aside, HasSubstr(".damaged-20261123-"));
+    std::map<std::string, std::string> after = Snapshot(aside);
+    before.erase("LOCK");  // Empty either way; RocksDB may recreate it.
+    after.erase("LOCK");
+    EXPECT_TRUE(after == before) << "the aside copy differs";
+    aside_ = aside;
+  }
+
+  // Opens the store and returns the number of trials it serves.
+  size_t TrialsServed() {
+    auto store = Store::Open(StoreOptions(), dir_.string());
+    EXPECT_TRUE(store.ok()) << store.status();
+    if (!store.ok()) return 0;
+    auto all = (*store)->LoadAll();
+    EXPECT_TRUE(all.ok() && all->size() == 1u);
+    return all.ok() && all->size() == 1u ? (*all)[0].trials.size() : 0;
+  }
+
+  static absl::Time Now() {
+    return absl::FromCivil(absl::CivilSecond(2026, 11, 23, 12, 0, 0),
+                           absl::UTCTimeZone());
+  }
+
   fs::path NewestWal() {
     std::vector<fs::path> wals = FilesEndingIn(dir_, ".log");
     EXPECT_FALSE(wals.empty());
@@ -160,6 +207,7 @@ class DamageTest : public ::testing::Test {
   }
 
   fs::path dir_;
+  std::string aside_;
   int64_t study_id_ = 0;
 };
 
@@ -171,24 +219,28 @@ TEST_F(DamageTest, GarbledWalStart) {
     f.write(junk.data(), junk.size());
   }
   ExpectRefusal(wal.filename().string(), "corrupt");
+  ExpectVerifyAndRepair(kFirst);
 }
 
 TEST_F(DamageTest, EmptiedNewestWal) {
   const fs::path wal = NewestWal();
   fs::resize_file(wal, 0);
   ExpectRefusal(wal.filename().string(), "is empty");
+  ExpectVerifyAndRepair(kFirst);
 }
 
 TEST_F(DamageTest, DeletedNewestWal) {
   const fs::path wal = NewestWal();
   fs::remove(wal);
   ExpectRefusal(wal.filename().string(), "is missing");
+  ExpectVerifyAndRepair(kFirst);
 }
 
 TEST_F(DamageTest, ManifestCutInHalf) {
   const fs::path manifest = FilesEndingIn(dir_, "MANIFEST-").back();
   fs::resize_file(manifest, fs::file_size(manifest) / 2);
   ExpectRefusal(".sst", "MANIFEST does not reference");
+  ExpectVerifyAndRepair(kFirst + kSecond);
 }
 
 // The leftovers of a flush or compaction cut short by a crash: SSTs the
@@ -225,6 +277,43 @@ TEST_F(DamageTest, LeftoversOfAnInterruptedFlushOrCompactionAreNoAlarm) {
   auto all = (*store)->LoadAll();
   ASSERT_TRUE(all.ok()) << all.status();
   EXPECT_EQ((*all)[0].trials.size(), size_t{kFirst + kSecond});
+}
+
+TEST_F(DamageTest, IntactStoreVerifiesCleanAndRepairsLosslessly) {
+  absl::StatusOr<VerifyReport> verify = VerifyStore(dir_.string());
+  ASSERT_TRUE(verify.ok()) << verify.status();
+  EXPECT_TRUE(verify->problems.empty())
+      << FormatVerifyReport(dir_.string(), *verify);
+  EXPECT_EQ(verify->records.studies, 1);
+  EXPECT_EQ(verify->records.trials, kFirst + kSecond);
+  EXPECT_THAT(FormatVerifyReport(dir_.string(), *verify),
+              HasSubstr("store is intact"));
+  std::vector<cairn::v1::Trial> trials_before;
+  {
+    auto store = Store::Open(StoreOptions(), dir_.string());
+    ASSERT_TRUE(store.ok()) << store.status();
+    trials_before = (*(*store)->LoadAll())[0].trials;
+  }
+  const std::map<std::string, std::string> before = Snapshot(dir_);
+  absl::StatusOr<RepairReport> repair = RepairStore(dir_.string(), Now());
+  ASSERT_TRUE(repair.ok()) << repair.status();
+  EXPECT_TRUE(repair->damage.empty());
+  EXPECT_EQ(repair->recovered.trials, kFirst + kSecond);
+  EXPECT_EQ(repair->unreadable + repair->orphaned, 0);
+  ExpectSetAside(repair->aside_path, before);
+  auto store = Store::Open(StoreOptions(), dir_.string());
+  ASSERT_TRUE(store.ok()) << store.status();
+  auto all = (*store)->LoadAll();
+  ASSERT_TRUE(all.ok()) << all.status();
+  ASSERT_EQ(all->size(), 1u);
+  ASSERT_EQ((*all)[0].trials.size(), trials_before.size());
+  for (size_t i = 0; i < trials_before.size(); ++i) {
+    EXPECT_EQ((*all)[0].trials[i].SerializeAsString(),
+              trials_before[i].SerializeAsString());
+  }
+  // The name index was rebuilt: the display name is still taken.
+  EXPECT_EQ((*store)->CreateStudy(MakeStudy()).status().code(),
+            absl::StatusCode::kAlreadyExists);
 }
 
 // Writes trials to the store at `path` until killed (child process).
