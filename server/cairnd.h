@@ -39,6 +39,9 @@ struct CairndOptions {
   std::string metrics_listen = "127.0.0.1:9464";
 };
 
+// The store directory of a data dir: <data_dir>/store.
+std::string StorePath(const std::string& data_dir);
+
 // A running cairnd. Thread-safe: Shutdown may be called from any thread.
 class Cairnd {
  public:
