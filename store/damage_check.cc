@@ -40,10 +40,15 @@ Recovered Inspect(rocksdb::DB& db) {
     r.live_ssts.insert(fs::path(f.name).filename().string());
     r.largest_sst_seqno = std::max(r.largest_sst_seqno, f.largest_seqno);
   }
+  // WALs below the MANIFEST's log number are not replayed (a crash may
+  // leave them behind); only the others hold data for the store.
+  uint64_t min_wal = 0;
+  db.GetIntProperty("rocksdb.min-log-number-to-keep", &min_wal);
   rocksdb::VectorLogPtr wals;
   if (db.GetSortedWalFiles(wals).ok()) {
     for (const auto& wal : wals) {
-      if (wal->SizeFileBytes() > 0 && wal->StartSequence() > 0) {
+      if (wal->LogNumber() >= min_wal && wal->SizeFileBytes() > 0 &&
+          wal->StartSequence() > 0) {
         r.first_wal_seqno = std::min(r.first_wal_seqno, wal->StartSequence());
       }
     }
@@ -100,8 +105,21 @@ void CheckDurableMark(const std::string& path, const Recovered& r,
       " were durable, the WALs on disk hold writes only up to ", r.last_seqno));
 }
 
+// "file 000008.sst is missing" when a failed open says that an SST the
+// MANIFEST names is gone (RocksDB looks for NNNNNN.sst, then NNNNNN.ldb, and
+// reports the second); empty otherwise.
+std::string MissingSst(const std::string& status) {
+  const size_t at = status.find(".ldb: No such file");
+  if (at == std::string::npos || at < 6) return "";
+  return absl::StrCat("file ", status.substr(at - 6, 6), ".sst is missing (",
+                      status, ")");
+}
+
 std::string DescribeCorruption(const DamageReport& damage,
                                const rocksdb::Status& s) {
+  if (const std::string missing = MissingSst(s.ToString()); !missing.empty()) {
+    return missing;
+  }
   if (damage.file.empty()) return s.ToString();
   return absl::StrCat("file ", damage.file, " is corrupt (", damage.detail,
                       ")");
@@ -118,7 +136,9 @@ absl::StatusOr<std::vector<std::string>> FindStoreDamage(
   rocksdb::DB* raw = nullptr;
   rocksdb::Status s = rocksdb::DB::OpenForReadOnly(options, path, &raw);
   std::vector<std::string> problems;
-  if (s.IsCorruption()) {
+  // A file the MANIFEST names that is gone or unreadable is damage too;
+  // RocksDB reports it as an IOError.
+  if (s.IsCorruption() || s.IsIOError()) {
     problems.push_back(DescribeCorruption(damage_log->FirstDamage(), s));
     return problems;
   }

@@ -116,13 +116,13 @@ void DurableMarkRecorder::Record() {
 }
 
 void DurableMarkRecorder::Loop() {
-  absl::MutexLock lock(&stop_mu_);
-  while (!stop_) {
-    stop_mu_.AwaitWithTimeout(absl::Condition(&stop_), absl::Seconds(1));
-    if (stop_) break;
-    stop_mu_.Unlock();
+  for (;;) {
+    {
+      absl::MutexLock lock(&stop_mu_);
+      stop_mu_.AwaitWithTimeout(absl::Condition(&stop_), absl::Seconds(1));
+      if (stop_) return;
+    }
     Record();
-    stop_mu_.Lock();
   }
 }
 
