@@ -265,6 +265,17 @@ TEST_F(DamageTest, DeletedSst) {
   EXPECT_EQ(repair.orphaned, kSecond + 1);
 }
 
+// The mark is replaced atomically, so a garbled one is damage too; repair
+// loses nothing then.
+TEST_F(DamageTest, GarbledDurableMark) {
+  {
+    std::ofstream out(dir_ / "CAIRN-DURABLE", std::ios::trunc);
+    out << "\x5a\x5a garbage";
+  }
+  ExpectRefusal("CAIRN-DURABLE", "is corrupt");
+  ExpectVerifyAndRepair(kFirst + kSecond);
+}
+
 // The leftovers of a flush or compaction cut short by a crash: SSTs the
 // MANIFEST does not reference whose data the store still holds. Made here by
 // flushing a copy of the store (the flush output holds the newest WAL's
