@@ -63,8 +63,12 @@ void CheckOrphanSsts(const std::string& path, const Recovered& r,
   for (const auto& e : fs::directory_iterator(path)) {
     const std::string name = e.path().filename().string();
     if (!absl::EndsWith(name, ".sst") || r.live_ssts.count(name) > 0) continue;
-    const std::optional<SeqnoRange> range =
+    const absl::StatusOr<std::optional<SeqnoRange>> read =
         ReadSstSeqnoRange(e.path().string());
+    // A MANIFEST references an SST only once it is complete and synced, so
+    // one cut short is the leftover of an interrupted flush or compaction.
+    if (!read.ok()) continue;
+    const std::optional<SeqnoRange>& range = *read;
     if (range.has_value()) {
       const bool compaction_output = range->largest <= r.largest_sst_seqno;
       const bool flush_output = range->smallest >= r.first_wal_seqno &&

@@ -29,8 +29,11 @@ namespace cairn {
 // compaction, whose inputs are still referenced), or when all its sequence
 // numbers lie in the range the WALs on disk replay (the output of an
 // interrupted flush, whose WAL RocksDB deletes only after the MANIFEST
-// records the flush). Any other such SST, or one whose range is unknown
-// (written by a cairnd older than the range collector), is damage.
+// records the flush), or when it is not a complete table (a MANIFEST only
+// references complete, synced SSTs, so one cut short is what a kill -9 left
+// of a flush or compaction). Any other such SST, or a complete one whose
+// range is unknown (written by a cairnd older than the range collector), is
+// damage.
 //
 // Errors other than damage (no database at `path`, unreadable directory)
 // come back as a non-OK status.

@@ -82,10 +82,14 @@ rocksdb::Options StoreDbOptions(rocksdb::Env* env) {
   return options;
 }
 
-std::optional<SeqnoRange> ReadSstSeqnoRange(const std::string& sst_path) {
+absl::StatusOr<std::optional<SeqnoRange>> ReadSstSeqnoRange(
+    const std::string& sst_path) {
   rocksdb::Options options;
   rocksdb::SstFileReader reader(options);
-  if (!reader.Open(sst_path).ok()) return std::nullopt;
+  if (rocksdb::Status s = reader.Open(sst_path); !s.ok()) {
+    return absl::DataLossError(
+        absl::StrCat(sst_path, " is not a complete table: ", s.ToString()));
+  }
   std::shared_ptr<const rocksdb::TableProperties> props =
       reader.GetTableProperties();
   if (props == nullptr) return std::nullopt;

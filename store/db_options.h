@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "absl/status/statusor.h"
 #include "rocksdb/env.h"
 #include "rocksdb/options.h"
 
@@ -27,9 +28,12 @@ struct SeqnoRange {
 };
 
 // The range recorded in the SST file at `sst_path` by StoreDbOptions'
-// collector. nullopt if the file cannot be read or was written without the
-// collector (an older cairnd, or an SST with no entries).
-std::optional<SeqnoRange> ReadSstSeqnoRange(const std::string& sst_path);
+// collector; nullopt if the table was written without the collector (an
+// older cairnd, or an SST with no entries). DataLoss if the file does not
+// open as a table (cut short: a flush or compaction was interrupted while
+// writing it; or corrupt).
+absl::StatusOr<std::optional<SeqnoRange>> ReadSstSeqnoRange(
+    const std::string& sst_path);
 
 // A logger that drops everything: for opens that must not write to the
 // store directory (read-only checks).
