@@ -313,12 +313,24 @@ TEST_F(DamageTest, LeftoversOfAnInterruptedFlushOrCompactionAreNoAlarm) {
 }
 
 TEST_F(DamageTest, IntactStoreVerifiesCleanAndRepairsLosslessly) {
+  {
+    auto store = Store::Open(StoreOptions(), dir_.string());
+    ASSERT_TRUE(store.ok()) << store.status();
+    std::vector<Store::MeasurementWrite> writes;
+    for (int step = 1; step <= 3; ++step) {
+      cairn::v1::Measurement m;
+      m.set_step_count(step);
+      writes.push_back({study_id_, 7, m});
+    }
+    ASSERT_TRUE((*store)->AppendMeasurements(writes).ok());
+  }
   absl::StatusOr<VerifyReport> verify = VerifyStore(dir_.string());
   ASSERT_TRUE(verify.ok()) << verify.status();
   EXPECT_TRUE(verify->problems.empty())
       << FormatVerifyReport(dir_.string(), *verify);
   EXPECT_EQ(verify->records.studies, 1);
   EXPECT_EQ(verify->records.trials, kFirst + kSecond);
+  EXPECT_EQ(verify->records.measurements, 3);
   EXPECT_THAT(FormatVerifyReport(dir_.string(), *verify),
               HasSubstr("store is intact"));
   std::vector<cairn::v1::Trial> trials_before;
@@ -332,6 +344,7 @@ TEST_F(DamageTest, IntactStoreVerifiesCleanAndRepairsLosslessly) {
   ASSERT_TRUE(repair.ok()) << repair.status();
   EXPECT_TRUE(repair->damage.empty());
   EXPECT_EQ(repair->recovered.trials, kFirst + kSecond);
+  EXPECT_EQ(repair->recovered.measurements, 3);
   EXPECT_EQ(repair->unreadable + repair->orphaned, 0);
   ExpectSetAside(repair->aside_path, before);
   auto store = Store::Open(StoreOptions(), dir_.string());
@@ -344,6 +357,10 @@ TEST_F(DamageTest, IntactStoreVerifiesCleanAndRepairsLosslessly) {
     EXPECT_EQ((*all)[0].trials[i].SerializeAsString(),
               trials_before[i].SerializeAsString());
   }
+  auto measurements = (*store)->ListMeasurements(study_id_, 7);
+  ASSERT_TRUE(measurements.ok()) << measurements.status();
+  ASSERT_EQ(measurements->size(), 3u);
+  EXPECT_EQ((*measurements)[2].step_count(), 3);
   // The name index was rebuilt: the display name is still taken.
   EXPECT_EQ((*store)->CreateStudy(MakeStudy()).status().code(),
             absl::StatusCode::kAlreadyExists);
