@@ -43,11 +43,14 @@ absl::Status WritePortFile(const std::string& path, int port) {
 
 }  // namespace
 
+std::string StorePath(const std::string& data_dir) {
+  return (std::filesystem::path(data_dir) / "store").string();
+}
+
 absl::StatusOr<std::unique_ptr<Cairnd>> Cairnd::Start(
     const CairndOptions& options) {
   std::unique_ptr<Cairnd> d(new Cairnd());
-  const std::string store_path =
-      (std::filesystem::path(options.data_dir) / "store").string();
+  const std::string store_path = StorePath(options.data_dir);
   const std::string jobs_root =
       options.jobs_root.empty()
           ? (std::filesystem::path(options.data_dir) / "jobs").string()

@@ -42,6 +42,9 @@ struct CairndOptions {
   uint64_t min_free_space = uint64_t{256} << 20;
 };
 
+// The store directory of a data dir: <data_dir>/store.
+std::string StorePath(const std::string& data_dir);
+
 // A running cairnd. Thread-safe: Shutdown may be called from any thread.
 class Cairnd {
  public:

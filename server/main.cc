@@ -10,6 +10,41 @@
 #include "server/byte_size.h"
 #include "server/cairnd.h"
 #include "spdlog/spdlog.h"
+#include "store/repair.h"
+#include "store/verify.h"
+
+namespace {
+
+// --verify: prints the report; exits 0 when the store is intact.
+int VerifyAndExit(const std::string& data_dir) {
+  const std::string store_path = cairn::StorePath(data_dir);
+  absl::StatusOr<cairn::VerifyReport> report = cairn::VerifyStore(store_path);
+  if (!report.ok()) {
+    std::fprintf(stderr, "cairnd: error: %s\n",
+                 std::string(report.status().message()).c_str());
+    return 1;
+  }
+  std::fputs(cairn::FormatVerifyReport(store_path, *report).c_str(), stdout);
+  return report->problems.empty() ? 0 : 1;
+}
+
+// --repair: sets the store aside, salvages it and prints what it recovered.
+int RepairAndExit(const std::string& data_dir) {
+  const std::string store_path = cairn::StorePath(data_dir);
+  absl::StatusOr<cairn::RepairReport> report =
+      cairn::RepairStore(store_path, absl::Now());
+  if (!report.ok()) {
+    std::fprintf(stderr, "cairnd: error: repair failed: %s\n",
+                 std::string(report.status().message()).c_str());
+    return 1;
+  }
+  std::fputs(cairn::FormatRepairReport(store_path, *report).c_str(), stdout);
+  std::printf("start cairnd --data-dir %s as usual to serve it\n",
+              data_dir.c_str());
+  return 0;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   cairn::CairndOptions options;
@@ -39,8 +74,21 @@ int main(int argc, char** argv) {
                  "less free space (BYTES, or with a KB/MB/GB suffix; 0 "
                  "disables it); running trials can still report")
       ->capture_default_str();
+  bool verify = false;
+  bool repair = false;
+  CLI::Option* verify_flag = app.add_flag(
+      "--verify", verify,
+      "Check the store read-only, print a report and exit (0: intact, 1: "
+      "damaged); does not serve");
+  app.add_flag("--repair", repair,
+               "Move a damaged store aside to store.damaged-YYYYMMDD-HHMMSS, "
+               "salvage it into a fresh store, print what was recovered and "
+               "exit; does not serve")
+      ->excludes(verify_flag);
   app.set_version_flag("--version", CAIRN_VERSION);
   CLI11_PARSE(app, argc, argv);
+  if (verify) return VerifyAndExit(options.data_dir);
+  if (repair) return RepairAndExit(options.data_dir);
   absl::StatusOr<uint64_t> reserve =
       cairn::ParseByteSize("--min-free-space", min_free_space);
   if (!reserve.ok()) {

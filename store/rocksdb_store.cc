@@ -19,10 +19,14 @@
 #include "rocksdb/snapshot.h"
 #include "rocksdb/sst_file_manager.h"
 #include "rocksdb/write_batch.h"
+#include "store/damage_check.h"
 #include "store/damage_log.h"
+#include "store/db_options.h"
+#include "store/durable_mark.h"
 #include "store/info_log.h"
 #include "store/keys.h"
 #include "store/rocksdb_store_util.h"
+#include "store/store_lock.h"
 #include "store/wal_file_system.h"
 
 namespace cairn {
@@ -43,19 +47,35 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const StoreOptions& options,
 
 namespace {
 
-// DataLoss for a store RocksDB found damaged while opening: names the file
-// and the damage, and says that nothing was changed.
+// DataLoss for a damaged store: names the file and the damage, says that
+// nothing was changed and how to repair (cairnd keeps the store in
+// <data-dir>/store, so the data dir is the parent of `path`).
 absl::Status DamagedStoreError(const std::string& path,
-                               const DamageReport& damage,
-                               const rocksdb::Status& s) {
-  const std::string what =
-      damage.file.empty() ? absl::StrCat("(", s.ToString(), ")")
-                          : absl::StrCat("file ", damage.file, " is corrupt (",
-                                         damage.detail, ")");
+                               const std::string& damage) {
+  std::string data_dir = std::filesystem::path(path).parent_path().string();
+  if (data_dir.empty()) data_dir = ".";
   return absl::DataLossError(absl::StrCat(
-      "store at ", path, " is damaged: ", what,
-      ". Nothing was changed and every file is left in place; copy ", path,
-      " aside before any repair"));
+      "store at ", path, " is damaged: ", damage,
+      ". Nothing was changed and every file is left in place; run `cairnd "
+      "--data-dir ",
+      data_dir, " --repair` to set it aside and salvage what is intact"));
+}
+
+// Runs FindStoreDamage while holding the store's lock, so that no other
+// process writes while it looks. OK when the store is intact, when there is
+// no store yet, or when the lock is taken (DB::Open then reports that).
+absl::Status CheckBeforeOpen(const std::string& path) {
+  absl::StatusOr<std::unique_ptr<StoreLock>> lock = StoreLock::Acquire(path);
+  if (!lock.ok()) return absl::OkStatus();
+  absl::StatusOr<std::vector<std::string>> damage = FindStoreDamage(path);
+  if (!damage.ok()) {
+    if (damage.status().code() == absl::StatusCode::kDataLoss) {
+      return DamagedStoreError(path, std::string(damage.status().message()));
+    }
+    return damage.status();
+  }
+  if (damage->empty()) return absl::OkStatus();
+  return DamagedStoreError(path, damage->front());
 }
 
 }  // namespace
@@ -67,14 +87,9 @@ absl::StatusOr<std::unique_ptr<Store>> RocksDbStore::Open(
   }
   std::unique_ptr<rocksdb::Env> env =
       NewStableSizeWalEnv(options.wrap_file_system);
-  rocksdb::Options db_options;
-  db_options.env = env.get();
+  if (absl::Status st = CheckBeforeOpen(path); !st.ok()) return st;
+  rocksdb::Options db_options = StoreDbOptions(env.get());
   db_options.create_if_missing = options.create_if_missing;
-  db_options.max_background_jobs = 2;
-  db_options.wal_recovery_mode =
-      rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
-  db_options.track_and_verify_wals_in_manifest = true;
-  db_options.paranoid_checks = true;
 
   std::shared_ptr<DamageLog> damage_log;
   if (options.create_if_missing || std::filesystem::exists(path)) {
@@ -99,8 +114,13 @@ absl::StatusOr<std::unique_ptr<Store>> RocksDbStore::Open(
   rocksdb::DB* raw = nullptr;
   rocksdb::Status s = rocksdb::DB::Open(db_options, path, &raw);
   if (s.IsCorruption()) {
+    const DamageReport damage =
+        damage_log ? damage_log->FirstDamage() : DamageReport();
     return DamagedStoreError(
-        path, damage_log ? damage_log->FirstDamage() : DamageReport(), s);
+        path, damage.file.empty()
+                  ? s.ToString()
+                  : absl::StrCat("file ", damage.file, " is corrupt (",
+                                 damage.detail, ")"));
   }
   if (!s.ok()) {
     const std::string lower = absl::AsciiStrToLower(s.ToString());
@@ -123,6 +143,8 @@ absl::StatusOr<std::unique_ptr<Store>> RocksDbStore::Open(
   std::unique_ptr<RocksDbStore> store(new RocksDbStore(
       path, std::move(env), std::unique_ptr<rocksdb::DB>(raw), options.sync));
   if (absl::Status st = store->Init(); !st.ok()) return st;
+  store->durable_mark_ = std::make_unique<DurableMarkRecorder>(
+      store->db_.get(), path, options.sync);
   return std::unique_ptr<Store>(std::move(store));
 }
 
@@ -133,15 +155,18 @@ RocksDbStore::RocksDbStore(std::string path, std::unique_ptr<rocksdb::Env> env,
 }
 
 RocksDbStore::~RocksDbStore() {
-  // Commit whatever is still queued (writes nobody awaited yet).
-  absl::MutexLock lock(&queue_mu_);
-  while (!queue_.empty() || leader_active_) {
-    if (!leader_active_) {
-      LeadOneGroup();
-    } else {
-      queue_cv_.Wait(&queue_mu_);
+  {
+    // Commit whatever is still queued (writes nobody awaited yet).
+    absl::MutexLock lock(&queue_mu_);
+    while (!queue_.empty() || leader_active_) {
+      if (!leader_active_) {
+        LeadOneGroup();
+      } else {
+        queue_cv_.Wait(&queue_mu_);
+      }
     }
   }
+  durable_mark_.reset();  // Records the last writes.
 }
 
 absl::Status RocksDbStore::ForEachWithPrefix(

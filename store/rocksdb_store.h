@@ -20,6 +20,7 @@
 #include "rocksdb/db.h"
 #include "rocksdb/options.h"
 #include "rocksdb/write_batch.h"
+#include "store/durable_mark.h"
 #include "store/store.h"
 
 namespace cairn {
@@ -168,6 +169,9 @@ class RocksDbStore final : public Store {
   const std::unique_ptr<rocksdb::Env> env_;
   const std::unique_ptr<rocksdb::DB> db_;
   rocksdb::WriteOptions write_options_;
+  // Set once Open succeeds; reset first in the destructor, after the queue
+  // drained, so that its last mark covers every write.
+  std::unique_ptr<DurableMarkRecorder> durable_mark_;
 
   mutable absl::Mutex studies_mu_;
   // Existing studies: id -> display name.

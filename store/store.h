@@ -107,6 +107,13 @@ class Store {
   // open Store in this process), NotFound if it holds no database and
   // create_if_missing is false, and Internal/DataLoss on other RocksDB
   // errors.
+  // Damage: before RocksDB opens the store read-write, Open checks it
+  // read-only (store/damage_check.h); a damaged store (a corrupt or missing
+  // file, an emptied or deleted newest WAL, a MANIFEST that lost SSTs) is
+  // refused with DataLoss naming the file and the damage, every file left
+  // as it was, and the message names `cairnd --data-dir <parent of path>
+  // --repair` (store/repair.h). An open store keeps <path>/CAIRN-DURABLE
+  // current (store/durable_mark.h) for that check.
   static absl::StatusOr<std::unique_ptr<Store>> Open(
       const StoreOptions& options, const std::string& path);
 

@@ -1,0 +1,159 @@
+// See damage_check.h.
+#include "store/damage_check.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <set>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "rocksdb/db.h"
+#include "rocksdb/metadata.h"
+#include "rocksdb/transaction_log.h"
+#include "store/damage_log.h"
+#include "store/db_options.h"
+#include "store/durable_mark.h"
+#include "store/rocksdb_store_util.h"
+#include "store/wal_file_system.h"
+
+namespace cairn {
+namespace {
+
+namespace fs = std::filesystem;
+using store_internal::FromRocks;
+
+// What a read-only open learned about the store.
+struct Recovered {
+  std::set<std::string> live_ssts;        // Base names the MANIFEST references.
+  uint64_t largest_sst_seqno = 0;         // Over the referenced SSTs.
+  uint64_t first_wal_seqno = UINT64_MAX;  // First write in the WALs on disk.
+  uint64_t last_seqno = 0;                // After replaying the WALs.
+};
+
+Recovered Inspect(rocksdb::DB& db) {
+  Recovered r;
+  std::vector<rocksdb::LiveFileMetaData> live;
+  db.GetLiveFilesMetaData(&live);
+  for (const rocksdb::LiveFileMetaData& f : live) {
+    r.live_ssts.insert(fs::path(f.name).filename().string());
+    r.largest_sst_seqno = std::max(r.largest_sst_seqno, f.largest_seqno);
+  }
+  // WALs below the MANIFEST's log number are not replayed (a crash may
+  // leave them behind); only the others hold data for the store.
+  uint64_t min_wal = 0;
+  db.GetIntProperty("rocksdb.min-log-number-to-keep", &min_wal);
+  rocksdb::VectorLogPtr wals;
+  if (db.GetSortedWalFiles(wals).ok()) {
+    for (const auto& wal : wals) {
+      if (wal->LogNumber() >= min_wal && wal->SizeFileBytes() > 0 &&
+          wal->StartSequence() > 0) {
+        r.first_wal_seqno = std::min(r.first_wal_seqno, wal->StartSequence());
+      }
+    }
+  }
+  r.last_seqno = db.GetLatestSequenceNumber();
+  return r;
+}
+
+// The orphan SSTs (see FindStoreDamage) that hold data nothing else holds.
+void CheckOrphanSsts(const std::string& path, const Recovered& r,
+                     std::vector<std::string>* problems) {
+  for (const auto& e : fs::directory_iterator(path)) {
+    const std::string name = e.path().filename().string();
+    if (!absl::EndsWith(name, ".sst") || r.live_ssts.count(name) > 0) continue;
+    const absl::StatusOr<std::optional<SeqnoRange>> read =
+        ReadSstSeqnoRange(e.path().string());
+    // A MANIFEST references an SST only once it is complete and synced, so
+    // one cut short is the leftover of an interrupted flush or compaction.
+    if (!read.ok()) continue;
+    const std::optional<SeqnoRange>& range = *read;
+    if (range.has_value()) {
+      const bool compaction_output = range->largest <= r.largest_sst_seqno;
+      const bool flush_output = range->smallest >= r.first_wal_seqno &&
+                                range->largest <= r.last_seqno;
+      if (compaction_output || flush_output) continue;
+    }
+    problems->push_back(absl::StrCat(
+        "the MANIFEST does not reference ", name, ", which holds ",
+        range.has_value()
+            ? absl::StrCat("writes ", range->smallest, "..", range->largest)
+            : std::string("writes of unknown sequence numbers"),
+        " that no other file holds (the MANIFEST is damaged or old)"));
+  }
+}
+
+std::string WalName(uint64_t number) {
+  char name[32];
+  std::snprintf(name, sizeof(name), "%06llu.log",
+                static_cast<unsigned long long>(number));
+  return name;
+}
+
+// Durable writes that the WALs no longer hold.
+void CheckDurableMark(const std::string& path, const Recovered& r,
+                      std::vector<std::string>* problems) {
+  absl::StatusOr<std::optional<DurableMark>> mark = ReadDurableMark(path);
+  if (!mark.ok()) {
+    problems->push_back(std::string(mark.status().message()));
+    return;
+  }
+  if (!mark->has_value() || (*mark)->sequence <= r.last_seqno) return;
+  const std::string wal = WalName((*mark)->wal_number);
+  std::error_code ec;
+  const uintmax_t size = fs::file_size(fs::path(path) / wal, ec);
+  const char* kind = ec ? "is missing" : size == 0 ? "is empty" : "ends early";
+  problems->push_back(absl::StrCat(
+      "file ", wal, " ", kind, ": writes up to ", (*mark)->sequence,
+      " were durable, the WALs on disk hold writes only up to ", r.last_seqno));
+}
+
+// "file 000008.sst is missing" when a failed open says that an SST the
+// MANIFEST names is gone (RocksDB looks for NNNNNN.sst, then NNNNNN.ldb, and
+// reports the second); empty otherwise.
+std::string MissingSst(const std::string& status) {
+  const size_t at = status.find(".ldb: No such file");
+  if (at == std::string::npos || at < 6) return "";
+  return absl::StrCat("file ", status.substr(at - 6, 6), ".sst is missing (",
+                      status, ")");
+}
+
+std::string DescribeCorruption(const DamageReport& damage,
+                               const rocksdb::Status& s) {
+  if (const std::string missing = MissingSst(s.ToString()); !missing.empty()) {
+    return missing;
+  }
+  if (damage.file.empty()) return s.ToString();
+  return absl::StrCat("file ", damage.file, " is corrupt (", damage.detail,
+                      ")");
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<std::string>> FindStoreDamage(
+    const std::string& path) {
+  std::unique_ptr<rocksdb::Env> env = NewStableSizeWalEnv();
+  rocksdb::Options options = StoreDbOptions(env.get());
+  auto damage_log = std::make_shared<DamageLog>(NewDiscardingLogger());
+  options.info_log = damage_log;
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status s = rocksdb::DB::OpenForReadOnly(options, path, &raw);
+  std::vector<std::string> problems;
+  // A file the MANIFEST names that is gone or unreadable is damage too;
+  // RocksDB reports it as an IOError.
+  if (s.IsCorruption() || s.IsIOError()) {
+    problems.push_back(DescribeCorruption(damage_log->FirstDamage(), s));
+    return problems;
+  }
+  if (!s.ok()) {
+    return FromRocks(s, absl::StrCat("opening store at ", path, " read-only"));
+  }
+  std::unique_ptr<rocksdb::DB> db(raw);
+  const Recovered recovered = Inspect(*db);
+  CheckOrphanSsts(path, recovered, &problems);
+  CheckDurableMark(path, recovered, &problems);
+  return problems;
+}
+
+}  // namespace cairn

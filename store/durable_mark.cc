@@ -1,0 +1,129 @@
+// See durable_mark.h. File format: one line "wal <number> seq <sequence>".
+#include "store/durable_mark.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "rocksdb/transaction_log.h"
+
+namespace cairn {
+namespace {
+
+absl::Status Errno(absl::string_view what, const std::string& path) {
+  return absl::InternalError(
+      absl::StrCat(what, " ", path, ": ", std::strerror(errno)));
+}
+
+// Writes `data` to `path` and fsyncs it.
+absl::Status WriteSynced(const std::string& path, const std::string& data) {
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) return Errno("cannot create", path);
+  const bool ok = write(fd, data.data(), data.size()) ==
+                      static_cast<ssize_t>(data.size()) &&
+                  fsync(fd) == 0;
+  absl::Status s = ok ? absl::OkStatus() : Errno("cannot write", path);
+  close(fd);
+  return s;
+}
+
+absl::Status SyncDir(const std::string& dir) {
+  const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (fd < 0) return Errno("cannot open", dir);
+  absl::Status s =
+      fsync(fd) == 0 ? absl::OkStatus() : Errno("cannot sync", dir);
+  close(fd);
+  return s;
+}
+
+// Number of the newest WAL of `db`, 0 if it cannot be listed.
+uint64_t CurrentWalNumber(rocksdb::DB* db) {
+  rocksdb::VectorLogPtr wals;
+  if (!db->GetSortedWalFiles(wals).ok() || wals.empty()) return 0;
+  return wals.back()->LogNumber();
+}
+
+}  // namespace
+
+absl::StatusOr<std::optional<DurableMark>> ReadDurableMark(
+    const std::string& dir) {
+  const std::string path = absl::StrCat(dir, "/", kDurableMarkFile);
+  std::ifstream in(path);
+  if (!in) {
+    if (!std::filesystem::exists(path)) return std::nullopt;
+    return Errno("cannot read", path);
+  }
+  std::string wal_word;
+  std::string seq_word;
+  DurableMark mark;
+  if (!(in >> wal_word >> mark.wal_number >> seq_word >> mark.sequence) ||
+      wal_word != "wal" || seq_word != "seq") {
+    return absl::DataLossError(
+        absl::StrCat("file ", kDurableMarkFile, " is corrupt"));
+  }
+  return mark;
+}
+
+absl::Status WriteDurableMark(const std::string& dir, const DurableMark& mark) {
+  const std::string path = absl::StrCat(dir, "/", kDurableMarkFile);
+  const std::string tmp = path + ".tmp";
+  absl::Status s = WriteSynced(
+      tmp, absl::StrCat("wal ", mark.wal_number, " seq ", mark.sequence, "\n"));
+  if (!s.ok()) return s;
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    return Errno("cannot rename to", path);
+  }
+  return SyncDir(dir);
+}
+
+DurableMarkRecorder::DurableMarkRecorder(rocksdb::DB* db, std::string dir,
+                                         bool writes_synced)
+    : db_(db), dir_(std::move(dir)), writes_synced_(writes_synced) {
+  Record();
+  thread_ = std::thread([this] { Loop(); });
+}
+
+DurableMarkRecorder::~DurableMarkRecorder() {
+  {
+    absl::MutexLock lock(&stop_mu_);
+    stop_ = true;
+  }
+  thread_.join();
+  Record();
+}
+
+void DurableMarkRecorder::Record() {
+  absl::MutexLock lock(&record_mu_);
+  // Read the number first: every write up to it is in the WAL (synced
+  // writes are published only after their fsync), so it is durable once
+  // SyncWAL returns.
+  const uint64_t seq = db_->GetLatestSequenceNumber();
+  if (has_recorded_ && seq == recorded_) return;
+  if (!writes_synced_ && !db_->SyncWAL().ok()) return;
+  const DurableMark mark{CurrentWalNumber(db_), seq};
+  if (!WriteDurableMark(dir_, mark).ok()) return;
+  recorded_ = seq;
+  has_recorded_ = true;
+}
+
+void DurableMarkRecorder::Loop() {
+  for (;;) {
+    {
+      absl::MutexLock lock(&stop_mu_);
+      stop_mu_.AwaitWithTimeout(absl::Condition(&stop_), absl::Seconds(1));
+      if (stop_) return;
+    }
+    Record();
+  }
+}
+
+}  // namespace cairn
