@@ -3,6 +3,9 @@
 // began and opens with Store::Open; bad destinations are refused by name.
 #include "store/backup.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -255,6 +258,45 @@ TEST_F(BackupTest, LeavesNoTemporaryDirectoryAndFillsAnEmptyDestination) {
     EXPECT_THAT(e.path().filename().string(),
                 ::testing::Not(HasSubstr(".tmp-")));
   }
+}
+
+// Largest hard-link count among the table files (*.sst) under `dir`.
+uintmax_t MaxSstLinks(const std::string& dir) {
+  uintmax_t links = 0;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (e.path().extension() == ".sst") {
+      links = std::max(links, fs::hard_link_count(e.path()));
+    }
+  }
+  return links;
+}
+
+TEST_F(BackupTest, LinksTableFilesOnTheSameFileSystem) {
+  ASSERT_TRUE(store_->PutTrials(study_id_, {MakeTrial(1)}).ok());
+  const std::string dest = tmp_.path() + "/linked";
+  absl::StatusOr<BackupResult> result = BackupStore(*store_, data_dir_, dest);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->trials, 1);
+  EXPECT_GE(MaxSstLinks(dest), 2u);
+}
+
+// Another file system (tmpfs in /dev/shm): RocksDB cannot link, so it copies.
+TEST_F(BackupTest, CopiesTableFilesToAnotherFileSystem) {
+  struct stat shm, tmp;
+  if (stat("/dev/shm", &shm) != 0 || stat(tmp_.path().c_str(), &tmp) != 0 ||
+      shm.st_dev == tmp.st_dev || access("/dev/shm", W_OK) != 0) {
+    GTEST_SKIP() << "needs a writable /dev/shm on another file system";
+  }
+  ASSERT_TRUE(store_->PutTrials(study_id_, {MakeTrial(1)}).ok());
+  char templ[] = "/dev/shm/cairn_backup_test_XXXXXX";
+  ASSERT_NE(mkdtemp(templ), nullptr);
+  const std::string dest = std::string(templ) + "/backup";
+  absl::StatusOr<BackupResult> result = BackupStore(*store_, data_dir_, dest);
+  const uintmax_t links = result.ok() ? MaxSstLinks(dest) : 0;
+  fs::remove_all(templ);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->trials, 1);
+  EXPECT_EQ(links, 1u);
 }
 
 // Expects BackupStore(dest) to fail with `code`, naming `dest` in the
