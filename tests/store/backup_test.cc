@@ -81,7 +81,8 @@ class AckCounter {
 
 // A file system whose LinkFile (only RocksDB's Checkpoint links files), once
 // armed, first waits until the writers have made more writes: proof that the
-// live store takes writes while a checkpoint is being made.
+// live store takes writes while a checkpoint is being made. Or, with
+// FailLinks(), fails like a broken disk: a checkpoint that fails half-way.
 class WaitingLinkFileSystem final : public rocksdb::FileSystemWrapper {
  public:
   WaitingLinkFileSystem(std::shared_ptr<rocksdb::FileSystem> base,
@@ -91,17 +92,20 @@ class WaitingLinkFileSystem final : public rocksdb::FileSystemWrapper {
   rocksdb::IOStatus LinkFile(const std::string& src, const std::string& dst,
                              const rocksdb::IOOptions& options,
                              rocksdb::IODebugContext* dbg) override {
+    if (fail_links_) return rocksdb::IOStatus::IOError("injected link error");
     if (armed_.exchange(false)) {
       writes_during_link_ = acks_->AwaitMore(50, absl::Seconds(10));
     }
     return target()->LinkFile(src, dst, options, dbg);
   }
   void Arm() { armed_ = true; }
+  void FailLinks() { fail_links_ = true; }
   bool writes_during_link() const { return writes_during_link_; }
 
  private:
   AckCounter* acks_;
   std::atomic<bool> armed_{false};
+  std::atomic<bool> fail_links_{false};
   std::atomic<bool> writes_during_link_{false};
 };
 
@@ -258,6 +262,22 @@ TEST_F(BackupTest, LeavesNoTemporaryDirectoryAndFillsAnEmptyDestination) {
     EXPECT_THAT(e.path().filename().string(),
                 ::testing::Not(HasSubstr(".tmp-")));
   }
+}
+
+TEST_F(BackupTest, FailedCheckpointLeavesNothingBehind) {
+  ASSERT_TRUE(store_->PutTrials(study_id_, {MakeTrial(1)}).ok());
+  link_fs_->FailLinks();
+  const std::string dest = tmp_.path() + "/failed";
+  absl::StatusOr<BackupResult> result = BackupStore(*store_, data_dir_, dest);
+  ASSERT_FALSE(result.ok());
+  EXPECT_THAT(result.status().message(), HasSubstr("injected link error"));
+  EXPECT_FALSE(fs::exists(dest));
+  for (const auto& e : fs::directory_iterator(tmp_.path())) {
+    EXPECT_THAT(e.path().filename().string(),
+                ::testing::Not(HasSubstr(".tmp-")));
+  }
+  // The live store is unharmed.
+  EXPECT_TRUE(store_->PutTrials(study_id_, {MakeTrial(2)}).ok());
 }
 
 // Largest hard-link count among the table files (*.sst) under `dir`.
