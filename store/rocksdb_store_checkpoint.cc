@@ -11,13 +11,14 @@ namespace cairn {
 namespace {
 
 // log_size_for_flush: 0 makes RocksDB flush the memtables before every
-// checkpoint, so the copy is the table files (hard links, nearly free) plus
-// the little WAL written since the flush, which is copied; the live store
-// gets one small L0 table file per backup. Acknowledged writes are in the
-// copy either way: flushed into the tables, or in the copied (fsynced) WAL.
-// Not flushing would copy the whole live WAL instead, whose files are
-// preallocated (store/wal_file_system.h), so the copy could cost tens of MB
-// however little data they hold.
+// checkpoint, so the acknowledged data is in table files (hard links, nearly
+// free) and the copied WAL holds only what was written since the flush; the
+// live store gets one small L0 table file per backup. Acknowledged writes are
+// in the copy either way: flushed into the tables, or in the copied (fsynced)
+// WAL. Not flushing would copy every live WAL instead. Either way the current
+// WAL is copied at its size on disk, which is its preallocated size
+// (store/wal_file_system.h: about 1.1 x the memtable size, mostly zeros);
+// BackupStore's first open of the copy replays it and drops it.
 constexpr uint64_t kFlushWalBytes = 0;
 
 }  // namespace
