@@ -97,7 +97,12 @@ absl::Status CheckFreeDestination(const fs::path& dest) {
           absl::StrCat("backup destination ", Quote(dest),
                        " exists and is not a directory"));
     }
-    if (!fs::is_empty(dest, ec) || ec) {
+    const bool empty = fs::is_empty(dest, ec);
+    if (ec) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "cannot read backup destination ", Quote(dest), ": ", ec.message()));
+    }
+    if (!empty) {
       return absl::FailedPreconditionError(
           absl::StrCat("backup destination ", Quote(dest),
                        " is a non-empty directory; name a new or empty one"));

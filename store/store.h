@@ -210,8 +210,7 @@ class Store {
   // sequence number that the copy holds (writes up to it are in it). On error
   // `dir` may be left partly written (see store/backup.h, which names it so
   // that this never matters). Default: Unimplemented (test doubles).
-  virtual absl::StatusOr<uint64_t> Checkpoint(const std::string& dir) {
-    (void)dir;
+  virtual absl::StatusOr<uint64_t> Checkpoint(const std::string& /*dir*/) {
     return absl::UnimplementedError("this Store cannot make checkpoints");
   }
 };
