@@ -20,8 +20,10 @@ absl::Status FromGrpcStatus(const grpc::Status& status,
 
 StudyClient::StudyClient(std::string target, std::chrono::milliseconds timeout)
     : target_(std::move(target)), timeout_(timeout) {
-  stub_ = cairn::v1::StudyService::NewStub(
-      grpc::CreateChannel(target_, grpc::InsecureChannelCredentials()));
+  std::shared_ptr<grpc::Channel> channel =
+      grpc::CreateChannel(target_, grpc::InsecureChannelCredentials());
+  stub_ = cairn::v1::StudyService::NewStub(channel);
+  admin_stub_ = cairn::v1::AdminService::NewStub(channel);
 }
 
 absl::StatusOr<cairn::v1::Study> StudyClient::ResolveStudy(

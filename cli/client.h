@@ -1,5 +1,6 @@
-// A thin synchronous client of cairn.v1.StudyService for the CLI: one channel,
-// a per-call deadline, and grpc::Status converted to absl::Status.
+// A thin synchronous client of cairn.v1.StudyService and AdminService for the
+// CLI: one channel, a per-call deadline, and grpc::Status converted to
+// absl::Status.
 #ifndef CAIRN_CLI_CLIENT_H_
 #define CAIRN_CLI_CLIENT_H_
 
@@ -10,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "cairn/v1/admin_service.grpc.pb.h"
 #include "cairn/v1/study_service.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 
@@ -25,6 +27,7 @@ absl::Status FromGrpcStatus(const grpc::Status& status,
 class StudyClient {
  public:
   using Stub = cairn::v1::StudyService::Stub;
+  using AdminStub = cairn::v1::AdminService::Stub;
 
   // `target` is HOST:PORT; every call gets `timeout` as its deadline.
   StudyClient(std::string target, std::chrono::milliseconds timeout);
@@ -35,12 +38,15 @@ class StudyClient {
       grpc::Status (Stub::*method)(grpc::ClientContext*, const Request&,
                                    Response*),
       const Request& request) {
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + timeout_);
-    Response response;
-    grpc::Status status = ((*stub_).*method)(&context, request, &response);
-    if (!status.ok()) return FromGrpcStatus(status, target_);
-    return response;
+    return Invoke(*stub_, method, request);
+  }
+  // The same for AdminService, e.g. Call(&AdminStub::Backup, request).
+  template <typename Request, typename Response>
+  absl::StatusOr<Response> Call(
+      grpc::Status (AdminStub::*method)(grpc::ClientContext*, const Request&,
+                                        Response*),
+      const Request& request) {
+    return Invoke(*admin_stub_, method, request);
   }
 
   // Resolves a STUDY argument ("studies/N", N or a display name) to the
@@ -53,9 +59,24 @@ class StudyClient {
   const std::string& target() const { return target_; }
 
  private:
+  template <typename StubT, typename Request, typename Response>
+  absl::StatusOr<Response> Invoke(
+      StubT& stub,
+      grpc::Status (StubT::*method)(grpc::ClientContext*, const Request&,
+                                    Response*),
+      const Request& request) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + timeout_);
+    Response response;
+    grpc::Status status = (stub.*method)(&context, request, &response);
+    if (!status.ok()) return FromGrpcStatus(status, target_);
+    return response;
+  }
+
   std::string target_;
   std::chrono::milliseconds timeout_;
   std::unique_ptr<Stub> stub_;
+  std::unique_ptr<AdminStub> admin_stub_;
 };
 
 }  // namespace cairn::cli

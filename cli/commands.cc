@@ -1,7 +1,7 @@
-// The cairn command tree: global options, the study and trial subcommands
-// with their flags and help text, and RunCli, which parses argv and runs the
-// chosen handler (see handlers.h); errors travel back as absl::Status and
-// become one "cairn: error:" line.
+// The cairn command tree: global options, the study, trial and backup
+// subcommands with their flags and help text, and RunCli, which parses argv
+// and runs the chosen handler (see handlers.h); errors travel back as
+// absl::Status and become one "cairn: error:" line.
 #include "cli/commands.h"
 
 #include <string>
@@ -25,6 +25,7 @@ class CommandTree {
   void AddGlobalOptions(CLI::App& app);
   void AddStudyCommands(CLI::App& app);
   void AddTrialCommands(CLI::App& app);
+  void AddAdminCommands(CLI::App& app);
 
  private:
   void On(CLI::App* sub, Handler fn) {
@@ -250,6 +251,20 @@ void CommandTree::AddTrialLogs(CLI::App* trial) {
   On(logs, TrialLogs);
 }
 
+void CommandTree::AddAdminCommands(CLI::App& app) {
+  CLI::App* backup = app.add_subcommand(
+      "backup",
+      "back cairnd's store up into DEST while it serves writes (admin)");
+  backup
+      ->add_option("DEST", o_.destination,
+                   "absolute path ON THE CAIRND MACHINE: a new or empty "
+                   "directory outside cairnd's data dir; restore with "
+                   "cairnd --data-dir DEST")
+      ->required();
+  AddJson(backup);
+  On(backup, Backup);
+}
+
 // Runs the parsed command's handler; returns the exit code.
 int RunHandler(Handler action, Context& c) {
   if (action == nullptr) {
@@ -278,6 +293,7 @@ int RunCli(int argc, const char* const* argv, std::ostream& out,
   tree.AddGlobalOptions(app);
   tree.AddStudyCommands(app);
   tree.AddTrialCommands(app);
+  tree.AddAdminCommands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

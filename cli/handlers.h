@@ -1,7 +1,7 @@
 // The handlers behind the cairn subcommands, and what they run on: the
 // options the command line sets (Options) and the per-run Context. Private to
 // cli/: commands.cc builds the command tree that picks a handler, and
-// study_handlers.cc / trial_handlers.cc implement them.
+// study_handlers.cc / trial_handlers.cc / admin_handlers.cc implement them.
 #ifndef CAIRN_CLI_HANDLERS_H_
 #define CAIRN_CLI_HANDLERS_H_
 
@@ -40,6 +40,7 @@ struct Options {
   std::string infeasible_reason;
   bool follow = false;
   double interval_seconds = 2;
+  std::string destination;
 };
 
 // One run of the command line: its options, where output and diagnostics go,
@@ -89,6 +90,10 @@ absl::Status TrialList(Context& c);
 absl::Status TrialGet(Context& c);
 absl::Status TrialStop(Context& c);
 absl::Status TrialHistory(Context& c);
+
+// cairn backup DEST: asks cairnd to back its store up into DEST, a path on
+// the cairnd machine, and prints what the backup holds.
+absl::Status Backup(Context& c);
 
 }  // namespace cairn::cli
 

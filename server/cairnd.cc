@@ -13,6 +13,7 @@
 #include "monitoring/grpc_metrics_interceptor.h"
 #include "monitoring/study_summary.h"
 #include "spdlog/spdlog.h"
+#include "store/backup.h"
 
 namespace cairn {
 
@@ -44,7 +45,7 @@ absl::Status WritePortFile(const std::string& path, int port) {
 }  // namespace
 
 std::string StorePath(const std::string& data_dir) {
-  return (std::filesystem::path(data_dir) / "store").string();
+  return (std::filesystem::path(data_dir) / kStoreDirName).string();
 }
 
 absl::StatusOr<std::unique_ptr<Cairnd>> Cairnd::Start(
@@ -61,7 +62,7 @@ absl::StatusOr<std::unique_ptr<Cairnd>> Cairnd::Start(
   if (s.ok()) {
     s = d->OpenController(store_path, jobs_root, gpus, options.min_free_space);
   }
-  if (s.ok()) s = d->StartGrpc(options.listen);
+  if (s.ok()) s = d->StartGrpc(options.listen, options.data_dir);
   if (s.ok()) s = d->StartJobs(jobs_root, gpus, options.grace_seconds);
   if (s.ok() && !options.port_file.empty()) {
     s = WritePortFile(options.port_file, d->port_);
@@ -116,14 +117,17 @@ absl::Status Cairnd::OpenController(const std::string& store_path,
   return absl::OkStatus();
 }
 
-absl::Status Cairnd::StartGrpc(const std::string& listen) {
+absl::Status Cairnd::StartGrpc(const std::string& listen,
+                               const std::string& data_dir) {
   executor_ = jobs::NewLocalProcessExecutor(Clock::Real());
   service_ = std::make_unique<StudyServiceImpl>(manager_.get());
+  admin_service_ = std::make_unique<AdminServiceImpl>(store_.get(), data_dir);
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port_);
   builder.RegisterService(service_.get());
+  builder.RegisterService(admin_service_.get());
   builder.experimental().SetInterceptorCreators(
       monitoring::MakeGrpcMetricsInterceptors(metrics_.get()));
   builder.SetMaxReceiveMessageSize(64 << 20);

@@ -1,6 +1,6 @@
 // cairnd: the Cairn server process, assembled from the components: the store,
-// the study controller and the gRPC services (StudyService, health,
-// reflection).
+// the study controller and the gRPC services (StudyService, AdminService,
+// health, reflection).
 #ifndef CAIRN_SERVER_CAIRND_H_
 #define CAIRN_SERVER_CAIRND_H_
 
@@ -12,6 +12,7 @@
 #include "jobs/job_runner.h"
 #include "monitoring/metrics.h"
 #include "monitoring/study_observer.h"
+#include "server/admin_service.h"
 #include "server/study_service.h"
 #include "store/store.h"
 #include "trials/study_manager.h"
@@ -72,7 +73,8 @@ class Cairnd {
   absl::Status OpenController(const std::string& store_path,
                               const std::string& jobs_root, int gpus,
                               uint64_t min_free_space);
-  absl::Status StartGrpc(const std::string& listen);
+  absl::Status StartGrpc(const std::string& listen,
+                         const std::string& data_dir);
   absl::Status StartJobs(const std::string& jobs_root, int gpus,
                          double grace_seconds);
   // The service's state for a Prometheus scrape.
@@ -84,6 +86,7 @@ class Cairnd {
   std::unique_ptr<jobs::Executor> executor_;
   std::unique_ptr<jobs::JobRunner> runner_;
   std::unique_ptr<StudyServiceImpl> service_;
+  std::unique_ptr<AdminServiceImpl> admin_service_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
 };

@@ -106,6 +106,8 @@ class RocksDbStore final : public Store {
   absl::Status WriteHealth() override;
   absl::Status Resume() override;
   absl::StatusOr<uint64_t> AvailableBytes() override;
+  // See rocksdb_store_checkpoint.cc.
+  absl::StatusOr<uint64_t> Checkpoint(const std::string& dir) override;
 
   // Number of RocksDB writes the commit queue has issued (one per group, so
   // fewer than the number of writes when they were grouped). For tests.

@@ -210,6 +210,18 @@ class Store {
   // Bytes an unprivileged process may still write on the store's file
   // system (statvfs f_bavail). Error if the file system cannot be queried.
   virtual absl::StatusOr<uint64_t> AvailableBytes() = 0;
+
+  // Writes a consistent, openable copy of the store (RocksDB's Checkpoint)
+  // into directory `dir`, which must not exist; its parent must. Every write
+  // acknowledged before the call is in the copy; writes may go on meanwhile.
+  // Table files are hard-linked when `dir` is on the store's file system and
+  // copied otherwise; the MANIFEST and the WAL are copied. Returns a RocksDB
+  // sequence number that the copy holds (writes up to it are in it). On error
+  // `dir` may be left partly written (see store/backup.h, which names it so
+  // that this never matters). Default: Unimplemented (test doubles).
+  virtual absl::StatusOr<uint64_t> Checkpoint(const std::string& /*dir*/) {
+    return absl::UnimplementedError("this Store cannot make checkpoints");
+  }
 };
 
 }  // namespace cairn

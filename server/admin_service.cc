@@ -1,0 +1,34 @@
+// Thin gRPC adapter over BackupStore.
+#include "server/admin_service.h"
+
+#include "absl/time/time.h"
+#include "server/status_util.h"
+#include "spdlog/spdlog.h"
+#include "store/backup.h"
+
+namespace cairn {
+
+grpc::Status AdminServiceImpl::Backup(grpc::ServerContext*,
+                                      const cairn::v1::BackupRequest* request,
+                                      cairn::v1::BackupResponse* response) {
+  absl::StatusOr<BackupResult> result =
+      BackupStore(*store_, data_dir_, request->destination());
+  if (!result.ok()) return ToGrpcStatus(result.status());
+  response->set_destination(result->path);
+  response->set_sequence_number(result->sequence_number);
+  response->set_study_count(result->studies);
+  response->set_trial_count(result->trials);
+  response->set_file_count(result->files);
+  response->set_size_bytes(result->size_bytes);
+  const absl::Duration elapsed = result->elapsed;
+  response->mutable_duration()->set_seconds(absl::ToInt64Seconds(elapsed));
+  response->mutable_duration()->set_nanos(static_cast<int32_t>(
+      absl::ToInt64Nanoseconds(elapsed % absl::Seconds(1))));
+  spdlog::info(
+      "backup written to {}: {} studies, {} trials, {} files, {} bytes",
+      result->path, result->studies, result->trials, result->files,
+      result->size_bytes);
+  return grpc::Status::OK;
+}
+
+}  // namespace cairn
