@@ -77,6 +77,11 @@ rocksdb::Options StoreDbOptions(rocksdb::Env* env) {
       rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
   options.track_and_verify_wals_in_manifest = true;
   options.paranoid_checks = true;
+  // 16 MB memtables (RocksDB's default is 64 MB) keep small both the free
+  // space a flush needs and each WAL file's preallocation (1.1 x
+  // write_buffer_size, all of it on disk: see wal_file_system.h). The
+  // store's free-space floor (kMinFreeBytesToWrite) is sized from this.
+  options.write_buffer_size = 16 << 20;
   options.table_properties_collector_factories.push_back(
       std::make_shared<SeqnoRangeCollectorFactory>());
   return options;

@@ -3,8 +3,6 @@
 // live in rocksdb_store_{commit_queue,trials,measurements}.cc.
 #include "store/rocksdb_store.h"
 
-#include <sys/statvfs.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -34,6 +32,7 @@ namespace {
 
 namespace keys = store_keys;
 using store_internal::CheckId;
+using store_internal::FreeBytes;
 using store_internal::FromRocks;
 using store_internal::ToSlice;
 using store_internal::ToView;
@@ -103,12 +102,9 @@ absl::StatusOr<std::unique_ptr<Store>> RocksDbStore::Open(
 
   // Disk full: RocksDB stops writes and, through the SstFileManager, polls
   // for free space every 5 s and resumes by itself once there is room for
-  // a memtable flush (write_buffer_size). Without one its recovery never
-  // ends and DB::Resume stays Busy. 16 MB memtables (RocksDB's default is
-  // 64 MB) keep both that requirement and each WAL file's preallocation
-  // (1.1 x write_buffer_size, all of it on disk: see wal_file_system.h)
-  // small.
-  db_options.write_buffer_size = 16 << 20;
+  // a memtable flush. Without one its recovery never ends and DB::Resume
+  // stays Busy. (The store's own check, kMinFreeBytesToWrite, normally
+  // stops writes before RocksDB runs out of space.)
   db_options.sst_file_manager.reset(
       rocksdb::NewSstFileManager(env.get(), db_options.info_log));
   rocksdb::DB* raw = nullptr;
@@ -411,12 +407,7 @@ absl::StatusOr<std::vector<StoredStudy>> RocksDbStore::LoadAll() {
 }
 
 absl::StatusOr<uint64_t> RocksDbStore::AvailableBytes() {
-  struct statvfs st;
-  if (statvfs(path_.c_str(), &st) != 0) {
-    return absl::InternalError(
-        absl::StrCat("statvfs of store at ", path_, ": ", strerror(errno)));
-  }
-  return static_cast<uint64_t>(st.f_bavail) * st.f_frsize;
+  return FreeBytes(path_);
 }
 
 uint64_t RocksDbStore::ApproximateSizeBytes() {

@@ -29,6 +29,11 @@ namespace cairn {
 // whose meta/schema_version is larger.
 inline constexpr int64_t kSchemaVersion = 1;
 
+// Free space the store's disk must have for a write to be attempted: two
+// memtables (a flush) plus a preallocated WAL file, with some slack. See
+// StoreDbOptions (write_buffer_size).
+inline constexpr uint64_t kMinFreeBytesToWrite = uint64_t{40} << 20;
+
 class RocksDbStore;
 
 // A queued write. batch and what are immutable once queued; done and status
@@ -132,6 +137,16 @@ class RocksDbStore final : public Store {
   // Enqueue + Await.
   absl::Status Write(rocksdb::WriteBatch* batch, absl::string_view what);
 
+  // NoSpace when the store's disk has less than kMinFreeBytesToWrite free:
+  // writes stop there, before RocksDB itself runs out of space (a RocksDB
+  // that hit ENOSPC on its WAL may be unable to resume without a restart).
+  rocksdb::Status CheckRoomToWrite() const;
+
+  // The error Resume returns when RocksDB did not recover (`s`): says
+  // whether waiting helps or only a reopen (restart) does.
+  std::string ResumeFailure(const rocksdb::Status& s) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(queue_mu_);
+
   // After DB::Resume: moves RocksDB onto a new WAL file (writes
   // meta/last_resume without the WAL and flushes). REQUIRES: no other
   // writer (the store is failed and queue_mu_ held).
@@ -201,6 +216,8 @@ class RocksDbStore final : public Store {
   absl::CondVar queue_cv_;
   // Set by the first failed write; every later write fails with it.
   absl::Status failed_ ABSL_GUARDED_BY(queue_mu_);
+  // The failure came from a RocksDB write (so RocksDB must resume too).
+  bool rocksdb_failed_ ABSL_GUARDED_BY(queue_mu_) = false;
   // failed_.ok(), readable without queue_mu_ (WriteHealth's fast path).
   std::atomic<bool> writable_{true};
   int64_t synced_writes_ ABSL_GUARDED_BY(queue_mu_) = 0;

@@ -12,6 +12,7 @@
 namespace cairn {
 namespace {
 
+using store_internal::FreeBytes;
 using store_internal::FromRocks;
 using store_internal::ToSlice;
 
@@ -98,6 +99,7 @@ void RocksDbStore::LeadOneGroup() {
 
   absl::Status status = failed;
   bool wrote = false;
+  bool rocksdb_failed = false;
   if (status.ok() && !group.empty()) {
     rocksdb::WriteBatch merged;
     rocksdb::WriteBatch* batch = &group.front()->batch;
@@ -111,11 +113,17 @@ void RocksDbStore::LeadOneGroup() {
       batch = &merged;
     }
     if (s.ok() && batch->Count() > 0) {
-      wrote = true;
-      s = inject_failure
-              ? rocksdb::Status::IOError("injected write failure",
-                                         "RocksDbStore::TEST_FailWrites")
-              : db_->Write(write_options_, batch);
+      if (inject_failure) {
+        s = rocksdb::Status::IOError("injected write failure",
+                                     "RocksDbStore::TEST_FailWrites");
+      } else {
+        s = CheckRoomToWrite();
+        if (s.ok()) {
+          wrote = true;
+          s = db_->Write(write_options_, batch);
+          rocksdb_failed = !s.ok();
+        }
+      }
     }
     status = WriteError(
         s, absl::StrCat("writing ",
@@ -128,6 +136,7 @@ void RocksDbStore::LeadOneGroup() {
 
   queue_mu_.Lock();
   if (wrote) ++synced_writes_;
+  if (rocksdb_failed) rocksdb_failed_ = true;
   if (!status.ok() && failed_.ok()) {
     // Everything queued from now on must fail too: a later write must never
     // land without this one.
@@ -191,16 +200,36 @@ absl::Status RocksDbStore::Resume() {
     }
   }
   if (fail_writes_) return failed_;
-  rocksdb::Status s = db_->Resume();
-  if (s.ok()) s = SwitchToFreshWal();
-  if (!s.ok()) {
-    return absl::Status(
-        failed_.code(),
-        absl::StrCat(failed_.message(), " (recovery: ", s.ToString(), ")"));
-  }
+  rocksdb::Status s = CheckRoomToWrite();
+  // RocksDB itself is fine unless one of its writes failed (our own
+  // free-space check stops writes before RocksDB runs out of space).
+  if (s.ok() && rocksdb_failed_) s = db_->Resume();
+  if (s.ok() && rocksdb_failed_) s = SwitchToFreshWal();
+  if (!s.ok()) return absl::Status(failed_.code(), ResumeFailure(s));
   failed_ = absl::OkStatus();
+  rocksdb_failed_ = false;
   writable_.store(true, std::memory_order_release);
   return absl::OkStatus();
+}
+
+std::string RocksDbStore::ResumeFailure(const rocksdb::Status& s) const {
+  if (s.IsNoSpace() || s.IsBusy()) {
+    return absl::StrCat(failed_.message(), " (still: ", s.ToString(), ")");
+  }
+  // E.g. EIO on the WAL: RocksDB 7.8 treats it as unrecoverable in place.
+  return absl::StrCat(failed_.message(), " (RocksDB cannot resume from ",
+                      s.ToString(),
+                      "; restart cairnd to reopen the store: every "
+                      "acknowledged write is kept)");
+}
+
+rocksdb::Status RocksDbStore::CheckRoomToWrite() const {
+  absl::StatusOr<uint64_t> free = FreeBytes(path_);
+  if (!free.ok() || *free >= kMinFreeBytesToWrite) return rocksdb::Status::OK();
+  return rocksdb::Status::NoSpace(absl::StrCat(
+      "only ", *free >> 20, " MB free on its disk; the store writes only with ",
+      kMinFreeBytesToWrite >> 20,
+      " MB free (room for a memtable flush and a new WAL file)"));
 }
 
 rocksdb::Status RocksDbStore::SwitchToFreshWal() {

@@ -1,6 +1,11 @@
 // Helpers shared by the files that implement RocksDbStore.
 #include "store/rocksdb_store_util.h"
 
+#include <sys/statvfs.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include "absl/strings/str_cat.h"
 
 namespace cairn {
@@ -23,6 +28,15 @@ absl::Status CheckId(absl::string_view field, int64_t id) {
   if (id > 0) return absl::OkStatus();
   return absl::InvalidArgumentError(
       absl::StrCat(field, " must be > 0, got ", id));
+}
+
+absl::StatusOr<uint64_t> FreeBytes(const std::string& path) {
+  struct statvfs st;
+  if (statvfs(path.c_str(), &st) != 0) {
+    return absl::InternalError(
+        absl::StrCat("statvfs of store at ", path, ": ", strerror(errno)));
+  }
+  return static_cast<uint64_t>(st.f_bavail) * st.f_frsize;
 }
 
 }  // namespace store_internal

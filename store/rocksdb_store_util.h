@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "rocksdb/slice.h"
 #include "rocksdb/status.h"
@@ -31,6 +32,10 @@ absl::Status FromRocks(const rocksdb::Status& s, absl::string_view context);
 
 // InvalidArgument naming `field` unless id > 0.
 absl::Status CheckId(absl::string_view field, int64_t id);
+
+// Bytes an unprivileged process may still write on the file system holding
+// `path` (statvfs f_bavail). Internal error naming the path on failure.
+absl::StatusOr<uint64_t> FreeBytes(const std::string& path);
 
 }  // namespace store_internal
 }  // namespace cairn

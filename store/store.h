@@ -20,8 +20,9 @@
 // Failure: if a queued write fails (e.g. the WAL fsync fails, or the disk is
 // full), it and every write queued behind it fail, and the store stays
 // failed: every later mutating call returns the same error until Resume()
-// succeeds: ResourceExhausted when the disk is full, Unavailable for other
-// I/O errors, each naming the store path. Nothing enqueued after a failed
+// succeeds: ResourceExhausted when the disk is full (less than
+// kMinFreeBytesToWrite free), Unavailable for other I/O errors, each naming
+// the store path. Nothing enqueued after a failed
 // write can land on disk, so a later write never survives without an
 // earlier one. Reads keep working meanwhile. A failed write is never half
 // applied (one write is one RocksDB batch); it may still be on disk after a
@@ -199,10 +200,13 @@ class Store {
   virtual absl::Status WriteHealth() = 0;
 
   // Makes a failed store writable again: waits until every queued write has
-  // finished (they fail), then asks RocksDB to recover (DB::Resume: with the
-  // disk writable again it flushes the memtables to a new WAL/SST and clears
-  // its background error). OK if the store is writable (also when it never
-  // failed); otherwise the error that still stops writes. Callers that
+  // finished (they fail), checks that the disk has room again
+  // (kMinFreeBytesToWrite: the store stops writing below it, before RocksDB
+  // itself runs out of space) and, if a RocksDB write failed, asks RocksDB
+  // to recover (DB::Resume, then a fresh WAL). OK if the store is writable
+  // (also when it never failed); otherwise the error that still stops
+  // writes, saying whether only a restart helps (RocksDB 7.8 cannot resume
+  // in place from EIO on its WAL). Callers that
   // keep state derived from what they wrote must rebuild it from the store
   // (LoadAll) *before* calling Resume: the failed writes are not on disk.
   virtual absl::Status Resume() = 0;

@@ -1,7 +1,7 @@
 // Disk full on a real (tiny) file system: a tmpfs mounted for the test,
 // which needs root; without it the test skips and says why.
-//  - the write that does not fit fails with ResourceExhausted naming the
-//    store path, nothing aborts, later writes fail the same way;
+//  - below kMinFreeBytesToWrite free, a write fails with ResourceExhausted
+//    naming the store path, nothing aborts, later writes fail the same way;
 //  - reads keep answering, with exactly the acknowledged writes;
 //  - once space is freed, Resume() makes the store writable, no reopen;
 //  - a reopened store holds every acknowledged write and no failed one.
@@ -14,7 +14,10 @@
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "store/rocksdb_store.h"
 #include "store/store.h"
+#include "tests/testing/fault_file_system.h"
+#include "tests/testing/test_util.h"
 #include "tests/testing/tmpfs.h"
 
 namespace cairn {
@@ -22,8 +25,8 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// RocksDB resumes once a memtable flush fits (64 MB free), so the file
-// system must be larger than that.
+// Larger than the store's write floor (kMinFreeBytesToWrite, 40 MB) plus
+// a preallocated WAL (about 18 MB).
 constexpr uint64_t kTmpfsBytes = 80 << 20;
 
 cairn::v1::Trial BulkyTrial(int64_t id) {
@@ -55,19 +58,20 @@ TEST(DiskFullTest, WritesFailCleanlyReadsWorkAndResumeAfterSpaceIsFreed) {
   study.set_display_name("full");
   auto id = store.CreateStudy(study);
   ASSERT_TRUE(id.ok()) << id.status();
-  tmpfs.Fill("filler", tmpfs.FreeBytes() - (1 << 20));
-
+  // Just above the floor the store writes; just below it, it stops.
+  tmpfs.Fill("filler", tmpfs.FreeBytes() - kMinFreeBytesToWrite - (1 << 20));
   std::set<int64_t> acked;
-  absl::Status failed;
   int64_t next = 1;
-  for (; next < 100000 && failed.ok(); ++next) {
-    failed = store.PutTrials(*id, {BulkyTrial(next)});
-    if (failed.ok()) acked.insert(next);
+  for (; next <= 20; ++next) {
+    ASSERT_TRUE(store.PutTrials(*id, {BulkyTrial(next)}).ok());
+    acked.insert(next);
   }
-  const int64_t failed_id = next - 1;
+  tmpfs.Fill("filler", 2 << 20);
+  const int64_t failed_id = next++;
+  const absl::Status failed = store.PutTrials(*id, {BulkyTrial(failed_id)});
   ASSERT_EQ(failed.code(), absl::StatusCode::kResourceExhausted) << failed;
   EXPECT_THAT(std::string(failed.message()), HasSubstr(dir));
-  EXPECT_GT(acked.size(), 10u);
+  EXPECT_THAT(std::string(failed.message()), HasSubstr("MB free"));
   EXPECT_EQ(store.PutTrials(*id, {BulkyTrial(next)}).code(),
             absl::StatusCode::kResourceExhausted);
   EXPECT_EQ(store.WriteHealth().code(), absl::StatusCode::kResourceExhausted);
@@ -75,8 +79,7 @@ TEST(DiskFullTest, WritesFailCleanlyReadsWorkAndResumeAfterSpaceIsFreed) {
   EXPECT_EQ(TrialIds(store), acked);
 
   std::remove((tmpfs.path() + "/filler").c_str());
-  // RocksDB polls for free space and recovers by itself; until it has,
-  // Resume() says the store is still failing.
+  // Resume() succeeds once there is room again.
   const absl::Time deadline = absl::Now() + absl::Seconds(30);
   absl::Status resumed = store.Resume();
   while (!resumed.ok() && absl::Now() < deadline) {
@@ -98,6 +101,101 @@ TEST(DiskFullTest, WritesFailCleanlyReadsWorkAndResumeAfterSpaceIsFreed) {
   const std::set<int64_t> after = TrialIds(**reopened);
   EXPECT_EQ(after, acked);
   EXPECT_EQ(after.count(failed_id), 0u);
+}
+
+// RocksDB's own write fails (ENOSPC injected into its WAL appends by the
+// fault file system, as when another process fills the disk between the
+// store's free-space check and the write): ResourceExhausted naming the
+// store, reads work, and once the disk works again Resume() brings writes
+// back without reopening; a reopen finds every acknowledged write.
+void FailWalThenResume(testing::FaultSpec::Error error,
+                       absl::StatusCode expected_code) {
+  testing::TempDir dir;
+  std::shared_ptr<testing::FaultFileSystem> fs;
+  StoreOptions options;
+  options.wrap_file_system = testing::FaultFileSystem::Hook(&fs);
+  auto opened = Store::Open(options, dir.path());
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  Store& store = **opened;
+  cairn::v1::Study study;
+  study.set_display_name("faulty");
+  auto id = store.CreateStudy(study);
+  ASSERT_TRUE(id.ok()) << id.status();
+  std::set<int64_t> acked;
+  for (int64_t t = 1; t <= 5; ++t) {
+    ASSERT_TRUE(store.PutTrials(*id, {BulkyTrial(t)}).ok());
+    acked.insert(t);
+  }
+  testing::FaultSpec spec;
+  spec.error = error;
+  spec.kinds = testing::kWalFile;
+  fs->InjectFaults(spec);
+  const absl::Status failed = store.PutTrials(*id, {BulkyTrial(6)});
+  ASSERT_EQ(failed.code(), expected_code) << failed;
+  EXPECT_THAT(std::string(failed.message()), HasSubstr(dir.path()));
+  EXPECT_EQ(store.PutTrials(*id, {BulkyTrial(7)}).code(), expected_code);
+  EXPECT_EQ(TrialIds(store), acked);
+
+  fs->ClearFaults();
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  absl::Status resumed = store.Resume();
+  while (!resumed.ok() && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(100));
+    resumed = store.Resume();
+  }
+  ASSERT_TRUE(resumed.ok()) << resumed;
+  for (int64_t t = 8; t <= 10; ++t) {
+    ASSERT_TRUE(store.PutTrials(*id, {BulkyTrial(t)}).ok());
+    acked.insert(t);
+  }
+  opened->reset();
+  auto reopened = Store::Open(StoreOptions(), dir.path());
+  ASSERT_TRUE(reopened.ok()) << reopened.status();
+  const std::set<int64_t> after = TrialIds(**reopened);
+  for (int64_t t : acked) EXPECT_EQ(after.count(t), 1u) << t;
+  EXPECT_EQ(after.count(7), 0u);
+}
+
+TEST(DiskFullTest, RocksDbNoSpaceOnTheWalResumesWithoutReopen) {
+  FailWalThenResume(testing::FaultSpec::Error::kNoSpace,
+                    absl::StatusCode::kResourceExhausted);
+}
+
+// EIO on the WAL: Unavailable naming the store, reads work, and since
+// RocksDB 7.8 cannot resume from it in place, Resume() keeps failing and
+// says to restart; the restart (a reopen) finds every acknowledged write.
+TEST(DiskFullTest, RocksDbIoErrorOnTheWalNeedsARestartAndLosesNothing) {
+  testing::TempDir dir;
+  std::shared_ptr<testing::FaultFileSystem> fs;
+  StoreOptions options;
+  options.wrap_file_system = testing::FaultFileSystem::Hook(&fs);
+  auto opened = Store::Open(options, dir.path());
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  cairn::v1::Study study;
+  study.set_display_name("eio");
+  auto id = (*opened)->CreateStudy(study);
+  ASSERT_TRUE(id.ok()) << id.status();
+  ASSERT_TRUE((*opened)->PutTrials(*id, {BulkyTrial(1)}).ok());
+  testing::FaultSpec spec;
+  spec.error = testing::FaultSpec::Error::kIoError;
+  spec.kinds = testing::kWalFile;
+  fs->InjectFaults(spec);
+  const absl::Status failed = (*opened)->PutTrials(*id, {BulkyTrial(2)});
+  ASSERT_EQ(failed.code(), absl::StatusCode::kUnavailable) << failed;
+  EXPECT_THAT(std::string(failed.message()), HasSubstr(dir.path()));
+  EXPECT_EQ(TrialIds(**opened), std::set<int64_t>{1});
+  fs->ClearFaults();
+  const absl::Status resumed = (*opened)->Resume();
+  EXPECT_EQ(resumed.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(std::string(resumed.message()), HasSubstr("restart cairnd"));
+  EXPECT_EQ((*opened)->PutTrials(*id, {BulkyTrial(3)}).code(),
+            absl::StatusCode::kUnavailable);
+  opened->reset();
+  auto reopened = Store::Open(StoreOptions(), dir.path());
+  ASSERT_TRUE(reopened.ok()) << reopened.status();
+  EXPECT_EQ(TrialIds(**reopened).count(1), 1u);
+  EXPECT_EQ(TrialIds(**reopened).count(3), 0u);
+  EXPECT_TRUE((*reopened)->PutTrials(*id, {BulkyTrial(4)}).ok());
 }
 
 }  // namespace
