@@ -75,6 +75,11 @@ absl::StatusOr<RecordInfo> CheckRecord(absl::string_view key,
     if (!IsNumber(value, 1)) return Bad(key, "not a positive number");
     return info;
   }
+  if (key == keys::kLastResumeKey) {
+    info.kind = RecordKind::kMeta;
+    if (!IsNumber(value, 0)) return Bad(key, "not a number");
+    return info;
+  }
   if (absl::StartsWith(key, keys::kNamePrefix)) {
     info.kind = RecordKind::kNameIndex;
     if (key.size() == keys::kNamePrefix.size()) return Bad(key, "no name");

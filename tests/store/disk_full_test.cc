@@ -16,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "store/rocksdb_store.h"
 #include "store/store.h"
+#include "store/verify.h"
 #include "tests/testing/fault_file_system.h"
 #include "tests/testing/test_util.h"
 #include "tests/testing/tmpfs.h"
@@ -149,6 +150,12 @@ void FailWalThenResume(testing::FaultSpec::Error error,
     acked.insert(t);
   }
   opened->reset();
+  // The store that resumed (with its meta/last_resume record) verifies
+  // clean.
+  absl::StatusOr<VerifyReport> report = VerifyStore(dir.path());
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_TRUE(report->problems.empty())
+      << FormatVerifyReport(dir.path(), *report);
   auto reopened = Store::Open(StoreOptions(), dir.path());
   ASSERT_TRUE(reopened.ok()) << reopened.status();
   const std::set<int64_t> after = TrialIds(**reopened);
