@@ -48,6 +48,18 @@ std::set<int64_t> TrialIds(Store& store) {
   return ids;
 }
 
+// Calls Resume() every 100 ms until it succeeds or `limit` passed; returns
+// its last status.
+absl::Status ResumeWithin(Store& store, absl::Duration limit) {
+  const absl::Time deadline = absl::Now() + limit;
+  absl::Status resumed = store.Resume();
+  while (!resumed.ok() && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(100));
+    resumed = store.Resume();
+  }
+  return resumed;
+}
+
 TEST(DiskFullTest, WritesFailCleanlyReadsWorkAndResumeAfterSpaceIsFreed) {
   testing::ScopedTmpfs tmpfs(kTmpfsBytes);
   if (!tmpfs.status().ok()) GTEST_SKIP() << "skipped: " << tmpfs.status();
@@ -81,15 +93,11 @@ TEST(DiskFullTest, WritesFailCleanlyReadsWorkAndResumeAfterSpaceIsFreed) {
 
   std::remove((tmpfs.path() + "/filler").c_str());
   // Resume() succeeds once there is room again.
-  const absl::Time deadline = absl::Now() + absl::Seconds(30);
-  absl::Status resumed = store.Resume();
-  while (!resumed.ok() && absl::Now() < deadline) {
-    absl::SleepFor(absl::Milliseconds(100));
-    resumed = store.Resume();
-  }
+  const absl::Time freed = absl::Now();
+  const absl::Status resumed = ResumeWithin(store, absl::Seconds(30));
   ASSERT_TRUE(resumed.ok()) << resumed;
   fprintf(stderr, "writable again %.1f s after space was freed\n",
-          absl::ToDoubleSeconds(absl::Now() - (deadline - absl::Seconds(30))));
+          absl::ToDoubleSeconds(absl::Now() - freed));
   EXPECT_TRUE(store.WriteHealth().ok());
   for (int64_t k = 0; k < 3; ++k, ++next) {
     ASSERT_TRUE(store.PutTrials(*id, {BulkyTrial(next)}).ok());
@@ -138,12 +146,7 @@ void FailWalThenResume(testing::FaultSpec::Error error,
   EXPECT_EQ(TrialIds(store), acked);
 
   fs->ClearFaults();
-  const absl::Time deadline = absl::Now() + absl::Seconds(30);
-  absl::Status resumed = store.Resume();
-  while (!resumed.ok() && absl::Now() < deadline) {
-    absl::SleepFor(absl::Milliseconds(100));
-    resumed = store.Resume();
-  }
+  const absl::Status resumed = ResumeWithin(store, absl::Seconds(30));
   ASSERT_TRUE(resumed.ok()) << resumed;
   for (int64_t t = 8; t <= 10; ++t) {
     ASSERT_TRUE(store.PutTrials(*id, {BulkyTrial(t)}).ok());
