@@ -154,8 +154,13 @@ absl::Status StudyManager::ReloadFromStore() {
       old->deleted = true;
       continue;
     }
-    absl::MutexLock fresh_lock(&it->second->mu);
-    old->ReplaceContents(*it->second);
+    {
+      // Not it->second itself: the assignment below frees the fresh state,
+      // which must outlive this lock.
+      StudyState& recovered = *it->second;
+      absl::MutexLock fresh_lock(&recovered.mu);
+      old->ReplaceContents(recovered);
+    }
     it->second = old;
   }
   by_display_name_.clear();
