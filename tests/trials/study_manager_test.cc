@@ -482,6 +482,11 @@ class DelayingStore : public Store {
       int64_t id, int64_t trial_id) override {
     return base_->ListMeasurements(id, trial_id);
   }
+  absl::Status ScanMeasurements(int64_t id, int64_t trial_id,
+                                const MeasurementScan& scan,
+                                const MeasurementVisitor& visit) override {
+    return base_->ScanMeasurements(id, trial_id, scan, visit);
+  }
   uint64_t ApproximateSizeBytes() override {
     return base_->ApproximateSizeBytes();
   }
