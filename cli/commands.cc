@@ -232,11 +232,21 @@ void CommandTree::AddTrialComplete(CLI::App* trial) {
 }
 
 void CommandTree::AddTrialHistory(CLI::App* trial) {
-  CLI::App* history =
-      trial->add_subcommand("history", "one metric's reported values by step");
+  CLI::App* history = trial->add_subcommand(
+      "history", "one metric's reported values, streamed page by page");
   AddStudyArg(history);
   AddTrialArg(history);
   history->add_option("METRIC", o_.metric, "metric id")->required();
+  history->add_option_function<int64_t>(
+      "--start-step", [this](int64_t v) { o_.start_step = v; },
+      "only steps >= this");
+  history->add_option_function<int64_t>(
+      "--end-step", [this](int64_t v) { o_.end_step = v; },
+      "only steps <= this");
+  history->add_option("--max-points", o_.max_points,
+                      "downsample to at most this many points (2-100000)");
+  history->add_option("--page-size", o_.page_size,
+                      "points per request (default 10000, at most 100000)");
   AddJson(history);
   On(history, TrialHistory);
 }

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -41,6 +42,11 @@ struct Options {
   bool follow = false;
   double interval_seconds = 2;
   std::string destination;
+  // trial history: GetMetricHistoryRequest fields (0 / unset: defaults).
+  int page_size = 0;
+  int max_points = 0;
+  std::optional<int64_t> start_step;
+  std::optional<int64_t> end_step;
 };
 
 // One run of the command line: its options, where output and diagnostics go,

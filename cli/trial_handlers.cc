@@ -197,32 +197,59 @@ absl::Status TrialStop(Context& c) {
   return absl::OkStatus();
 }
 
+namespace {
+
+// One point as `trial history` prints it: a JSON object (one line) or
+// "STEP VALUE".
+std::string HistoryLine(const v1::MetricPoint& p, bool as_json) {
+  if (!as_json) {
+    return absl::StrCat(p.step_count(), " ", FormatNumber(p.value()));
+  }
+  json point = {{"step", p.step_count()}, {"value", p.value()}};
+  if (p.has_elapsed_duration()) {
+    point["elapsed_seconds"] =
+        p.elapsed_duration().seconds() + p.elapsed_duration().nanos() * 1e-9;
+  }
+  return point.dump();
+}
+
+v1::GetMetricHistoryRequest HistoryRequest(const Options& o,
+                                           const std::string& trial) {
+  v1::GetMetricHistoryRequest request;
+  request.set_trial_name(trial);
+  request.set_metric_id(o.metric);
+  request.set_page_size(o.page_size);
+  request.set_max_points(o.max_points);
+  if (o.start_step.has_value()) request.set_start_step(*o.start_step);
+  if (o.end_step.has_value()) request.set_end_step(*o.end_step);
+  return request;
+}
+
+}  // namespace
+
+// Prints each page as it arrives, so a curve of any length streams in
+// bounded memory. --json prints one JSON array, an element per line.
 absl::Status TrialHistory(Context& c) {
   auto name = ResolveTrialName(c);
   if (!name.ok()) return name.status();
-  v1::GetMetricHistoryRequest request;
-  request.set_trial_name(*name);
-  request.set_metric_id(c.opt.metric);
-  auto response = c.Client().Call(&Stub::GetMetricHistory, request);
-  if (!response.ok()) return response.status();
-  if (c.opt.json) {
-    json array = json::array();
-    for (const auto& p : response->points()) {
-      json point = {{"step", p.step_count()}, {"value", p.value()}};
-      if (p.has_elapsed_duration()) {
-        point["elapsed_seconds"] = p.elapsed_duration().seconds() +
-                                   p.elapsed_duration().nanos() * 1e-9;
-      }
-      array.push_back(point);
+  v1::GetMetricHistoryRequest request = HistoryRequest(c.opt, *name);
+  bool first = true;
+  if (c.opt.json) *c.out << "[";
+  do {
+    auto response = c.Client().Call(&Stub::GetMetricHistory, request);
+    if (!response.ok()) {
+      if (c.opt.json) *c.out << "\n]\n";  // Keep what was printed valid.
+      return response.status();
     }
-    *c.out << array.dump(2) << "\n";
-  } else {
-    std::vector<std::vector<std::string>> rows;
     for (const auto& p : response->points()) {
-      rows.push_back({absl::StrCat(p.step_count()), FormatNumber(p.value())});
+      if (c.opt.json) *c.out << (first ? "\n  " : ",\n  ");
+      *c.out << HistoryLine(p, c.opt.json) << (c.opt.json ? "" : "\n");
+      first = false;
     }
-    *c.out << FormatTable({"STEP", c.opt.metric}, rows);
-  }
+    c.out->flush();
+    request.set_page_token(response->next_page_token());
+  } while (!request.page_token().empty());
+  if (c.opt.json) *c.out << (first ? "]\n" : "\n]\n");
   return absl::OkStatus();
 }
 

@@ -165,10 +165,20 @@ void Apply(StudyManager& m, uint8_t method, const uint8_t* data, size_t size,
       // As the service does: one point per measurement, from metrics(0).
       cairn::v1::GetMetricHistoryRequest r;
       if (!Parse(data, size, &r)) return;
-      auto history =
-          m.GetMetricHistory(names.Trial(r.trial_name()), r.metric_id());
+      cairn::MetricHistoryQuery q;
+      q.metric_id = r.metric_id();
+      q.page_size = r.page_size();
+      q.page_token = r.page_token();
+      if (r.has_start_step()) q.start_step = r.start_step();
+      if (r.has_end_step()) q.end_step = r.end_step();
+      q.max_points = r.max_points();
+      auto history = m.GetMetricHistory(names.Trial(r.trial_name()), q);
       if (!history.ok()) return;
-      for (const cairn::v1::Measurement& h : *history) {
+      if (q.max_points > 0 &&
+          history->points.size() > static_cast<size_t>(q.max_points)) {
+        abort();
+      }
+      for (const cairn::v1::Measurement& h : history->points) {
         if (h.metrics_size() == 0) abort();
       }
       return;

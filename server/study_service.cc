@@ -192,10 +192,17 @@ grpc::Status StudyServiceImpl::ListOptimalTrials(
 grpc::Status StudyServiceImpl::GetMetricHistory(
     grpc::ServerContext*, const cairn::v1::GetMetricHistoryRequest* request,
     cairn::v1::GetMetricHistoryResponse* response) {
-  auto history =
-      manager_->GetMetricHistory(request->trial_name(), request->metric_id());
+  MetricHistoryQuery query;
+  query.metric_id = request->metric_id();
+  query.page_size = request->page_size();
+  query.page_token = request->page_token();
+  if (request->has_start_step()) query.start_step = request->start_step();
+  if (request->has_end_step()) query.end_step = request->end_step();
+  query.max_points = request->max_points();
+  auto history = manager_->GetMetricHistory(request->trial_name(), query);
   if (!history.ok()) return ToGrpcStatus(history.status());
-  for (const auto& m : *history) {
+  response->set_next_page_token(std::move(history->next_page_token));
+  for (const auto& m : history->points) {
     cairn::v1::MetricPoint* p = response->add_points();
     p->set_step_count(m.step_count());
     *p->mutable_elapsed_duration() = m.elapsed_duration();

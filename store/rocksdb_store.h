@@ -107,6 +107,9 @@ class RocksDbStore final : public Store {
   absl::Status Await(const std::shared_ptr<PendingWrite>& write) override;
   absl::StatusOr<std::vector<cairn::v1::Measurement>> ListMeasurements(
       int64_t study_id, int64_t trial_id) override;
+  absl::Status ScanMeasurements(int64_t study_id, int64_t trial_id,
+                                const MeasurementScan& scan,
+                                const MeasurementVisitor& visit) override;
   uint64_t ApproximateSizeBytes() override;
   absl::Status WriteHealth() override;
   absl::Status Resume() override;

@@ -1,5 +1,6 @@
 // RocksDbStore's measurements: appending them with per-trial sequence
-// numbers, and listing a trial's measurements.
+// numbers, and listing or scanning a trial's measurements.
+#include <cstdint>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -15,6 +16,7 @@ namespace {
 namespace keys = store_keys;
 using store_internal::CheckId;
 using store_internal::FromRocks;
+using store_internal::ToSlice;
 using store_internal::ToView;
 
 }  // namespace
@@ -136,6 +138,52 @@ RocksDbStore::ListMeasurements(int64_t study_id, int64_t trial_id) {
       });
   if (!st.ok()) return st;
   return result;
+}
+
+absl::Status RocksDbStore::ScanMeasurements(int64_t study_id, int64_t trial_id,
+                                            const MeasurementScan& scan,
+                                            const MeasurementVisitor& visit) {
+  if (absl::Status st = CheckId("study_id", study_id); !st.ok()) return st;
+  if (absl::Status st = CheckId("trial_id", trial_id); !st.ok()) return st;
+  if (scan.start_seq < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("start_seq: must be >= 0, got ", scan.start_seq));
+  }
+  {
+    absl::ReaderMutexLock lock(&studies_mu_);
+    if (absl::Status st = CheckStudyExists(study_id); !st.ok()) return st;
+  }
+  const std::string prefix = keys::MeasurementTrialPrefix(study_id, trial_id);
+  const std::string end = keys::PrefixEnd(prefix);
+  rocksdb::Slice lower(prefix);
+  rocksdb::Slice upper(end);
+  rocksdb::ReadOptions ro;
+  ro.iterate_lower_bound = &lower;
+  ro.iterate_upper_bound = &upper;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
+  const std::string start =
+      keys::MeasurementKey(study_id, trial_id, scan.start_seq);
+  if (scan.reverse) {
+    it->SeekForPrev(ToSlice(start));
+  } else {
+    it->Seek(ToSlice(start));
+  }
+  cairn::v1::Measurement m;
+  for (; it->Valid(); scan.reverse ? it->Prev() : it->Next()) {
+    const absl::string_view key = ToView(it->key());
+    const absl::string_view value = ToView(it->value());
+    int64_t s = 0;
+    int64_t t = 0;
+    int64_t seq = 0;
+    if (!keys::ParseMeasurementKey(key, &s, &t, &seq) ||
+        !m.ParseFromArray(value.data(), static_cast<int>(value.size()))) {
+      return absl::DataLossError(absl::StrCat(
+          "store at ", path_, ": bad measurement record at key ", key));
+    }
+    if (!visit(seq, m)) return absl::OkStatus();
+  }
+  return FromRocks(it->status(),
+                   absl::StrCat("scanning ", prefix, " in store at ", path_));
 }
 
 }  // namespace cairn

@@ -190,6 +190,24 @@ class Store {
   virtual absl::StatusOr<std::vector<cairn::v1::Measurement>> ListMeasurements(
       int64_t study_id, int64_t trial_id) = 0;
 
+  // Visits one trial's measurements in append order without loading them
+  // all: forward from the first with sequence number >= scan.start_seq, or
+  // (scan.reverse) backward from the last with sequence number <=
+  // scan.start_seq (pass INT64_MAX to start at the last one). `visit` gets
+  // each measurement's sequence number and the measurement; it returns false
+  // to stop. OK when the scan ended or was stopped; NotFound if the study does
+  // not exist, InvalidArgument for ids <= 0 or a negative start_seq, DataLoss
+  // for an unreadable record. Sees one consistent snapshot of the store.
+  struct MeasurementScan {
+    int64_t start_seq = 0;
+    bool reverse = false;
+  };
+  using MeasurementVisitor =
+      std::function<bool(int64_t seq, const cairn::v1::Measurement& m)>;
+  virtual absl::Status ScanMeasurements(int64_t study_id, int64_t trial_id,
+                                        const MeasurementScan& scan,
+                                        const MeasurementVisitor& visit) = 0;
+
   // Approximate bytes of data the store holds (for monitoring): SST files
   // plus the memtables not yet flushed (whose data is in the WAL; the WAL
   // files are preallocated, so their size on disk says little).

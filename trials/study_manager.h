@@ -110,6 +110,29 @@ struct StudyPage {
   std::string next_page_token;
 };
 
+// What GetMetricHistory reads (limits in proto/cairn/v1/limits.h).
+struct MetricHistoryQuery {
+  std::string metric_id;
+  // Points per page; 0 means kDefaultHistoryPageSize, at most
+  // kMaxHistoryPageSize. Ignored with max_points.
+  int page_size = 0;
+  // Empty, or a next_page_token of a call with the same query.
+  std::string page_token;
+  // Only points with start_step <= step <= end_step.
+  std::optional<int64_t> start_step;
+  std::optional<int64_t> end_step;
+  // 0: every point, paged. Otherwise 2 to kMaxHistoryPageSize: the whole
+  // range in one page, downsampled (trials/curve_downsampler.h).
+  int max_points = 0;
+};
+
+struct MetricHistoryPage {
+  // One Measurement per point, holding only the queried metric.
+  std::vector<cairn::v1::Measurement> points;
+  // Empty on the last page.
+  std::string next_page_token;
+};
+
 // One measurement for one trial, as received from a client.
 struct MeasurementReport {
   std::string trial_name;
@@ -157,9 +180,11 @@ class StudyManager {
   // max_trials (ResourceExhausted when the budget is spent).
   absl::StatusOr<cairn::v1::Trial> CreateTrial(const std::string& parent,
                                                const cairn::v1::Trial& trial);
-  // With measurements (read from the store).
+  // With its last kMaxTrialMeasurements measurements (proto/cairn/v1/
+  // limits.h, read from the store) and measurements_truncated set if it has
+  // more: GetMetricHistory reads a whole curve.
   absl::StatusOr<cairn::v1::Trial> GetTrial(const std::string& name);
-  // page_size 0 means 1000.
+  // page_size 0 means 1000. include_measurements: as GetTrial, per trial.
   absl::StatusOr<TrialPage> ListTrials(const std::string& parent, int page_size,
                                        const std::string& page_token,
                                        bool include_measurements);
@@ -199,9 +224,15 @@ class StudyManager {
   // The best SUCCEEDED trial (one objective) or the Pareto front (several).
   absl::StatusOr<std::vector<cairn::v1::Trial>> ListOptimalTrials(
       const std::string& parent);
-  // One metric's learning curve: (step, elapsed, value) in report order.
-  absl::StatusOr<std::vector<cairn::v1::Measurement>> GetMetricHistory(
-      const std::string& trial_name, const std::string& metric_id);
+  // One page of one metric's learning curve: points (step, elapsed, the
+  // metric) in report order, read from the store one page at a time (with
+  // max_points: two passes over the trial's measurements, holding at most
+  // max_points). See MetricHistoryQuery. InvalidArgument for an empty
+  // metric_id, a page_size or max_points out of range, start_step >
+  // end_step or a bad page_token (naming the field and value); NotFound for
+  // an unknown trial.
+  absl::StatusOr<MetricHistoryPage> GetMetricHistory(
+      const std::string& trial_name, const MetricHistoryQuery& query);
 
   // --- Training jobs (used by the job runner). ---
   // Every study with a job template (job_template.command non-empty).

@@ -26,8 +26,9 @@ absl::StatusOr<int64_t> ParsePageToken(const std::string& token) {
   if (token.empty()) return 0;
   int64_t after = 0;
   if (!absl::SimpleAtoi(token, &after) || after < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("page_token: '", token, "' is not a valid page token"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "page_token: '", token.substr(0, 64),
+        token.size() > 64 ? "...' " : "' ", "is not a valid page token"));
   }
   return after;
 }

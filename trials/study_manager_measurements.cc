@@ -1,5 +1,5 @@
 // Study controller: measurements (one durable batch for many trials, with the
-// job runner's job record), early stopping and metric history. See
+// job runner's job record) and early stopping. See
 // study_manager.h for the contract.
 #include <functional>
 #include <map>
@@ -337,51 +337,6 @@ absl::StatusOr<std::pair<bool, std::string>> StudyManager::CheckEarlyStopping(
     }
   }
   return Finish(AwaitScope(scope), std::move(result));
-}
-
-namespace {
-
-// The points of `metric_id` in `ms`: (step, elapsed, value) in report order.
-std::vector<Measurement> MetricPoints(std::vector<Measurement>& ms,
-                                      const std::string& metric_id) {
-  std::vector<Measurement> out;
-  for (Measurement& m : ms) {
-    for (const auto& metric : m.metrics()) {
-      if (metric.metric_id() != metric_id) continue;
-      Measurement point;
-      point.set_step_count(m.step_count());
-      *point.mutable_elapsed_duration() = m.elapsed_duration();
-      *point.add_metrics() = metric;
-      out.push_back(std::move(point));
-      break;
-    }
-  }
-  return out;
-}
-
-}  // namespace
-
-absl::StatusOr<std::vector<Measurement>> StudyManager::GetMetricHistory(
-    const std::string& trial_name, const std::string& metric_id) {
-  if (metric_id.empty()) {
-    return absl::InvalidArgumentError("metric_id: must not be empty");
-  }
-  absl::StatusOr<TrialRef> tn = ResolveTrial(trial_name, "trial_name");
-  if (!tn.ok()) return tn.status();
-  StudyState& st = *tn->study;
-  WriteScope scope;
-  {
-    LockedStudy lock(st, &scope);
-    if (absl::Status s = st.FindTrial(tn->trial_id, trial_name).status();
-        !s.ok()) {
-      return s;
-    }
-  }
-  if (absl::Status s = AwaitScope(scope); !s.ok()) return s;
-  absl::StatusOr<std::vector<Measurement>> ms =
-      store_->ListMeasurements(st.id, tn->trial_id);
-  if (!ms.ok()) return ms.status();
-  return MetricPoints(*ms, metric_id);
 }
 
 }  // namespace cairn

@@ -3,6 +3,7 @@
 // for the contract.
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -254,14 +255,27 @@ absl::StatusOr<Trial> CreateTrialLocked(StudyState& st,
   return t;
 }
 
-// The store's measurements of every trial in `trials`, appended to each.
+// The last kMaxTrialMeasurements of the store's measurements of every trial
+// in `trials`, attached to each in report order; measurements_truncated set
+// where there are more.
 absl::Status AttachMeasurements(Store* store, int64_t study_id,
                                 std::vector<Trial>& trials) {
   for (Trial& t : trials) {
-    absl::StatusOr<std::vector<Measurement>> ms =
-        store->ListMeasurements(study_id, t.id());
-    if (!ms.ok()) return ms.status();
-    for (Measurement& m : *ms) *t.add_measurements() = std::move(m);
+    std::vector<Measurement> newest_first;
+    absl::Status s = store->ScanMeasurements(
+        study_id, t.id(), {INT64_MAX, true},
+        [&](int64_t, const Measurement& m) {
+          if (newest_first.size() == cairn::v1::kMaxTrialMeasurements) {
+            t.set_measurements_truncated(true);
+            return false;
+          }
+          newest_first.push_back(m);
+          return true;
+        });
+    if (!s.ok()) return s;
+    for (auto it = newest_first.rbegin(); it != newest_first.rend(); ++it) {
+      *t.add_measurements() = std::move(*it);
+    }
   }
   return absl::OkStatus();
 }

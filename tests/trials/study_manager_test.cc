@@ -186,11 +186,14 @@ TEST_F(StudyManagerTest, LastMeasurementBecomesFinalAndHistoryIsKept) {
   ASSERT_TRUE(done.ok()) << done.status();
   EXPECT_EQ(done->final_measurement().step_count(), 5);
   EXPECT_DOUBLE_EQ(done->final_measurement().metrics(0).value(), 2.0);
-  auto history = manager_->GetMetricHistory(trial, "loss");
+  MetricHistoryQuery query;
+  query.metric_id = "loss";
+  auto history = manager_->GetMetricHistory(trial, query);
   ASSERT_TRUE(history.ok());
-  ASSERT_EQ(history->size(), 5u);
-  EXPECT_EQ((*history)[0].step_count(), 1);
-  EXPECT_DOUBLE_EQ((*history)[4].metrics(0).value(), 2.0);
+  ASSERT_EQ(history->points.size(), 5u);
+  EXPECT_EQ(history->points[0].step_count(), 1);
+  EXPECT_DOUBLE_EQ(history->points[4].metrics(0).value(), 2.0);
+  EXPECT_EQ(history->next_page_token, "");
 }
 
 TEST_F(StudyManagerTest, InfeasibleAndStopAndManualTrials) {
@@ -481,6 +484,11 @@ class DelayingStore : public Store {
   absl::StatusOr<std::vector<Measurement>> ListMeasurements(
       int64_t id, int64_t trial_id) override {
     return base_->ListMeasurements(id, trial_id);
+  }
+  absl::Status ScanMeasurements(int64_t id, int64_t trial_id,
+                                const MeasurementScan& scan,
+                                const MeasurementVisitor& visit) override {
+    return base_->ScanMeasurements(id, trial_id, scan, visit);
   }
   uint64_t ApproximateSizeBytes() override {
     return base_->ApproximateSizeBytes();
