@@ -5,11 +5,13 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <set>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
@@ -623,10 +625,12 @@ TEST_F(StudyManagerTest, ConcurrentClientsSurviveAStoreFailureAndRecovery) {
   ASSERT_TRUE(study.ok());
   constexpr int kWriters = 4;
   std::vector<std::string> trials;
+  std::vector<int64_t> trial_ids;
   for (int w = 0; w < kWriters; ++w) {
     auto r = manager_->SuggestTrials(study->name(), 1, absl::StrCat("w", w));
     ASSERT_TRUE(r.ok());
     trials.push_back(r->trials[0].name());
+    trial_ids.push_back(r->trials[0].id());
   }
   auto* rocks = static_cast<RocksDbStore*>(store_.get());
   std::atomic<bool> done{false};
@@ -660,13 +664,15 @@ TEST_F(StudyManagerTest, ConcurrentClientsSurviveAStoreFailureAndRecovery) {
   for (std::thread& t : threads) t.join();
 
   Reopen();
+  int64_t study_id = 0;
+  ASSERT_TRUE(absl::SimpleAtoi(
+      absl::string_view(study->name()).substr(strlen("studies/")), &study_id));
   for (int w = 0; w < kWriters; ++w) {
-    auto t = manager_->GetTrial(trials[w]);
-    ASSERT_TRUE(t.ok()) << t.status();
+    // From the store: GetTrial returns only the last measurements.
+    auto ms = store_->ListMeasurements(study_id, trial_ids[w]);
+    ASSERT_TRUE(ms.ok()) << ms.status();
     std::set<int64_t> on_disk;
-    for (const Measurement& m : t->measurements()) {
-      on_disk.insert(m.step_count());
-    }
+    for (const Measurement& m : *ms) on_disk.insert(m.step_count());
     for (int64_t step : acked[w]) {
       ASSERT_EQ(on_disk.count(step), 1u) << trials[w] << " step " << step;
     }
