@@ -257,6 +257,8 @@ void JobRunner::Collect(Running& r) {
   if (entries.empty()) return;
   r.hypertune_timestamp = entries.back().timestamp;
   r.job.set_hypertune_timestamp(r.hypertune_timestamp);
+  DropReplayedSteps(r, entries);
+  if (entries.empty()) return SetJob(r.trial_name, r.job);
   // The measurements and how far the file was read, in one durable write.
   absl::StatusOr<int64_t> added = manager_->AddMeasurementsWithJob(
       ToReports(r.trial_name, entries), r.trial_name, r.job);
@@ -266,6 +268,25 @@ void JobRunner::Collect(Running& r) {
                "recording hypertune metrics (skipped)");
     SetJob(r.trial_name, r.job);
   }
+}
+
+void JobRunner::DropReplayedSteps(Running& r,
+                                  std::vector<HypertuneEntry>& entries) {
+  if (r.step_floor < 0) return;
+  const int64_t floor = r.step_floor;
+  std::vector<HypertuneEntry> kept;
+  for (HypertuneEntry& e : entries) {
+    if (e.global_step <= r.step_floor) continue;
+    r.step_floor = e.global_step;
+    kept.push_back(std::move(e));
+  }
+  if (kept.size() < entries.size()) {
+    spdlog::info(
+        "job runner: trial {}: dropped {} resumed report(s) at or "
+        "below step {}",
+        r.trial_name, entries.size() - kept.size(), floor);
+  }
+  entries = std::move(kept);
 }
 
 // --- Exits. ---
@@ -310,6 +331,12 @@ void JobRunner::RecordOutcome(const Running& r, const Trial& trial,
     MarkFailed(r.trial_name, job.message());
   } else if (exit.ok()) {
     CompleteAfterExit(r.trial_name, job);
+  } else if (exit.IsUsageError()) {
+    job.set_state(TrialJob::FAILED);
+    job.set_message(absl::StrCat(how,
+                                 ": a usage or configuration error, "
+                                 "not restarted"));
+    MarkFailed(r.trial_name, absl::StrCat("job failed: ", job.message()));
   } else {
     RestartOrFail(r, how, job);
   }
@@ -500,6 +527,11 @@ JobRunner::Running JobRunner::MakeRunning(const JobStudyView& view,
   r.hypertune_path = HypertunePath(job.job_dir()).string();
   r.hypertune_timestamp = job.hypertune_timestamp();
   r.job = job;
+  if (job.attempts() > 1) {
+    absl::StatusOr<int64_t> last = manager_->LastReportedStep(trial_name);
+    LogIfError(last.status(), trial_name, "reading the last reported step");
+    r.step_floor = last.ok() ? *last : -1;
+  }
   return r;
 }
 

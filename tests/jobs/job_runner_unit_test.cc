@@ -404,6 +404,81 @@ TEST_F(JobRunnerUnitTest, FailedJobRestartsUpToMaxRestartsAfterBackoff) {
   EXPECT_EQ(restarts_.studies(), (std::vector<std::string>{study, study}));
 }
 
+TEST_F(JobRunnerUnitTest, UsageErrorExitFailsAtOnceWithoutRestart) {
+  const std::string study = CreateStudy(
+      "max_trials: 3 max_parallel_trials: 3 job_template { max_restarts: 3 }");
+  std::vector<FakeExecutor::Started> starts = FirstPass(Options());
+  ASSERT_EQ(starts.size(), 3u);
+  executor_.Exit(starts[0].handle.pid, 2);
+  executor_.Exit(starts[1].handle.pid, 78);
+  executor_.Exit(starts[2].handle.pid, 1);  // Retried.
+  runner_->RunOnce();
+  for (const std::string id : {"1", "2"}) {
+    const Trial t = Get(study + "/trials/" + id);
+    EXPECT_EQ(t.state(), Trial::FAILED) << id;
+    EXPECT_EQ(t.job().state(), TrialJob::FAILED) << id;
+    EXPECT_EQ(t.job().restarts(), 0) << id;
+    EXPECT_NE(t.job().message().find("usage or configuration error"),
+              std::string::npos)
+        << t.job().message();
+  }
+  EXPECT_EQ(Get(study + "/trials/3").job().restarts(), 1);
+  ASSERT_EQ(StartsAfter(absl::Minutes(5)), 4u);
+  EXPECT_EQ(Env(executor_.last_start().spec, "CAIRN_TRIAL_ID"), "3");
+}
+
+TEST_F(JobRunnerUnitTest, ResumedAttemptDropsStepsAlreadyStored) {
+  const std::string study =
+      CreateStudy("max_trials: 1 job_template { max_restarts: 1 }");
+  const std::string trial = study + "/trials/1";
+  ASSERT_EQ(FirstPass(Options()).size(), 1u);
+  const std::string metrics =
+      Env(executor_.last_start().spec, "CLOUD_ML_HP_METRIC_FILE");
+  {
+    std::ofstream out(metrics);
+    out << R"({"global_step": "1", "loss": "0.9", "timestamp": 10.5})"
+        << "\n"
+        << R"({"global_step": "2", "loss": "0.8", "timestamp": 11.5})"
+        << "\n";
+  }
+  executor_.Exit(executor_.last_start().handle.pid, 0, /*signal=*/9);
+  runner_->RunOnce();
+  ASSERT_EQ(StartsAfter(absl::Seconds(1)), 2u);
+
+  // The resumed attempt restarts from its step-1 checkpoint: it reports
+  // steps 2 (already stored: dropped) and 3 in a rewritten file.
+  {
+    std::ofstream out(metrics);
+    out << R"({"global_step": "2", "loss": "0.7", "timestamp": 20.5})"
+        << "\n"
+        << R"({"global_step": "3", "loss": "0.6", "timestamp": 21.5})"
+        << "\n";
+  }
+  runner_->RunOnce();
+  auto t = manager_->GetTrial(trial);
+  ASSERT_TRUE(t.ok()) << t.status();
+  std::vector<int64_t> steps;
+  for (const auto& m : t->measurements()) steps.push_back(m.step_count());
+  EXPECT_EQ(steps, (std::vector<int64_t>{1, 2, 3}));
+  EXPECT_DOUBLE_EQ(t->measurements(1).metrics(0).value(), 0.8);
+  EXPECT_EQ(t->job().hypertune_timestamp(), 21.5);
+}
+
+TEST_F(JobRunnerUnitTest, JobStudyFailsByDefaultWhenItsFirstTrialsFail) {
+  const std::string study =
+      CreateStudy("max_trials: 20 max_parallel_trials: 3");
+  std::vector<FakeExecutor::Started> starts = FirstPass(Options());
+  ASSERT_EQ(starts.size(), 3u);
+  for (const auto& s : starts) executor_.Exit(s.handle.pid, 1);
+  runner_->RunOnce();
+  auto got = manager_->GetStudy(study);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->state(), Study::FAILED);
+  EXPECT_EQ(got->inactive_reason(),
+            "the first 3 trials all failed (default failure policy)");
+  EXPECT_EQ(StartsAfter(absl::Minutes(5)), 3u) << "a FAILED study ran more";
+}
+
 TEST_F(JobRunnerUnitTest, BackoffDoublesUpToItsCap) {
   CreateStudy("max_trials: 1 job_template { max_restarts: 5 }");
   JobRunnerOptions options = Options();
