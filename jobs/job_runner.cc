@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "jobs/hypertune.h"
 #include "jobs/job_command.h"
 #include "jobs/job_template.h"
@@ -138,14 +139,17 @@ void JobRunner::Recover() {
 
 void JobRunner::RecoverTrial(const Trial& trial) {
   TrialJob job = trial.job();
-  if (job.pid() > 0 &&
-      executor_->KillOrphan(job.pid(), job.proc_start_ticks())) {
-    job.set_message("orphan of a previous cairnd killed; resuming");
-  }
+  const bool killed =
+      job.pid() > 0 && executor_->KillOrphan(job.pid(), job.proc_start_ticks());
+  if (killed) job.set_message("orphan of a previous cairnd killed; resuming");
   if (job.state() == TrialJob::STATE_UNSPECIFIED ||
       job.state() == TrialJob::QUEUED) {
     return;
   }
+  spdlog::info("job {}: resumed after a cairnd restart ({}; queued again)",
+               trial.name(),
+               killed ? absl::StrCat("orphan pid ", job.pid(), " killed")
+                      : "no orphan left");
   job.set_pid(0);
   job.set_proc_start_ticks(0);
   job.set_state(TrialJob::QUEUED);
@@ -219,6 +223,9 @@ bool JobRunner::CheckRunning(Running& r, const JobStudyView* view,
   if (r.terminating) return false;
   const std::string reason = TerminateReason(r, view, trial);
   if (reason.empty()) return false;
+  spdlog::info("job {}: killing pid {} ({}): SIGTERM, SIGKILL after {}",
+               r.trial_name, r.handle.pid, reason,
+               absl::FormatDuration(options_.grace_period));
   executor_->Terminate(r.handle, options_.grace_period);
   r.terminating = true;
   r.terminate_reason = reason;
@@ -292,6 +299,8 @@ void JobRunner::DropReplayedSteps(Running& r,
 // --- Exits. ---
 
 void JobRunner::HandleExit(Running& r, const JobExit& exit) {
+  spdlog::info("job {}: pid {} exited: {}", r.trial_name, r.handle.pid,
+               exit.ToString());
   Collect(r);
   gpus_.Release(r.gpus);
   TrialJob job = r.job;
@@ -374,7 +383,11 @@ void JobRunner::RestartOrFail(const Running& r, const std::string& how,
   job.set_state(TrialJob::QUEUED);
   job.set_message(
       absl::StrCat(how, "; restart ", job.restarts(), " of ", max_restarts));
-  restart_at_[r.trial_name] = clock_->Now() + RestartDelay(job.restarts());
+  const absl::Duration delay = RestartDelay(job.restarts());
+  restart_at_[r.trial_name] = clock_->Now() + delay;
+  spdlog::info("job {}: restarting in {} (restart {} of {}, attempt {})",
+               r.trial_name, absl::FormatDuration(delay), job.restarts(),
+               max_restarts, job.attempts() + 1);
   ++restarts_total_;
   if (options_.observer != nullptr && study.ok()) {
     options_.observer->OnJobRestart(study->name());
@@ -430,7 +443,11 @@ void JobRunner::TopUp(JobStudyView& view) {
   }
   // New trials have no job state yet; StartQueued records RUNNING, or
   // QUEUED when their GPUs are busy (one write instead of two).
-  for (Trial& t : result->trials) view.pending.push_back(std::move(t));
+  for (Trial& t : result->trials) {
+    spdlog::info("job {}: queued (needs {} GPU(s))", t.name(),
+                 view.study.spec().job_template().gpus_per_trial());
+    view.pending.push_back(std::move(t));
+  }
   view.study.set_state(result->study_state);
 }
 
@@ -504,6 +521,9 @@ absl::StatusOr<JobHandle> JobRunner::StartJob(const JobStudyView& view,
              trial.name(), "writing the attempt header to the job log");
   absl::StatusOr<JobHandle> handle = executor_->Start(spec);
   if (!handle.ok()) return handle.status();
+  spdlog::info("job {}: started attempt {}{} (pid {}, GPUs [{}])", trial.name(),
+               job.attempts(), resume ? ", resuming" : "", handle->pid,
+               absl::StrJoin(gpus, ","));
   job.set_state(TrialJob::RUNNING);
   job.set_pid(handle->pid);
   job.set_proc_start_ticks(handle->start_ticks);

@@ -26,6 +26,11 @@
 // Clock; processes from the injected Executor. So a test drives the runner
 // with a fake clock and executor, calling Recover() and RunOnce() itself.
 //
+// Every job event is one spdlog info line "job <trial name>: ...": queued,
+// started (attempt, pid, GPUs), pid exited (exit code or signal), restarting
+// (restart n of m), resumed after a cairnd restart, killing (timeout,
+// cancelled or stopped).
+//
 // A JobRunner is thread-safe. Failures of store writes are logged with the
 // trial's name (spdlog) and the pass goes on.
 #ifndef CAIRN_JOBS_JOB_RUNNER_H_

@@ -202,7 +202,8 @@ TEST_F(JobsTest, KilledJobIsRestartedAndResumesFromItsCheckpoint) {
   }
   ASSERT_GE(t.measurements_size(), 3);
   ASSERT_GT(t.job().pid(), 0);
-  ASSERT_EQ(kill(static_cast<pid_t>(t.job().pid()), SIGKILL), 0);
+  const int64_t pid = t.job().pid();
+  ASSERT_EQ(kill(static_cast<pid_t>(pid), SIGKILL), 0);
   Study done = WaitDone(study.name(), 60);
   EXPECT_EQ(done.state(), Study::COMPLETED);
   t = GetTrial(trial_name);
@@ -231,6 +232,18 @@ TEST_F(JobsTest, KilledJobIsRestartedAndResumesFromItsCheckpoint) {
   std::stringstream ss;
   ss << log.rdbuf();
   EXPECT_NE(ss.str().find("attempt 2 (resume)"), std::string::npos) << ss.str();
+  // cairnd logged each job event, one line each.
+  const std::string cairnd_log = server_->Log();
+  for (const std::string& line :
+       {absl::StrCat("job ", trial_name, ": queued"),
+        absl::StrCat("job ", trial_name, ": started attempt 1 (pid "),
+        absl::StrCat("job ", trial_name, ": pid ", pid,
+                     " exited: killed by signal 9"),
+        absl::StrCat("job ", trial_name, ": restarting in 1s (restart 1 of 2"),
+        absl::StrCat("job ", trial_name, ": started attempt 2, resuming"),
+        absl::StrCat(" exited: exit code 0")}) {
+    EXPECT_NE(cairnd_log.find(line), std::string::npos) << line;
+  }
 }
 
 TEST_F(JobsTest, TimeoutKillsTheJobAndFailsTheTrial) {

@@ -16,6 +16,8 @@
 #include "gtest/gtest.h"
 #include "jobs/executor.h"
 #include "jobs/job_runner.h"
+#include "spdlog/sinks/ringbuffer_sink.h"
+#include "spdlog/spdlog.h"
 #include "store/store.h"
 #include "tests/testing/test_util.h"
 #include "trials/clock.h"
@@ -650,6 +652,80 @@ TEST_F(JobRunnerUnitTest, RestartedCairndKillsTheOrphanAndResumesTheTrial) {
   EXPECT_EQ(t.job().attempts(), 2);
   EXPECT_EQ(t.job().restarts(), 0);
   EXPECT_EQ(t.job().pid(), executor2.last_start().handle.pid);
+  runner_.reset();  // Before executor2 goes.
+}
+
+// Routes spdlog's default logger into memory while alive.
+class CapturedLog {
+ public:
+  CapturedLog()
+      : sink_(std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(1000)),
+        saved_(spdlog::default_logger()) {
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>("test", sink_));
+  }
+  ~CapturedLog() { spdlog::set_default_logger(saved_); }
+  // The lines that start with "job `trial`: ".
+  std::vector<std::string> JobLines(const std::string& trial) {
+    std::vector<std::string> out;
+    const std::string prefix = "job " + trial + ": ";
+    for (const std::string& line : sink_->last_formatted()) {
+      const size_t at = line.find(prefix);
+      if (at == std::string::npos) continue;
+      std::string rest = line.substr(at + prefix.size());
+      while (!rest.empty() && (rest.back() == '\n' || rest.back() == '\r')) {
+        rest.pop_back();
+      }
+      out.push_back(rest);
+    }
+    return out;
+  }
+
+ private:
+  std::shared_ptr<spdlog::sinks::ringbuffer_sink_mt> sink_;
+  std::shared_ptr<spdlog::logger> saved_;
+};
+
+TEST_F(JobRunnerUnitTest, EveryJobEventIsOneLogLine) {
+  CapturedLog log;
+  const std::string study = CreateStudy(
+      "max_trials: 1 job_template { max_restarts: 1 "
+      "max_running_time { seconds: 10 } }");
+  const std::string trial = study + "/trials/1";
+  NewRunner(Options());
+  runner_->RunOnce();
+  executor_.Exit(100, 0, /*signal=*/9);
+  runner_->RunOnce();
+  ASSERT_EQ(StartsAfter(absl::Seconds(1)), 2u);
+  StartsAfter(absl::Seconds(11));  // Timeout.
+  executor_.Exit(101, 0, /*signal=*/15);
+  runner_->RunOnce();
+  EXPECT_EQ(log.JobLines(trial),
+            (std::vector<std::string>{
+                "queued (needs 0 GPU(s))",
+                "started attempt 1 (pid 100, GPUs [])",
+                "pid 100 exited: killed by signal 9",
+                "restarting in 1s (restart 1 of 1, attempt 2)",
+                "started attempt 2, resuming (pid 101, GPUs [])",
+                "killing pid 101 (timeout): SIGTERM, SIGKILL after 7s",
+                "pid 101 exited: killed by signal 15",
+            }));
+}
+
+TEST_F(JobRunnerUnitTest, ResumeAfterCairndRestartIsLogged) {
+  const std::string study = CreateStudy("max_trials: 1");
+  NewRunner(Options());
+  runner_->RunOnce();
+  CapturedLog log;
+  OpenManager();
+  FakeExecutor executor2;
+  NewRunner(Options(), &executor2);
+  runner_->RunOnce();
+  EXPECT_EQ(log.JobLines(study + "/trials/1"),
+            (std::vector<std::string>{
+                "resumed after a cairnd restart (orphan pid 100 killed; "
+                "queued again)",
+                "started attempt 2, resuming (pid 100, GPUs [])",
+            }));
   runner_.reset();  // Before executor2 goes.
 }
 
