@@ -128,6 +128,19 @@ void JobRunner::CompleteOrFail(const std::string& trial_name,
   MarkFailed(trial_name, fail_reason);
 }
 
+void JobRunner::EndStopped(const std::string& trial_name,
+                           const std::string& reason) {
+  // STOPPING first, so that completing it marks it stopped early.
+  LogIfError(manager_->StopTrial(trial_name).status(), trial_name,
+             "marking the stopped trial STOPPING");
+  if (manager_->CompleteTrial(trial_name, std::nullopt, false, "").ok()) {
+    return;
+  }
+  LogIfError(
+      manager_->CompleteTrial(trial_name, std::nullopt, true, reason).status(),
+      trial_name, "ending the stopped trial INFEASIBLE");
+}
+
 // --- Recovery. ---
 
 void JobRunner::Recover() {
@@ -327,8 +340,8 @@ void JobRunner::RecordOutcome(const Running& r, const Trial& trial,
     job.set_message(absl::StrCat("trial completed by the program; job ", how));
   } else if (r.terminate_reason == "cancelled") {
     job.set_state(TrialJob::CANCELLED);
-    job.set_message("cancelled");
-    MarkFailed(r.trial_name, "cancelled: the study stopped");
+    job.set_message(absl::StrCat("cancelled: the study stopped; job ", how));
+    EndStopped(r.trial_name, "stopped: the study stopped before it reported");
   } else if (r.terminate_reason == "stopped" ||
              trial.state() == Trial::STOPPING) {
     job.set_state(TrialJob::CANCELLED);
@@ -456,7 +469,7 @@ void JobRunner::CancelUnstarted(const Trial& trial, Study::State study_state) {
   job.set_state(TrialJob::CANCELLED);
   job.set_message(
       absl::StrCat("cancelled: study is ", Study::State_Name(study_state)));
-  MarkFailed(trial.name(), job.message());
+  EndStopped(trial.name(), "stopped: the study stopped before it started");
   SetJob(trial.name(), job);
 }
 

@@ -8,7 +8,8 @@
 //    so a trial that resumes from a checkpoint never records a step twice;
 //  - ends jobs that time out, whose trial was stopped (early stopping or a
 //    user) or whose study is no longer ACTIVE (SIGTERM, then SIGKILL after
-//    the grace period);
+//    the grace period); the trials of a stopped study end as stopped (see
+//    EndStopped), never FAILED;
 //  - on a job's exit: completes the trial with its last measurement,
 //    restarts a failed job (same job dir, CAIRN_RESUME=1) up to
 //    max_restarts after a backoff, or marks the trial FAILED; a job that
@@ -207,6 +208,10 @@ class JobRunner {
   void MarkFailed(const std::string& trial_name, const std::string& reason);
   void CompleteOrFail(const std::string& trial_name,
                       const std::string& fail_reason);
+  // Ends a trial whose study stopped, never as FAILED (so it does not count
+  // toward the failure limit): stopped early with its last measurement, or
+  // INFEASIBLE with `reason` if it reported nothing.
+  void EndStopped(const std::string& trial_name, const std::string& reason);
 
   void ForgetRestartTimes(const std::vector<JobStudyView>& views)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(pass_mu_);

@@ -141,7 +141,9 @@ class StudyManager {
                                         const std::string& page_token);
   absl::Status DeleteStudy(const std::string& name);
   // ACTIVE, INACTIVE or COMPLETED. FailedPrecondition to reactivate a study
-  // whose max_trials is already reached.
+  // whose max_trials is already reached. INACTIVE (stop) on a COMPLETED or
+  // FAILED study is OK and changes nothing: the study keeps its state and
+  // inactive_reason, which the result shows.
   absl::StatusOr<cairn::v1::Study> SetStudyState(const std::string& name,
                                                  cairn::v1::Study::State state);
 

@@ -536,10 +536,14 @@ TEST_F(JobRunnerUnitTest, TimeoutTerminatesWithTheGracePeriodAndFails) {
   EXPECT_EQ(StartsAfter(absl::Minutes(5)), 1u) << "a timeout is not restarted";
 }
 
-TEST_F(JobRunnerUnitTest, StoppingTheStudyCancelsItsJobs) {
-  const std::string study = CreateStudy("max_trials: 4 max_parallel_trials: 2");
-  std::vector<FakeExecutor::Started> starts = FirstPass(Options());
+TEST_F(JobRunnerUnitTest, StoppingTheStudyStopsItsJobsWithoutFailingTrials) {
+  // Two trials run, one waits for a GPU; one failure would fail the study.
+  const std::string study = CreateStudy(
+      "max_trials: 4 max_parallel_trials: 3 max_failed_trials: 1 "
+      "job_template { gpus_per_trial: 1 }");
+  std::vector<FakeExecutor::Started> starts = FirstPass(Options(/*gpus=*/2));
   ASSERT_EQ(starts.size(), 2u);
+  Report(study + "/trials/1", 0.25, 4);  // Trial 2 reports nothing.
   ASSERT_TRUE(manager_->SetStudyState(study, Study::INACTIVE).ok());
   runner_->RunOnce();
   ASSERT_EQ(executor_.terminates().size(), 2u);
@@ -551,18 +555,42 @@ TEST_F(JobRunnerUnitTest, StoppingTheStudyCancelsItsJobs) {
   EXPECT_EQ(terminated,
             (std::set<int64_t>{starts[0].handle.pid, starts[1].handle.pid}));
   EXPECT_EQ(Get(study + "/trials/1").job().message(), "cancelled");
+  const Trial queued = Get(study + "/trials/3");
+  EXPECT_EQ(queued.state(), Trial::INFEASIBLE);
+  EXPECT_EQ(queued.infeasible_reason(),
+            "stopped: the study stopped before it started");
+  EXPECT_EQ(queued.job().state(), TrialJob::CANCELLED);
 
   for (const auto& s : starts) executor_.Exit(s.handle.pid, 0, 15);
   runner_->RunOnce();
-  for (const std::string id : {"1", "2"}) {
-    const Trial t = Get(study + "/trials/" + id);
-    EXPECT_EQ(t.state(), Trial::FAILED);
-    EXPECT_EQ(t.infeasible_reason(), "cancelled: the study stopped");
+  const Trial reported = Get(study + "/trials/1");
+  EXPECT_EQ(reported.state(), Trial::SUCCEEDED);
+  EXPECT_TRUE(reported.stopped_early());
+  EXPECT_EQ(reported.final_measurement().step_count(), 4);
+  const Trial silent = Get(study + "/trials/2");
+  EXPECT_EQ(silent.state(), Trial::INFEASIBLE);
+  EXPECT_EQ(silent.infeasible_reason(),
+            "stopped: the study stopped before it reported");
+  for (const Trial& t : {reported, silent}) {
     EXPECT_EQ(t.job().state(), TrialJob::CANCELLED);
+    EXPECT_EQ(t.job().message(),
+              "cancelled: the study stopped; job killed by signal 15");
     EXPECT_EQ(t.job().pid(), 0);
   }
+  auto got = manager_->GetStudy(study);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->state(), Study::INACTIVE) << got->inactive_reason();
+  EXPECT_EQ(got->failed_count(), 2) << "INFEASIBLE shows as failed";
   EXPECT_EQ(executor_.starts().size(), 2u);
   EXPECT_EQ(runner_->Counts().running, 0);
+
+  // Resumed, the study runs on: no stopped trial counts as FAILED.
+  ASSERT_TRUE(manager_->SetStudyState(study, Study::ACTIVE).ok());
+  runner_->RunOnce();
+  got = manager_->GetStudy(study);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->state(), Study::ACTIVE) << got->inactive_reason();
+  EXPECT_EQ(executor_.starts().size(), 3u);
 }
 
 TEST_F(JobRunnerUnitTest, StoppedTrialEndsItsJobAndCompletesOrFails) {
