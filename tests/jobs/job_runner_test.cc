@@ -274,6 +274,11 @@ TEST_F(JobsTest, MaxFailedTrialsEndsTheStudyAsFailed) {
   EXPECT_EQ(done.state(), Study::FAILED);
   EXPECT_NE(done.inactive_reason().find("max_failed_trials"),
             std::string::npos);
+  EXPECT_NE(server_->Log().find(absl::StrCat("study ", study.name(),
+                                             " (failing) FAILED: "
+                                             "max_failed_trials (2) reached")),
+            std::string::npos)
+      << server_->Log(2000);
   std::vector<Trial> trials = Trials(study.name(), false);
   ASSERT_EQ(trials.size(), 2u);
   for (const Trial& t : trials) {
