@@ -302,8 +302,8 @@ void JobRunner::DropReplayedSteps(Running& r,
   }
   if (kept.size() < entries.size()) {
     spdlog::info(
-        "job runner: trial {}: dropped {} resumed report(s) at or "
-        "below step {}",
+        "job {}: dropped {} hypertune report(s) at or below step {}, stored "
+        "before the resume",
         r.trial_name, entries.size() - kept.size(), floor);
   }
   entries = std::move(kept);
