@@ -191,6 +191,11 @@ absl::Status StudyStop(Context& c) {
   request.set_state(v1::Study::INACTIVE);
   auto study = c.Client().Call(&Stub::SetStudyState, request);
   if (!study.ok()) return study.status();
+  if (study->state() != v1::Study::INACTIVE) {
+    *c.out << study->name() << " is already "
+           << v1::Study::State_Name(study->state()) << "; nothing to stop\n";
+    return absl::OkStatus();
+  }
   *c.out << study->name() << " stopped (INACTIVE); its running jobs are "
          << "cancelled. Resume with: cairn study set-state " << study->name()
          << " active\n";

@@ -40,6 +40,13 @@ struct JobExit {
   int exit_code = 0;  // Valid when signal == 0.
   int signal = 0;     // Non-zero when killed by a signal.
   bool ok() const { return signal == 0 && exit_code == 0; }
+  // Exit code 2 (command-line usage) or 64-78 (sysexits.h: EX_USAGE to
+  // EX_CONFIG): the program says its arguments or configuration are wrong,
+  // so running it again cannot help.
+  bool IsUsageError() const {
+    return signal == 0 &&
+           (exit_code == 2 || (exit_code >= 64 && exit_code <= 78));
+  }
   std::string ToString() const;
 };
 

@@ -3,7 +3,9 @@
 //   {"global_step": "1000", "loss": "0.31", "timestamp": 1525851440.12,
 //   "trial": "3"}
 // The writer keeps the last 100 reports and rewrites the whole file on each
-// report, so entries are identified by their timestamp.
+// report, so entries are identified by their timestamp. What the job runner
+// does with them (jobs/job_runner.h): in a resumed attempt, entries at or
+// below the trial's last stored step are dropped, not stored.
 #ifndef CAIRN_JOBS_HYPERTUNE_H_
 #define CAIRN_JOBS_HYPERTUNE_H_
 

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "jobs/hypertune.h"
 #include "jobs/job_command.h"
 #include "jobs/job_template.h"
@@ -127,6 +128,19 @@ void JobRunner::CompleteOrFail(const std::string& trial_name,
   MarkFailed(trial_name, fail_reason);
 }
 
+void JobRunner::EndStopped(const std::string& trial_name,
+                           const std::string& reason) {
+  // STOPPING first, so that completing it marks it stopped early.
+  LogIfError(manager_->StopTrial(trial_name).status(), trial_name,
+             "marking the stopped trial STOPPING");
+  if (manager_->CompleteTrial(trial_name, std::nullopt, false, "").ok()) {
+    return;
+  }
+  LogIfError(
+      manager_->CompleteTrial(trial_name, std::nullopt, true, reason).status(),
+      trial_name, "ending the stopped trial INFEASIBLE");
+}
+
 // --- Recovery. ---
 
 void JobRunner::Recover() {
@@ -138,14 +152,17 @@ void JobRunner::Recover() {
 
 void JobRunner::RecoverTrial(const Trial& trial) {
   TrialJob job = trial.job();
-  if (job.pid() > 0 &&
-      executor_->KillOrphan(job.pid(), job.proc_start_ticks())) {
-    job.set_message("orphan of a previous cairnd killed; resuming");
-  }
+  const bool killed =
+      job.pid() > 0 && executor_->KillOrphan(job.pid(), job.proc_start_ticks());
+  if (killed) job.set_message("orphan of a previous cairnd killed; resuming");
   if (job.state() == TrialJob::STATE_UNSPECIFIED ||
       job.state() == TrialJob::QUEUED) {
     return;
   }
+  spdlog::info("job {}: resumed after a cairnd restart ({}; queued again)",
+               trial.name(),
+               killed ? absl::StrCat("orphan pid ", job.pid(), " killed")
+                      : "no orphan left");
   job.set_pid(0);
   job.set_proc_start_ticks(0);
   job.set_state(TrialJob::QUEUED);
@@ -219,6 +236,9 @@ bool JobRunner::CheckRunning(Running& r, const JobStudyView* view,
   if (r.terminating) return false;
   const std::string reason = TerminateReason(r, view, trial);
   if (reason.empty()) return false;
+  spdlog::info("job {}: killing pid {} ({}): SIGTERM, SIGKILL after {}",
+               r.trial_name, r.handle.pid, reason,
+               absl::FormatDuration(options_.grace_period));
   executor_->Terminate(r.handle, options_.grace_period);
   r.terminating = true;
   r.terminate_reason = reason;
@@ -257,6 +277,8 @@ void JobRunner::Collect(Running& r) {
   if (entries.empty()) return;
   r.hypertune_timestamp = entries.back().timestamp;
   r.job.set_hypertune_timestamp(r.hypertune_timestamp);
+  DropReplayedSteps(r, entries);
+  if (entries.empty()) return SetJob(r.trial_name, r.job);
   // The measurements and how far the file was read, in one durable write.
   absl::StatusOr<int64_t> added = manager_->AddMeasurementsWithJob(
       ToReports(r.trial_name, entries), r.trial_name, r.job);
@@ -268,9 +290,30 @@ void JobRunner::Collect(Running& r) {
   }
 }
 
+void JobRunner::DropReplayedSteps(Running& r,
+                                  std::vector<HypertuneEntry>& entries) {
+  if (r.step_floor < 0) return;
+  const int64_t floor = r.step_floor;
+  std::vector<HypertuneEntry> kept;
+  for (HypertuneEntry& e : entries) {
+    if (e.global_step <= r.step_floor) continue;
+    r.step_floor = e.global_step;
+    kept.push_back(std::move(e));
+  }
+  if (kept.size() < entries.size()) {
+    spdlog::info(
+        "job {}: dropped {} hypertune report(s) at or below step {}, stored "
+        "before the resume",
+        r.trial_name, entries.size() - kept.size(), floor);
+  }
+  entries = std::move(kept);
+}
+
 // --- Exits. ---
 
 void JobRunner::HandleExit(Running& r, const JobExit& exit) {
+  spdlog::info("job {}: pid {} exited: {}", r.trial_name, r.handle.pid,
+               exit.ToString());
   Collect(r);
   gpus_.Release(r.gpus);
   TrialJob job = r.job;
@@ -297,8 +340,8 @@ void JobRunner::RecordOutcome(const Running& r, const Trial& trial,
     job.set_message(absl::StrCat("trial completed by the program; job ", how));
   } else if (r.terminate_reason == "cancelled") {
     job.set_state(TrialJob::CANCELLED);
-    job.set_message("cancelled");
-    MarkFailed(r.trial_name, "cancelled: the study stopped");
+    job.set_message(absl::StrCat("cancelled: the study stopped; job ", how));
+    EndStopped(r.trial_name, "stopped: the study stopped before it reported");
   } else if (r.terminate_reason == "stopped" ||
              trial.state() == Trial::STOPPING) {
     job.set_state(TrialJob::CANCELLED);
@@ -310,6 +353,12 @@ void JobRunner::RecordOutcome(const Running& r, const Trial& trial,
     MarkFailed(r.trial_name, job.message());
   } else if (exit.ok()) {
     CompleteAfterExit(r.trial_name, job);
+  } else if (exit.IsUsageError()) {
+    job.set_state(TrialJob::FAILED);
+    job.set_message(absl::StrCat(how,
+                                 ": a usage or configuration error, "
+                                 "not restarted"));
+    MarkFailed(r.trial_name, absl::StrCat("job failed: ", job.message()));
   } else {
     RestartOrFail(r, how, job);
   }
@@ -347,7 +396,11 @@ void JobRunner::RestartOrFail(const Running& r, const std::string& how,
   job.set_state(TrialJob::QUEUED);
   job.set_message(
       absl::StrCat(how, "; restart ", job.restarts(), " of ", max_restarts));
-  restart_at_[r.trial_name] = clock_->Now() + RestartDelay(job.restarts());
+  const absl::Duration delay = RestartDelay(job.restarts());
+  restart_at_[r.trial_name] = clock_->Now() + delay;
+  spdlog::info("job {}: restarting in {} (restart {} of {}, attempt {})",
+               r.trial_name, absl::FormatDuration(delay), job.restarts(),
+               max_restarts, job.attempts() + 1);
   ++restarts_total_;
   if (options_.observer != nullptr && study.ok()) {
     options_.observer->OnJobRestart(study->name());
@@ -403,7 +456,11 @@ void JobRunner::TopUp(JobStudyView& view) {
   }
   // New trials have no job state yet; StartQueued records RUNNING, or
   // QUEUED when their GPUs are busy (one write instead of two).
-  for (Trial& t : result->trials) view.pending.push_back(std::move(t));
+  for (Trial& t : result->trials) {
+    spdlog::info("job {}: queued (needs {} GPU(s))", t.name(),
+                 view.study.spec().job_template().gpus_per_trial());
+    view.pending.push_back(std::move(t));
+  }
   view.study.set_state(result->study_state);
 }
 
@@ -412,7 +469,7 @@ void JobRunner::CancelUnstarted(const Trial& trial, Study::State study_state) {
   job.set_state(TrialJob::CANCELLED);
   job.set_message(
       absl::StrCat("cancelled: study is ", Study::State_Name(study_state)));
-  MarkFailed(trial.name(), job.message());
+  EndStopped(trial.name(), "stopped: the study stopped before it started");
   SetJob(trial.name(), job);
 }
 
@@ -477,6 +534,9 @@ absl::StatusOr<JobHandle> JobRunner::StartJob(const JobStudyView& view,
              trial.name(), "writing the attempt header to the job log");
   absl::StatusOr<JobHandle> handle = executor_->Start(spec);
   if (!handle.ok()) return handle.status();
+  spdlog::info("job {}: started attempt {}{} (pid {}, GPUs [{}])", trial.name(),
+               job.attempts(), resume ? ", resuming" : "", handle->pid,
+               absl::StrJoin(gpus, ","));
   job.set_state(TrialJob::RUNNING);
   job.set_pid(handle->pid);
   job.set_proc_start_ticks(handle->start_ticks);
@@ -500,6 +560,11 @@ JobRunner::Running JobRunner::MakeRunning(const JobStudyView& view,
   r.hypertune_path = HypertunePath(job.job_dir()).string();
   r.hypertune_timestamp = job.hypertune_timestamp();
   r.job = job;
+  if (job.attempts() > 1) {
+    absl::StatusOr<int64_t> last = manager_->LastReportedStep(trial_name);
+    LogIfError(last.status(), trial_name, "reading the last reported step");
+    r.step_floor = last.ok() ? *last : -1;
+  }
   return r;
 }
 

@@ -3,12 +3,18 @@
 //
 // One thread runs a pass (RunOnce) every `poll_interval` (20 ms). A pass:
 //  - collects metrics from each running job's hypertune file into the store;
+//    in a resumed attempt (a restart or a cairnd restart) entries whose
+//    global_step is at or below the trial's last stored step are dropped,
+//    so a trial that resumes from a checkpoint never records a step twice;
 //  - ends jobs that time out, whose trial was stopped (early stopping or a
 //    user) or whose study is no longer ACTIVE (SIGTERM, then SIGKILL after
-//    the grace period);
+//    the grace period); the trials of a stopped study end as stopped (see
+//    EndStopped), never FAILED;
 //  - on a job's exit: completes the trial with its last measurement,
 //    restarts a failed job (same job dir, CAIRN_RESUME=1) up to
-//    max_restarts after a backoff, or marks the trial FAILED;
+//    max_restarts after a backoff, or marks the trial FAILED; a job that
+//    exits 2 or 64-78 (JobExit::IsUsageError) or times out is not
+//    restarted;
 //  - tops up each ACTIVE job study with new trials (SuggestTrials) up to its
 //    parallelism, each starting QUEUED;
 //  - starts QUEUED trials as soon as their GPUs are free (GpuSlots), with
@@ -20,6 +26,11 @@
 // Time (timeouts, restart backoff, log headers) comes from the injected
 // Clock; processes from the injected Executor. So a test drives the runner
 // with a fake clock and executor, calling Recover() and RunOnce() itself.
+//
+// Every job event is one spdlog info line "job <trial name>: ...": queued,
+// started (attempt, pid, GPUs), pid exited (exit code or signal), restarting
+// (restart n of m), resumed after a cairnd restart, killing (timeout,
+// cancelled or stopped).
 //
 // A JobRunner is thread-safe. Failures of store writes are logged with the
 // trial's name (spdlog) and the pass goes on.
@@ -39,6 +50,7 @@
 #include "absl/time/time.h"
 #include "jobs/executor.h"
 #include "jobs/gpu_slots.h"
+#include "jobs/hypertune.h"
 #include "jobs/job_logs.h"
 #include "trials/clock.h"
 #include "trials/study_manager.h"
@@ -127,6 +139,9 @@ class JobRunner {
     // is read and parsed only when they change.
     std::filesystem::file_time_type hypertune_mtime;
     std::uintmax_t hypertune_size = 0;
+    // In a resumed attempt: the highest step stored for the trial; entries
+    // at or below it are dropped. -1 in a first attempt (nothing dropped).
+    int64_t step_floor = -1;
     bool terminating = false;
     std::string terminate_reason;  // "timeout", "cancelled", "stopped"
     cairn::v1::TrialJob job;
@@ -148,6 +163,8 @@ class JobRunner {
   std::string TerminateReason(const Running& r, const JobStudyView* view,
                               const cairn::v1::Trial* trial);
   void Collect(Running& r);
+  // Removes entries at or below r.step_floor, raising it as entries pass.
+  void DropReplayedSteps(Running& r, std::vector<HypertuneEntry>& entries);
 
   // Tops up an ACTIVE study and starts (or cancels) its trials that do not
   // run. Returns how many stay queued.
@@ -191,6 +208,10 @@ class JobRunner {
   void MarkFailed(const std::string& trial_name, const std::string& reason);
   void CompleteOrFail(const std::string& trial_name,
                       const std::string& fail_reason);
+  // Ends a trial whose study stopped, never as FAILED (so it does not count
+  // toward the failure limit): stopped early with its last measurement, or
+  // INFEASIBLE with `reason` if it reported nothing.
+  void EndStopped(const std::string& trial_name, const std::string& reason);
 
   void ForgetRestartTimes(const std::vector<JobStudyView>& views)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(pass_mu_);

@@ -384,6 +384,11 @@ absl::StatusOr<Study> SetStateLocked(StudyState& st, const std::string& name,
                                      Study::State new_state, Store* store,
                                      WriteScope* scope)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(st.mu) {
+  // Stopping a finished study changes nothing: it keeps its outcome.
+  if (new_state == Study::INACTIVE && (st.study.state() == Study::COMPLETED ||
+                                       st.study.state() == Study::FAILED)) {
+    return st.View();
+  }
   const StudySpec& spec = st.study.spec();
   if (new_state == Study::ACTIVE && spec.max_trials() > 0 &&
       static_cast<int64_t>(st.trials.size()) >= spec.max_trials()) {

@@ -164,7 +164,9 @@ class StudyManager {
                                         const std::string& page_token);
   absl::Status DeleteStudy(const std::string& name);
   // ACTIVE, INACTIVE or COMPLETED. FailedPrecondition to reactivate a study
-  // whose max_trials is already reached.
+  // whose max_trials is already reached. INACTIVE (stop) on a COMPLETED or
+  // FAILED study is OK and changes nothing: the study keeps its state and
+  // inactive_reason, which the result shows.
   absl::StatusOr<cairn::v1::Study> SetStudyState(const std::string& name,
                                                  cairn::v1::Study::State state);
 
@@ -240,8 +242,11 @@ class StudyManager {
   // Persists the job record of a trial (any state).
   absl::Status UpdateTrialJob(const std::string& trial_name,
                               const cairn::v1::TrialJob& job);
+  // The step_count of the last measurement stored for a pending trial, or -1
+  // if it has none (or is no longer pending). NotFound for an unknown trial.
+  absl::StatusOr<int64_t> LastReportedStep(const std::string& trial_name);
   // Marks a pending trial FAILED with `reason` (its job gave up); the study
-  // becomes FAILED once max_failed_trials trials failed.
+  // becomes FAILED once FailureLimitReached (trials/failure_policy.h).
   absl::StatusOr<cairn::v1::Trial> FailTrial(const std::string& trial_name,
                                              const std::string& reason);
   // The trial without measurements.

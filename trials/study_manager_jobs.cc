@@ -90,6 +90,20 @@ absl::Status StudyManager::UpdateTrialJob(const std::string& trial_name,
   return Finish(AwaitScope(scope), std::move(result));
 }
 
+absl::StatusOr<int64_t> StudyManager::LastReportedStep(
+    const std::string& trial_name) {
+  absl::StatusOr<TrialRef> tn = ResolveTrial(trial_name, "name");
+  if (!tn.ok()) return tn.status();
+  StudyState& st = *tn->study;
+  absl::MutexLock lock(&st.mu);
+  if (absl::Status s = st.FindTrial(tn->trial_id, trial_name).status();
+      !s.ok()) {
+    return s;
+  }
+  auto last = st.last_measurement.find(tn->trial_id);
+  return last == st.last_measurement.end() ? -1 : last->second.step_count();
+}
+
 absl::StatusOr<Trial> StudyManager::FailTrial(const std::string& trial_name,
                                               const std::string& reason) {
   if (absl::Status s = CheckWritable(); !s.ok()) return s;

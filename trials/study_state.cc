@@ -5,6 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "proto/cairn/v1/trial_states.h"
+#include "spdlog/spdlog.h"
+#include "trials/failure_policy.h"
 
 namespace cairn {
 
@@ -98,11 +100,8 @@ absl::Status StudyState::WriteTrial(Store* store, Trial trial,
 bool StudyState::NextState(Study::State* state, std::string* reason) const {
   if (study.state() != Study::ACTIVE) return false;
   const StudySpec& spec = study.spec();
-  const int64_t failed = trials.count(Trial::FAILED);
-  if (spec.max_failed_trials() > 0 && failed >= spec.max_failed_trials()) {
+  if (FailureLimitReached(spec, trials, reason)) {
     *state = Study::FAILED;
-    *reason = absl::StrCat("max_failed_trials (", spec.max_failed_trials(),
-                           ") reached");
     return true;
   }
   if (CountPending() > 0) return false;
@@ -133,6 +132,10 @@ absl::Status StudyState::AdvanceState(Store* store, WriteScope* scope) {
     return s;
   }
   study = std::move(updated);
+  if (next == Study::FAILED) {
+    spdlog::warn("study {} ({}) FAILED: {}", study.name(), study.display_name(),
+                 reason);
+  }
   return absl::OkStatus();
 }
 

@@ -111,12 +111,12 @@ struct StudyState {
                           WriteScope* scope) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
 
   // The state the study should move to given its trials, if it changes:
-  // FAILED at max_failed_trials, COMPLETED when the budget is spent (or the
-  // space exhausted) and nothing is pending.
+  // FAILED when FailureLimitReached (trials/failure_policy.h), COMPLETED when
+  // the budget is spent (or the space exhausted) and nothing is pending.
   bool NextState(cairn::v1::Study::State* state, std::string* reason) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
   // Moves the study to the state NextState() gives, if it changes, queueing
-  // the write in `scope`.
+  // the write in `scope`. A move to FAILED is logged (spdlog warn).
   absl::Status AdvanceState(Store* store, WriteScope* scope)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
 };

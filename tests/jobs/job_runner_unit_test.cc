@@ -16,6 +16,8 @@
 #include "gtest/gtest.h"
 #include "jobs/executor.h"
 #include "jobs/job_runner.h"
+#include "spdlog/sinks/ringbuffer_sink.h"
+#include "spdlog/spdlog.h"
 #include "store/store.h"
 #include "tests/testing/test_util.h"
 #include "trials/clock.h"
@@ -404,6 +406,81 @@ TEST_F(JobRunnerUnitTest, FailedJobRestartsUpToMaxRestartsAfterBackoff) {
   EXPECT_EQ(restarts_.studies(), (std::vector<std::string>{study, study}));
 }
 
+TEST_F(JobRunnerUnitTest, UsageErrorExitFailsAtOnceWithoutRestart) {
+  const std::string study = CreateStudy(
+      "max_trials: 3 max_parallel_trials: 3 job_template { max_restarts: 3 }");
+  std::vector<FakeExecutor::Started> starts = FirstPass(Options());
+  ASSERT_EQ(starts.size(), 3u);
+  executor_.Exit(starts[0].handle.pid, 2);
+  executor_.Exit(starts[1].handle.pid, 78);
+  executor_.Exit(starts[2].handle.pid, 1);  // Retried.
+  runner_->RunOnce();
+  for (const std::string id : {"1", "2"}) {
+    const Trial t = Get(study + "/trials/" + id);
+    EXPECT_EQ(t.state(), Trial::FAILED) << id;
+    EXPECT_EQ(t.job().state(), TrialJob::FAILED) << id;
+    EXPECT_EQ(t.job().restarts(), 0) << id;
+    EXPECT_NE(t.job().message().find("usage or configuration error"),
+              std::string::npos)
+        << t.job().message();
+  }
+  EXPECT_EQ(Get(study + "/trials/3").job().restarts(), 1);
+  ASSERT_EQ(StartsAfter(absl::Minutes(5)), 4u);
+  EXPECT_EQ(Env(executor_.last_start().spec, "CAIRN_TRIAL_ID"), "3");
+}
+
+TEST_F(JobRunnerUnitTest, ResumedAttemptDropsStepsAlreadyStored) {
+  const std::string study =
+      CreateStudy("max_trials: 1 job_template { max_restarts: 1 }");
+  const std::string trial = study + "/trials/1";
+  ASSERT_EQ(FirstPass(Options()).size(), 1u);
+  const std::string metrics =
+      Env(executor_.last_start().spec, "CLOUD_ML_HP_METRIC_FILE");
+  {
+    std::ofstream out(metrics);
+    out << R"({"global_step": "1", "loss": "0.9", "timestamp": 10.5})"
+        << "\n"
+        << R"({"global_step": "2", "loss": "0.8", "timestamp": 11.5})"
+        << "\n";
+  }
+  executor_.Exit(executor_.last_start().handle.pid, 0, /*signal=*/9);
+  runner_->RunOnce();
+  ASSERT_EQ(StartsAfter(absl::Seconds(1)), 2u);
+
+  // The resumed attempt restarts from its step-1 checkpoint: it reports
+  // steps 2 (already stored: dropped) and 3 in a rewritten file.
+  {
+    std::ofstream out(metrics);
+    out << R"({"global_step": "2", "loss": "0.7", "timestamp": 20.5})"
+        << "\n"
+        << R"({"global_step": "3", "loss": "0.6", "timestamp": 21.5})"
+        << "\n";
+  }
+  runner_->RunOnce();
+  auto t = manager_->GetTrial(trial);
+  ASSERT_TRUE(t.ok()) << t.status();
+  std::vector<int64_t> steps;
+  for (const auto& m : t->measurements()) steps.push_back(m.step_count());
+  EXPECT_EQ(steps, (std::vector<int64_t>{1, 2, 3}));
+  EXPECT_DOUBLE_EQ(t->measurements(1).metrics(0).value(), 0.8);
+  EXPECT_EQ(t->job().hypertune_timestamp(), 21.5);
+}
+
+TEST_F(JobRunnerUnitTest, JobStudyFailsByDefaultWhenItsFirstTrialsFail) {
+  const std::string study =
+      CreateStudy("max_trials: 20 max_parallel_trials: 3");
+  std::vector<FakeExecutor::Started> starts = FirstPass(Options());
+  ASSERT_EQ(starts.size(), 3u);
+  for (const auto& s : starts) executor_.Exit(s.handle.pid, 1);
+  runner_->RunOnce();
+  auto got = manager_->GetStudy(study);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->state(), Study::FAILED);
+  EXPECT_EQ(got->inactive_reason(),
+            "the first 3 trials all failed (default failure policy)");
+  EXPECT_EQ(StartsAfter(absl::Minutes(5)), 3u) << "a FAILED study ran more";
+}
+
 TEST_F(JobRunnerUnitTest, BackoffDoublesUpToItsCap) {
   CreateStudy("max_trials: 1 job_template { max_restarts: 5 }");
   JobRunnerOptions options = Options();
@@ -459,10 +536,14 @@ TEST_F(JobRunnerUnitTest, TimeoutTerminatesWithTheGracePeriodAndFails) {
   EXPECT_EQ(StartsAfter(absl::Minutes(5)), 1u) << "a timeout is not restarted";
 }
 
-TEST_F(JobRunnerUnitTest, StoppingTheStudyCancelsItsJobs) {
-  const std::string study = CreateStudy("max_trials: 4 max_parallel_trials: 2");
-  std::vector<FakeExecutor::Started> starts = FirstPass(Options());
+TEST_F(JobRunnerUnitTest, StoppingTheStudyStopsItsJobsWithoutFailingTrials) {
+  // Two trials run, one waits for a GPU; one failure would fail the study.
+  const std::string study = CreateStudy(
+      "max_trials: 4 max_parallel_trials: 3 max_failed_trials: 1 "
+      "job_template { gpus_per_trial: 1 }");
+  std::vector<FakeExecutor::Started> starts = FirstPass(Options(/*gpus=*/2));
   ASSERT_EQ(starts.size(), 2u);
+  Report(study + "/trials/1", 0.25, 4);  // Trial 2 reports nothing.
   ASSERT_TRUE(manager_->SetStudyState(study, Study::INACTIVE).ok());
   runner_->RunOnce();
   ASSERT_EQ(executor_.terminates().size(), 2u);
@@ -474,18 +555,42 @@ TEST_F(JobRunnerUnitTest, StoppingTheStudyCancelsItsJobs) {
   EXPECT_EQ(terminated,
             (std::set<int64_t>{starts[0].handle.pid, starts[1].handle.pid}));
   EXPECT_EQ(Get(study + "/trials/1").job().message(), "cancelled");
+  const Trial queued = Get(study + "/trials/3");
+  EXPECT_EQ(queued.state(), Trial::INFEASIBLE);
+  EXPECT_EQ(queued.infeasible_reason(),
+            "stopped: the study stopped before it started");
+  EXPECT_EQ(queued.job().state(), TrialJob::CANCELLED);
 
   for (const auto& s : starts) executor_.Exit(s.handle.pid, 0, 15);
   runner_->RunOnce();
-  for (const std::string id : {"1", "2"}) {
-    const Trial t = Get(study + "/trials/" + id);
-    EXPECT_EQ(t.state(), Trial::FAILED);
-    EXPECT_EQ(t.infeasible_reason(), "cancelled: the study stopped");
+  const Trial reported = Get(study + "/trials/1");
+  EXPECT_EQ(reported.state(), Trial::SUCCEEDED);
+  EXPECT_TRUE(reported.stopped_early());
+  EXPECT_EQ(reported.final_measurement().step_count(), 4);
+  const Trial silent = Get(study + "/trials/2");
+  EXPECT_EQ(silent.state(), Trial::INFEASIBLE);
+  EXPECT_EQ(silent.infeasible_reason(),
+            "stopped: the study stopped before it reported");
+  for (const Trial& t : {reported, silent}) {
     EXPECT_EQ(t.job().state(), TrialJob::CANCELLED);
+    EXPECT_EQ(t.job().message(),
+              "cancelled: the study stopped; job killed by signal 15");
     EXPECT_EQ(t.job().pid(), 0);
   }
+  auto got = manager_->GetStudy(study);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->state(), Study::INACTIVE) << got->inactive_reason();
+  EXPECT_EQ(got->failed_count(), 2) << "INFEASIBLE shows as failed";
   EXPECT_EQ(executor_.starts().size(), 2u);
   EXPECT_EQ(runner_->Counts().running, 0);
+
+  // Resumed, the study runs on: no stopped trial counts as FAILED.
+  ASSERT_TRUE(manager_->SetStudyState(study, Study::ACTIVE).ok());
+  runner_->RunOnce();
+  got = manager_->GetStudy(study);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->state(), Study::ACTIVE) << got->inactive_reason();
+  EXPECT_EQ(executor_.starts().size(), 3u);
 }
 
 TEST_F(JobRunnerUnitTest, StoppedTrialEndsItsJobAndCompletesOrFails) {
@@ -575,6 +680,80 @@ TEST_F(JobRunnerUnitTest, RestartedCairndKillsTheOrphanAndResumesTheTrial) {
   EXPECT_EQ(t.job().attempts(), 2);
   EXPECT_EQ(t.job().restarts(), 0);
   EXPECT_EQ(t.job().pid(), executor2.last_start().handle.pid);
+  runner_.reset();  // Before executor2 goes.
+}
+
+// Routes spdlog's default logger into memory while alive.
+class CapturedLog {
+ public:
+  CapturedLog()
+      : sink_(std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(1000)),
+        saved_(spdlog::default_logger()) {
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>("test", sink_));
+  }
+  ~CapturedLog() { spdlog::set_default_logger(saved_); }
+  // The lines that start with "job `trial`: ".
+  std::vector<std::string> JobLines(const std::string& trial) {
+    std::vector<std::string> out;
+    const std::string prefix = "job " + trial + ": ";
+    for (const std::string& line : sink_->last_formatted()) {
+      const size_t at = line.find(prefix);
+      if (at == std::string::npos) continue;
+      std::string rest = line.substr(at + prefix.size());
+      while (!rest.empty() && (rest.back() == '\n' || rest.back() == '\r')) {
+        rest.pop_back();
+      }
+      out.push_back(rest);
+    }
+    return out;
+  }
+
+ private:
+  std::shared_ptr<spdlog::sinks::ringbuffer_sink_mt> sink_;
+  std::shared_ptr<spdlog::logger> saved_;
+};
+
+TEST_F(JobRunnerUnitTest, EveryJobEventIsOneLogLine) {
+  CapturedLog log;
+  const std::string study = CreateStudy(
+      "max_trials: 1 job_template { max_restarts: 1 "
+      "max_running_time { seconds: 10 } }");
+  const std::string trial = study + "/trials/1";
+  NewRunner(Options());
+  runner_->RunOnce();
+  executor_.Exit(100, 0, /*signal=*/9);
+  runner_->RunOnce();
+  ASSERT_EQ(StartsAfter(absl::Seconds(1)), 2u);
+  StartsAfter(absl::Seconds(11));  // Timeout.
+  executor_.Exit(101, 0, /*signal=*/15);
+  runner_->RunOnce();
+  EXPECT_EQ(log.JobLines(trial),
+            (std::vector<std::string>{
+                "queued (needs 0 GPU(s))",
+                "started attempt 1 (pid 100, GPUs [])",
+                "pid 100 exited: killed by signal 9",
+                "restarting in 1s (restart 1 of 1, attempt 2)",
+                "started attempt 2, resuming (pid 101, GPUs [])",
+                "killing pid 101 (timeout): SIGTERM, SIGKILL after 7s",
+                "pid 101 exited: killed by signal 15",
+            }));
+}
+
+TEST_F(JobRunnerUnitTest, ResumeAfterCairndRestartIsLogged) {
+  const std::string study = CreateStudy("max_trials: 1");
+  NewRunner(Options());
+  runner_->RunOnce();
+  CapturedLog log;
+  OpenManager();
+  FakeExecutor executor2;
+  NewRunner(Options(), &executor2);
+  runner_->RunOnce();
+  EXPECT_EQ(log.JobLines(study + "/trials/1"),
+            (std::vector<std::string>{
+                "resumed after a cairnd restart (orphan pid 100 killed; "
+                "queued again)",
+                "started attempt 2, resuming (pid 100, GPUs [])",
+            }));
   runner_.reset();  // Before executor2 goes.
 }
 

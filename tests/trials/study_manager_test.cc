@@ -94,6 +94,34 @@ TEST_F(StudyManagerTest, RunsAStudyToMaxTrialsAndCompletes) {
   EXPECT_EQ((*best)[0].id(), 1);  // loss 1.0 is the smallest.
 }
 
+TEST_F(StudyManagerTest, StoppingAFinishedStudyKeepsItsOutcome) {
+  auto study = manager_->CreateStudy(BraninStudy("finished", 1));
+  ASSERT_TRUE(study.ok()) << study.status();
+  auto r = manager_->SuggestTrials(study->name(), 1, "");
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_TRUE(
+      manager_->CompleteTrial(r->trials[0].name(), Loss(1.0), false, "").ok());
+  auto done = manager_->GetStudy(study->name());
+  ASSERT_TRUE(done.ok());
+  ASSERT_EQ(done->state(), Study::COMPLETED);
+
+  auto stopped = manager_->SetStudyState(study->name(), Study::INACTIVE);
+  ASSERT_TRUE(stopped.ok()) << stopped.status();
+  EXPECT_EQ(stopped->state(), Study::COMPLETED);
+  EXPECT_EQ(stopped->inactive_reason(), done->inactive_reason());
+  Reopen();  // Nothing was written either.
+  auto after = manager_->GetStudy(study->name());
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(after->state(), Study::COMPLETED);
+
+  // An ACTIVE study still stops.
+  auto running = manager_->CreateStudy(BraninStudy("running", 5));
+  ASSERT_TRUE(running.ok());
+  auto paused = manager_->SetStudyState(running->name(), Study::INACTIVE);
+  ASSERT_TRUE(paused.ok());
+  EXPECT_EQ(paused->state(), Study::INACTIVE);
+}
+
 TEST_F(StudyManagerTest, MaxParallelTrialsLimitsPendingTrials) {
   auto study = manager_->CreateStudy(BraninStudy("par", 10, 2));
   ASSERT_TRUE(study.ok());
