@@ -220,8 +220,10 @@ v1::GetMetricHistoryRequest HistoryRequest(const Options& o,
   request.set_metric_id(o.metric);
   request.set_page_size(o.page_size);
   request.set_max_points(o.max_points);
-  if (o.start_step.has_value()) request.set_start_step(*o.start_step);
-  if (o.end_step.has_value()) request.set_end_step(*o.end_step);
+  if (o.start_step.has_value())
+    request.mutable_start_step()->set_value(*o.start_step);
+  if (o.end_step.has_value())
+    request.mutable_end_step()->set_value(*o.end_step);
   return request;
 }
 

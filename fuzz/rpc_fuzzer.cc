@@ -169,8 +169,8 @@ void Apply(StudyManager& m, uint8_t method, const uint8_t* data, size_t size,
       q.metric_id = r.metric_id();
       q.page_size = r.page_size();
       q.page_token = r.page_token();
-      if (r.has_start_step()) q.start_step = r.start_step();
-      if (r.has_end_step()) q.end_step = r.end_step();
+      if (r.has_start_step()) q.start_step = r.start_step().value();
+      if (r.has_end_step()) q.end_step = r.end_step().value();
       q.max_points = r.max_points();
       auto history = m.GetMetricHistory(names.Trial(r.trial_name()), q);
       if (!history.ok()) return;

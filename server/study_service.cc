@@ -196,8 +196,9 @@ grpc::Status StudyServiceImpl::GetMetricHistory(
   query.metric_id = request->metric_id();
   query.page_size = request->page_size();
   query.page_token = request->page_token();
-  if (request->has_start_step()) query.start_step = request->start_step();
-  if (request->has_end_step()) query.end_step = request->end_step();
+  if (request->has_start_step())
+    query.start_step = request->start_step().value();
+  if (request->has_end_step()) query.end_step = request->end_step().value();
   query.max_points = request->max_points();
   auto history = manager_->GetMetricHistory(request->trial_name(), query);
   if (!history.ok()) return ToGrpcStatus(history.status());
