@@ -60,32 +60,44 @@ absl::Status ResumeWithin(Store& store, absl::Duration limit) {
   return resumed;
 }
 
+// Opens a store at `dir` and creates one study in it; *id is its id.
+void OpenWithStudy(const StoreOptions& options, const std::string& dir,
+                   std::unique_ptr<Store>* store, int64_t* id) {
+  auto opened = Store::Open(options, dir);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  *store = std::move(*opened);
+  cairn::v1::Study study;
+  study.set_display_name("full");
+  auto created = (*store)->CreateStudy(study);
+  ASSERT_TRUE(created.ok()) << created.status();
+  *id = *created;
+}
+
 TEST(DiskFullTest, WritesFailCleanlyReadsWorkAndResumeAfterSpaceIsFreed) {
   testing::ScopedTmpfs tmpfs(kTmpfsBytes);
   if (!tmpfs.status().ok()) GTEST_SKIP() << "skipped: " << tmpfs.status();
   const std::string dir = tmpfs.path() + "/store";
-  auto opened = Store::Open(StoreOptions(), dir);
-  ASSERT_TRUE(opened.ok()) << opened.status();
-  Store& store = **opened;
-  cairn::v1::Study study;
-  study.set_display_name("full");
-  auto id = store.CreateStudy(study);
-  ASSERT_TRUE(id.ok()) << id.status();
+  std::unique_ptr<Store> opened;
+  int64_t study_id = 0;
+  OpenWithStudy(StoreOptions(), dir, &opened, &study_id);
+  if (HasFatalFailure()) return;
+  Store& store = *opened;
   // Just above the floor the store writes; just below it, it stops.
   tmpfs.Fill("filler", tmpfs.FreeBytes() - kMinFreeBytesToWrite - (1 << 20));
   std::set<int64_t> acked;
   int64_t next = 1;
   for (; next <= 20; ++next) {
-    ASSERT_TRUE(store.PutTrials(*id, {BulkyTrial(next)}).ok());
+    ASSERT_TRUE(store.PutTrials(study_id, {BulkyTrial(next)}).ok());
     acked.insert(next);
   }
   tmpfs.Fill("filler", 2 << 20);
   const int64_t failed_id = next++;
-  const absl::Status failed = store.PutTrials(*id, {BulkyTrial(failed_id)});
+  const absl::Status failed =
+      store.PutTrials(study_id, {BulkyTrial(failed_id)});
   ASSERT_EQ(failed.code(), absl::StatusCode::kResourceExhausted) << failed;
   EXPECT_THAT(std::string(failed.message()), HasSubstr(dir));
   EXPECT_THAT(std::string(failed.message()), HasSubstr("MB free"));
-  EXPECT_EQ(store.PutTrials(*id, {BulkyTrial(next)}).code(),
+  EXPECT_EQ(store.PutTrials(study_id, {BulkyTrial(next)}).code(),
             absl::StatusCode::kResourceExhausted);
   EXPECT_EQ(store.WriteHealth().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_FALSE(store.Resume().ok());  // Still no space.
@@ -100,10 +112,10 @@ TEST(DiskFullTest, WritesFailCleanlyReadsWorkAndResumeAfterSpaceIsFreed) {
           absl::ToDoubleSeconds(absl::Now() - freed));
   EXPECT_TRUE(store.WriteHealth().ok());
   for (int64_t k = 0; k < 3; ++k, ++next) {
-    ASSERT_TRUE(store.PutTrials(*id, {BulkyTrial(next)}).ok());
+    ASSERT_TRUE(store.PutTrials(study_id, {BulkyTrial(next)}).ok());
     acked.insert(next);
   }
-  opened->reset();
+  opened.reset();
 
   auto reopened = Store::Open(StoreOptions(), dir);
   ASSERT_TRUE(reopened.ok()) << reopened.status();
@@ -123,36 +135,34 @@ void FailWalThenResume(testing::FaultSpec::Error error,
   std::shared_ptr<testing::FaultFileSystem> fs;
   StoreOptions options;
   options.wrap_file_system = testing::FaultFileSystem::Hook(&fs);
-  auto opened = Store::Open(options, dir.path());
-  ASSERT_TRUE(opened.ok()) << opened.status();
-  Store& store = **opened;
-  cairn::v1::Study study;
-  study.set_display_name("faulty");
-  auto id = store.CreateStudy(study);
-  ASSERT_TRUE(id.ok()) << id.status();
+  std::unique_ptr<Store> opened;
+  int64_t study_id = 0;
+  OpenWithStudy(options, dir.path(), &opened, &study_id);
+  if (::testing::Test::HasFatalFailure()) return;
+  Store& store = *opened;
   std::set<int64_t> acked;
   for (int64_t t = 1; t <= 5; ++t) {
-    ASSERT_TRUE(store.PutTrials(*id, {BulkyTrial(t)}).ok());
+    ASSERT_TRUE(store.PutTrials(study_id, {BulkyTrial(t)}).ok());
     acked.insert(t);
   }
   testing::FaultSpec spec;
   spec.error = error;
   spec.kinds = testing::kWalFile;
   fs->InjectFaults(spec);
-  const absl::Status failed = store.PutTrials(*id, {BulkyTrial(6)});
+  const absl::Status failed = store.PutTrials(study_id, {BulkyTrial(6)});
   ASSERT_EQ(failed.code(), expected_code) << failed;
   EXPECT_THAT(std::string(failed.message()), HasSubstr(dir.path()));
-  EXPECT_EQ(store.PutTrials(*id, {BulkyTrial(7)}).code(), expected_code);
+  EXPECT_EQ(store.PutTrials(study_id, {BulkyTrial(7)}).code(), expected_code);
   EXPECT_EQ(TrialIds(store), acked);
 
   fs->ClearFaults();
   const absl::Status resumed = ResumeWithin(store, absl::Seconds(30));
   ASSERT_TRUE(resumed.ok()) << resumed;
   for (int64_t t = 8; t <= 10; ++t) {
-    ASSERT_TRUE(store.PutTrials(*id, {BulkyTrial(t)}).ok());
+    ASSERT_TRUE(store.PutTrials(study_id, {BulkyTrial(t)}).ok());
     acked.insert(t);
   }
-  opened->reset();
+  opened.reset();
   // The store that resumed (with its meta/last_resume record) verifies
   // clean.
   absl::StatusOr<VerifyReport> report = VerifyStore(dir.path());
@@ -179,33 +189,31 @@ TEST(DiskFullTest, RocksDbIoErrorOnTheWalNeedsARestartAndLosesNothing) {
   std::shared_ptr<testing::FaultFileSystem> fs;
   StoreOptions options;
   options.wrap_file_system = testing::FaultFileSystem::Hook(&fs);
-  auto opened = Store::Open(options, dir.path());
-  ASSERT_TRUE(opened.ok()) << opened.status();
-  cairn::v1::Study study;
-  study.set_display_name("eio");
-  auto id = (*opened)->CreateStudy(study);
-  ASSERT_TRUE(id.ok()) << id.status();
-  ASSERT_TRUE((*opened)->PutTrials(*id, {BulkyTrial(1)}).ok());
+  std::unique_ptr<Store> opened;
+  int64_t study_id = 0;
+  OpenWithStudy(options, dir.path(), &opened, &study_id);
+  if (HasFatalFailure()) return;
+  ASSERT_TRUE(opened->PutTrials(study_id, {BulkyTrial(1)}).ok());
   testing::FaultSpec spec;
   spec.error = testing::FaultSpec::Error::kIoError;
   spec.kinds = testing::kWalFile;
   fs->InjectFaults(spec);
-  const absl::Status failed = (*opened)->PutTrials(*id, {BulkyTrial(2)});
+  const absl::Status failed = opened->PutTrials(study_id, {BulkyTrial(2)});
   ASSERT_EQ(failed.code(), absl::StatusCode::kUnavailable) << failed;
   EXPECT_THAT(std::string(failed.message()), HasSubstr(dir.path()));
-  EXPECT_EQ(TrialIds(**opened), std::set<int64_t>{1});
+  EXPECT_EQ(TrialIds(*opened), std::set<int64_t>{1});
   fs->ClearFaults();
-  const absl::Status resumed = (*opened)->Resume();
+  const absl::Status resumed = opened->Resume();
   EXPECT_EQ(resumed.code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(std::string(resumed.message()), HasSubstr("restart cairnd"));
-  EXPECT_EQ((*opened)->PutTrials(*id, {BulkyTrial(3)}).code(),
+  EXPECT_EQ(opened->PutTrials(study_id, {BulkyTrial(3)}).code(),
             absl::StatusCode::kUnavailable);
-  opened->reset();
+  opened.reset();
   auto reopened = Store::Open(StoreOptions(), dir.path());
   ASSERT_TRUE(reopened.ok()) << reopened.status();
   EXPECT_EQ(TrialIds(**reopened).count(1), 1u);
   EXPECT_EQ(TrialIds(**reopened).count(3), 0u);
-  EXPECT_TRUE((*reopened)->PutTrials(*id, {BulkyTrial(4)}).ok());
+  EXPECT_TRUE((*reopened)->PutTrials(study_id, {BulkyTrial(4)}).ok());
 }
 
 }  // namespace
