@@ -102,10 +102,7 @@ absl::Status StudyManager::CheckWritable() {
   absl::MutexLock lock(&recovery_mu_);
   health = store_->WriteHealth();
   if (health.ok()) return health;
-  if (!reloaded_) {
-    if (absl::Status s = ReloadFromStore(); !s.ok()) return health;
-    reloaded_ = true;
-  }
+  if (!ReloadOnce()) return health;
   const absl::Time now = clock_->Now();
   if (now - last_resume_ < absl::Seconds(1)) return health;
   last_resume_ = now;
@@ -128,9 +125,15 @@ absl::Status StudyManager::CheckReserve() const {
 
 void StudyManager::RecoverFromFailedWrite() {
   absl::MutexLock lock(&recovery_mu_);
-  if (reloaded_ || store_->WriteHealth().ok()) return;
-  spdlog::error("{}", std::string(store_->WriteHealth().message()));
-  if (ReloadFromStore().ok()) reloaded_ = true;
+  const absl::Status health = store_->WriteHealth();
+  if (reloaded_ || health.ok()) return;
+  spdlog::error("{}", std::string(health.message()));
+  ReloadOnce();
+}
+
+bool StudyManager::ReloadOnce() {
+  if (!reloaded_) reloaded_ = ReloadFromStore().ok();
+  return reloaded_;
 }
 
 absl::Status StudyManager::ReloadFromStore() {

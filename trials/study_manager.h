@@ -285,6 +285,10 @@ class StudyManager {
   // After a failed write: rebuilds studies_ from the store, once per
   // failure (until the store resumes). REQUIRES: no study mutex held.
   void RecoverFromFailedWrite() ABSL_LOCKS_EXCLUDED(recovery_mu_, mu_);
+  // ReloadFromStore unless memory was already rebuilt since the store
+  // started failing; whether it has been.
+  bool ReloadOnce() ABSL_EXCLUSIVE_LOCKS_REQUIRED(recovery_mu_)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // Replaces every study's in-memory state with the store's.
   absl::Status ReloadFromStore() ABSL_EXCLUSIVE_LOCKS_REQUIRED(recovery_mu_)
       ABSL_LOCKS_EXCLUDED(mu_);
