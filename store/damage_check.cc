@@ -16,7 +16,7 @@
 #include "store/db_options.h"
 #include "store/durable_mark.h"
 #include "store/rocksdb_store_util.h"
-#include "store/wal_file_system.h"
+#include "store/wal_tail.h"
 
 namespace cairn {
 namespace {
@@ -133,8 +133,9 @@ std::string DescribeCorruption(const DamageReport& damage,
 
 absl::StatusOr<std::vector<std::string>> FindStoreDamage(
     const std::string& path) {
-  std::unique_ptr<rocksdb::Env> env = NewStableSizeWalEnv();
-  rocksdb::Options options = StoreDbOptions(env.get());
+  absl::StatusOr<std::unique_ptr<rocksdb::Env>> env = NewStoreEnv(path);
+  if (!env.ok()) return env.status();
+  rocksdb::Options options = StoreDbOptions(env->get());
   auto damage_log = std::make_shared<DamageLog>(NewDiscardingLogger());
   options.info_log = damage_log;
   rocksdb::DB* raw = nullptr;

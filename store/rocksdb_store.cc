@@ -25,7 +25,7 @@
 #include "store/keys.h"
 #include "store/rocksdb_store_util.h"
 #include "store/store_lock.h"
-#include "store/wal_file_system.h"
+#include "store/wal_tail.h"
 
 namespace cairn {
 namespace {
@@ -84,9 +84,12 @@ absl::StatusOr<std::unique_ptr<Store>> RocksDbStore::Open(
   if (path.empty()) {
     return absl::InvalidArgumentError("store path must be non-empty");
   }
-  std::unique_ptr<rocksdb::Env> env =
-      NewStableSizeWalEnv(options.wrap_file_system);
   if (absl::Status st = CheckBeforeOpen(path); !st.ok()) return st;
+  std::optional<TornWalTail> torn;
+  absl::StatusOr<std::unique_ptr<rocksdb::Env>> store_env =
+      NewStoreEnv(path, options.wrap_file_system, &torn);
+  if (!store_env.ok()) return store_env.status();
+  std::unique_ptr<rocksdb::Env> env = std::move(*store_env);
   rocksdb::Options db_options = StoreDbOptions(env.get());
   db_options.create_if_missing = options.create_if_missing;
 
@@ -98,6 +101,10 @@ absl::StatusOr<std::unique_ptr<Store>> RocksDbStore::Open(
       damage_log = std::make_shared<DamageLog>(std::move(*info_log));
       db_options.info_log = damage_log;
     }
+  }
+  if (torn.has_value() && damage_log != nullptr) {
+    rocksdb::Log(rocksdb::InfoLogLevel::WARN_LEVEL, damage_log.get(), "%s",
+                 DescribeTornTail(*torn).c_str());
   }
 
   // Disk full: RocksDB stops writes and, through the SstFileManager, polls

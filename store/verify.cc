@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -12,7 +13,7 @@
 #include "store/record_check.h"
 #include "store/rocksdb_store_util.h"
 #include "store/store_lock.h"
-#include "store/wal_file_system.h"
+#include "store/wal_tail.h"
 
 namespace cairn {
 namespace {
@@ -85,8 +86,12 @@ absl::StatusOr<VerifyReport> VerifyStore(const std::string& path) {
   if (!damage.ok()) return damage.status();
   report.problems = *damage;
 
-  std::unique_ptr<rocksdb::Env> env = NewStableSizeWalEnv();
-  rocksdb::Options options = StoreDbOptions(env.get());
+  std::optional<TornWalTail> torn;
+  absl::StatusOr<std::unique_ptr<rocksdb::Env>> env =
+      NewStoreEnv(path, nullptr, &torn);
+  if (!env.ok()) return env.status();
+  if (torn.has_value()) report.notes.push_back(DescribeTornTail(*torn));
+  rocksdb::Options options = StoreDbOptions(env->get());
   options.info_log = NewDiscardingLogger();
   rocksdb::DB* raw = nullptr;
   rocksdb::Status s = rocksdb::DB::OpenForReadOnly(options, path, &raw);
@@ -105,6 +110,9 @@ std::string FormatVerifyReport(const std::string& path,
       "verify ", path, ": ", report.files_checked, " files checked; ",
       report.records.studies, " studies, ", report.records.trials, " trials, ",
       report.records.measurements, " measurements\n");
+  for (const std::string& note : report.notes) {
+    absl::StrAppend(&out, "note: ", note, "\n");
+  }
   if (report.problems.empty()) {
     absl::StrAppend(&out, "store is intact\n");
     return out;

@@ -24,6 +24,9 @@ struct VerifyReport {
   RecordCounts records;       // Records that decoded.
   // One line per problem, each naming the file or the key.
   std::vector<std::string> problems;
+  // What was found that is not damage (a WAL record torn by a crash, which
+  // was never acknowledged: store/wal_tail.h).
+  std::vector<std::string> notes;
 };
 
 // Verifies the store at `path` (read-only; holds the store's lock while it

@@ -12,9 +12,12 @@
 // unwritten-extent conversion. Measured on this project's CI disk: 150-165 us
 // against 200-235 us per synced append.
 //
-// Recovery is unchanged: RocksDB's log reader skips the zeroed preallocated
-// tail of a WAL left by a crash (see rocksdb::WALRecoveryMode), and a cleanly
-// closed WAL is truncated to its real length.
+// Recovery: RocksDB's log reader skips the zeroed preallocated tail of a WAL
+// left by a crash, and a cleanly closed WAL is truncated to its real length.
+// A record torn by a crash in the middle of its append is followed by zeros
+// instead of the file's end, which RocksDB reports as corruption; the store
+// opens WALs through NewStoreEnv (wal_tail.h), which tells that apart from
+// damage.
 #ifndef CAIRN_STORE_WAL_FILE_SYSTEM_H_
 #define CAIRN_STORE_WAL_FILE_SYSTEM_H_
 
