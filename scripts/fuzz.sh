@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets of fuzz/ (preset fuzz, into build-fuzz/) and
+# Builds the libFuzzer targets of fuzz/ (preset $CAIRN_FUZZ_PRESET, default
+# fuzz, into build-<preset>/; CI uses the asan preset, which builds them too) and
 # fuzzes each for SECONDS (default 30), starting from a copy of its seed corpus
 # (fuzz/corpus/<name>/, left unchanged) and its regression inputs
 # (fuzz/regressions/<name>/). Prints per target the executions and, for a
@@ -18,7 +19,9 @@ if [ ${#TARGETS[@]} -eq 0 ]; then
 fi
 
 cairn_install_packages "${CAIRN_CI_PACKAGES[@]}"
-cairn_build_preset fuzz "$CAIRN_ROOT/build-fuzz" "${TARGETS[@]/%/_fuzzer}" || exit 1
+PRESET="${CAIRN_FUZZ_PRESET:-fuzz}"
+BUILD="$CAIRN_ROOT/build-$PRESET"
+cairn_build_preset "$PRESET" "$BUILD" "${TARGETS[@]/%/_fuzzer}" || exit 1
 
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
@@ -35,7 +38,7 @@ for name in "${TARGETS[@]}"; do
   cp "$CAIRN_ROOT/fuzz/regressions/$name/"* "$corpus/" 2>/dev/null
   log="$WORK/$name.log"
   cairn_log "fuzzing $name for ${SECONDS_EACH}s"
-  "$CAIRN_ROOT/build-fuzz/fuzz/${name}_fuzzer" "$corpus" \
+  "$BUILD/fuzz/${name}_fuzzer" "$corpus" \
     -max_total_time="$SECONDS_EACH" -timeout=30 -rss_limit_mb=4096 \
     -max_len=4096 -print_final_stats=1 -artifact_prefix="$artifacts/" \
     >"$log" 2>&1
@@ -47,7 +50,7 @@ for name in "${TARGETS[@]}"; do
   fi
   status=1
   # Keep the artifact past the temp dir's removal.
-  keep="$CAIRN_ROOT/build-fuzz/artifacts/$name"
+  keep="$BUILD/artifacts/$name"
   mkdir -p "$keep"
   cp "$artifacts/"* "$keep/" 2>/dev/null
   artifact="$(sed -nE 's/.*Test unit written to (.*)$/\1/p' "$log" | tail -1)"
