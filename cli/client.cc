@@ -20,8 +20,14 @@ absl::Status FromGrpcStatus(const grpc::Status& status,
 
 StudyClient::StudyClient(std::string target, std::chrono::milliseconds timeout)
     : target_(std::move(target)), timeout_(timeout) {
-  std::shared_ptr<grpc::Channel> channel =
-      grpc::CreateChannel(target_, grpc::InsecureChannelCredentials());
+  // A connection of its own (not shared through gRPC's global subchannel
+  // pool), so a client that replaces its StudyClient after cairnd went away
+  // (study wait) connects afresh instead of inheriting the old connection's
+  // reconnect backoff.
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  std::shared_ptr<grpc::Channel> channel = grpc::CreateCustomChannel(
+      target_, grpc::InsecureChannelCredentials(), args);
   stub_ = cairn::v1::StudyService::NewStub(channel);
   admin_stub_ = cairn::v1::AdminService::NewStub(channel);
 }

@@ -4,6 +4,9 @@
 // absl::Status and become one "cairn: error:" line.
 #include "cli/commands.h"
 
+#include <unistd.h>
+
+#include <iostream>
 #include <string>
 
 #include "CLI/CLI.hpp"
@@ -140,11 +143,16 @@ void CommandTree::AddStudySetState(CLI::App* study) {
 void CommandTree::AddStudyWait(CLI::App* study) {
   CLI::App* wait = study->add_subcommand(
       "wait",
-      "show progress (trials done/total, running, best so far) until the "
-      "study is done; exits 1 if it failed");
+      "show progress (trials done/total, running, failed, best so far) until "
+      "the study is done, reconnecting while cairnd restarts; exits 1 if it "
+      "failed");
   AddStudyArg(wait);
   wait->add_option("--interval", o_.interval_seconds,
                    "seconds between polls (default 2)")
+      ->check(CLI::PositiveNumber);
+  wait->add_option("--reconnect-timeout", o_.reconnect_seconds,
+                   "seconds to keep reconnecting while cairnd is unreachable "
+                   "(default 600)")
       ->check(CLI::PositiveNumber);
   On(wait, StudyWait);
 }
@@ -296,6 +304,7 @@ int RunCli(int argc, const char* const* argv, std::ostream& out,
   Context c;
   c.out = &out;
   c.err = &err;
+  c.out_is_terminal = &out == &std::cout && isatty(STDOUT_FILENO) == 1;
   Handler action = nullptr;
   CLI::App app{"cairn: drive Cairn studies and trials on a cairnd server.",
                "cairn"};

@@ -41,6 +41,8 @@ struct Options {
   std::string infeasible_reason;
   bool follow = false;
   double interval_seconds = 2;
+  // study wait: give up when cairnd stays unreachable this long.
+  double reconnect_seconds = 600;
   std::string destination;
   // trial history: GetMetricHistoryRequest fields (0 / unset: defaults).
   int page_size = 0;
@@ -55,6 +57,8 @@ struct Context {
   Options opt;
   std::ostream* out;
   std::ostream* err;
+  // Whether *out is a terminal (progress lines are then updated in place).
+  bool out_is_terminal = false;
   std::unique_ptr<StudyClient> client;
 
   StudyClient& Client() {

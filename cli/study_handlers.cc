@@ -1,8 +1,6 @@
 // The cairn study subcommands: create, list, get, delete, best, set-state,
-// wait and stop.
-#include <chrono>
+// and stop (wait: study_wait.cc).
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -130,56 +128,6 @@ absl::Status StudySetState(Context& c) {
   *c.out << study->name() << " " << v1::Study::State_Name(study->state())
          << "\n";
   return absl::OkStatus();
-}
-
-absl::Status StudyWait(Context& c) {
-  auto name = c.Client().ResolveStudyName(c.opt.study);
-  if (!name.ok()) return name.status();
-  std::string last_line;
-  while (true) {
-    v1::GetStudyRequest get;
-    get.set_name(*name);
-    auto study = c.Client().Call(&Stub::GetStudy, get);
-    if (!study.ok()) return study.status();
-    v1::ListOptimalTrialsRequest best_request;
-    best_request.set_parent(*name);
-    auto best = c.Client().Call(&Stub::ListOptimalTrials, best_request);
-    if (!best.ok()) return best.status();
-    const int done = study->succeeded_count() + study->failed_count();
-    std::string line =
-        absl::StrCat(study->name(), ": ", done, "/",
-                     study->spec().max_trials() > 0
-                         ? absl::StrCat(study->spec().max_trials())
-                         : std::string("?"),
-                     " trials done, ", study->pending_count(), " running");
-    if (study->failed_count() > 0) {
-      absl::StrAppend(&line, ", ", study->failed_count(), " failed");
-    }
-    if (best->optimal_trials_size() > 0 && study->spec().metrics_size() > 0) {
-      const v1::Trial& t = best->optimal_trials(0);
-      for (const auto& m : t.final_measurement().metrics()) {
-        if (m.metric_id() != study->spec().metrics(0).metric_id()) continue;
-        absl::StrAppend(&line, ", best ", m.metric_id(), " ",
-                        FormatNumber(m.value()), " (trial ", t.id(), ")");
-      }
-    }
-    if (line != last_line) {
-      *c.out << line << std::endl;
-      last_line = line;
-    }
-    if (study->state() != v1::Study::ACTIVE) {
-      *c.out << study->name() << " is " << v1::Study::State_Name(study->state())
-             << (study->inactive_reason().empty() ? "" : ": ")
-             << study->inactive_reason() << std::endl;
-      if (study->state() == v1::Study::FAILED) {
-        return absl::AbortedError(absl::StrCat(
-            "study ", study->name(), " failed: ", study->inactive_reason()));
-      }
-      return absl::OkStatus();
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(
-        static_cast<int64_t>(c.opt.interval_seconds * 1000)));
-  }
 }
 
 // Stops a study: no new trials, and cairnd cancels its running jobs.

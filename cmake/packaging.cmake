@@ -1,6 +1,7 @@
 # Install layout and the Debian package (CPack).
 #
 #   bin/cairnd, bin/cairn, bin/cairn-train
+#   lib/cairn/libcairn_train_cuda.so          cairn-train's CUDA backend (dlopen'ed)
 #   lib/systemd/system/cairnd.service         runs cairnd as user cairn, data in /var/lib/cairn
 #   share/cairn/grafana/cairn.json (+ provisioning/)   the Grafana dashboard
 #   share/cairn/prometheus/prometheus.yml, alerts.yml  scrape config and alert rules
@@ -16,6 +17,11 @@ include(GNUInstallDirs)
 set(CMAKE_INSTALL_RPATH "/usr/local/cuda/lib64")
 
 install(TARGETS cairnd cairn cairn-train RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# cairn-train finds its CUDA module at <bindir>/../lib/cairn/ (cuda_loader.h),
+# so the path is fixed rather than ${CMAKE_INSTALL_LIBDIR}.
+if(TARGET cairn_train_cuda)
+  install(TARGETS cairn_train_cuda LIBRARY DESTINATION lib/cairn)
+endif()
 install(FILES packaging/cairnd.service DESTINATION lib/systemd/system)
 install(FILES monitoring/grafana/cairn.json
   DESTINATION ${CMAKE_INSTALL_DATADIR}/cairn/grafana)

@@ -3,7 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "trainer/cpu_backend.h"
-#include "trainer/cuda_backend.h"
+#include "trainer/cuda_loader.h"
 
 namespace cairn::trainer {
 

@@ -1,6 +1,7 @@
 // The compute backend interface of cairn-train: one training step and
 // inference of the MLP on a batch. Implementations: the Eigen float32 CPU
-// backend (cpu_backend.h) and the CUDA backend (cuda_backend.h).
+// backend (cpu_backend.h) and the CUDA backend (cuda_backend.h, loaded at run
+// time from a shared module: cuda_loader.h).
 #ifndef CAIRN_TRAINER_BACKEND_H_
 #define CAIRN_TRAINER_BACKEND_H_
 
@@ -34,6 +35,8 @@ class Backend {
   virtual ~Backend() = default;
 
   // Creates a backend. kAuto picks CUDA when a device is present, else CPU.
+  // Only kCuda, or kAuto on a machine with NVIDIA device nodes, loads the
+  // CUDA module; kCpu never maps the CUDA libraries.
   // `threads` is the CPU thread count (CPU backend; results are deterministic
   // for a fixed count). `max_batch` bounds n in TrainStep and Forward.
   static absl::StatusOr<std::unique_ptr<Backend>> Create(BackendKind kind,
@@ -62,7 +65,10 @@ class Backend {
   virtual absl::Status Forward(const float* x, int n, float* out) = 0;
 };
 
-// Number of CUDA devices visible (0 when the driver or device is missing).
+// Number of CUDA devices visible: 0 when the machine has no NVIDIA device
+// nodes (checked without loading CUDA), when the CUDA module cannot be loaded,
+// or when the driver finds no device. Otherwise loads the CUDA module (see
+// cuda_loader.h).
 int CudaDeviceCount();
 
 }  // namespace cairn::trainer

@@ -22,7 +22,7 @@
 
 namespace cairn::trainer {
 
-int CudaDeviceCount() {
+int cuda::DeviceCount() {
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess) {
     cudaGetLastError();  // Clear the sticky "no device" error.
@@ -218,9 +218,9 @@ class CudaBackend final : public Backend {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Backend>> CreateCudaBackend(
+absl::StatusOr<std::unique_ptr<Backend>> cuda::CreateBackend(
     const ModelSpec& spec, const HyperParams& hp, int max_batch) {
-  if (CudaDeviceCount() == 0) {
+  if (DeviceCount() == 0) {
     return absl::FailedPreconditionError(
         "--backend=cuda: no CUDA device is present");
   }

@@ -187,6 +187,8 @@ class StudyManager {
   // more: GetMetricHistory reads a whole curve.
   absl::StatusOr<cairn::v1::Trial> GetTrial(const std::string& name);
   // page_size 0 means 1000. include_measurements: as GetTrial, per trial.
+  // A page ends early (fewer trials, next_page_token set) where its trials
+  // would exceed kMaxListTrialsBytes (limits.h); it holds at least one.
   absl::StatusOr<TrialPage> ListTrials(const std::string& parent, int page_size,
                                        const std::string& page_token,
                                        bool include_measurements);

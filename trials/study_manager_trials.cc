@@ -255,26 +255,46 @@ absl::StatusOr<Trial> CreateTrialLocked(StudyState& st,
   return t;
 }
 
-// The last kMaxTrialMeasurements of the store's measurements of every trial
-// in `trials`, attached to each in report order; measurements_truncated set
-// where there are more.
-absl::Status AttachMeasurements(Store* store, int64_t study_id,
-                                std::vector<Trial>& trials) {
-  for (Trial& t : trials) {
-    std::vector<Measurement> newest_first;
-    absl::Status s = store->ScanMeasurements(
-        study_id, t.id(), {INT64_MAX, true},
-        [&](int64_t, const Measurement& m) {
-          if (newest_first.size() == cairn::v1::kMaxTrialMeasurements) {
-            t.set_measurements_truncated(true);
-            return false;
-          }
-          newest_first.push_back(m);
-          return true;
-        });
-    if (!s.ok()) return s;
-    for (auto it = newest_first.rbegin(); it != newest_first.rend(); ++it) {
-      *t.add_measurements() = std::move(*it);
+// Attaches to `t` the last kMaxTrialMeasurements of its measurements in the
+// store, in report order; measurements_truncated set where there are more.
+absl::Status AttachMeasurements(Store* store, int64_t study_id, Trial& t) {
+  std::vector<Measurement> newest_first;
+  absl::Status s = store->ScanMeasurements(
+      study_id, t.id(), {INT64_MAX, true}, [&](int64_t, const Measurement& m) {
+        if (newest_first.size() == cairn::v1::kMaxTrialMeasurements) {
+          t.set_measurements_truncated(true);
+          return false;
+        }
+        newest_first.push_back(m);
+        return true;
+      });
+  if (!s.ok()) return s;
+  for (auto it = newest_first.rbegin(); it != newest_first.rend(); ++it) {
+    *t.add_measurements() = std::move(*it);
+  }
+  return absl::OkStatus();
+}
+
+// Cuts `page` to its longest prefix (at least one trial) whose trials,
+// measurements attached when `include_measurements`, fit in
+// kMaxListTrialsBytes; a cut page's next_page_token resumes after its last
+// trial.
+absl::Status FitPage(Store* store, int64_t study_id, bool include_measurements,
+                     TrialPage& page) {
+  size_t bytes = 0;
+  for (size_t i = 0; i < page.trials.size(); ++i) {
+    Trial& t = page.trials[i];
+    if (include_measurements) {
+      if (absl::Status s = AttachMeasurements(store, study_id, t); !s.ok()) {
+        return s;
+      }
+    }
+    // Field tag and length prefix of the repeated entry included.
+    bytes += t.ByteSizeLong() + 8;
+    if (i > 0 && bytes > static_cast<size_t>(cairn::v1::kMaxListTrialsBytes)) {
+      page.trials.resize(i);
+      page.next_page_token = absl::StrCat(page.trials.back().id());
+      break;
     }
   }
   return absl::OkStatus();
@@ -328,13 +348,13 @@ absl::StatusOr<Trial> StudyManager::GetTrial(const std::string& name) {
   if (!out.ok()) return out.status();
   // GetTrialBasic returned once everything queued so far was durable, so the
   // list includes every measurement already acknowledged.
-  std::vector<Trial> one = {std::move(*out)};
   absl::StatusOr<TrialName> tn = ParseTrialName(name, "name");
   if (!tn.ok()) return tn.status();
-  if (absl::Status s = AttachMeasurements(store_, tn->study_id, one); !s.ok()) {
+  if (absl::Status s = AttachMeasurements(store_, tn->study_id, *out);
+      !s.ok()) {
     return s;
   }
-  return std::move(one[0]);
+  return out;
 }
 
 absl::StatusOr<TrialPage> StudyManager::ListTrials(
@@ -360,11 +380,9 @@ absl::StatusOr<TrialPage> StudyManager::ListTrials(
     }
   }
   if (absl::Status s = AwaitScope(scope); !s.ok()) return s;
-  if (include_measurements) {
-    if (absl::Status s = AttachMeasurements(store_, st.id, page.trials);
-        !s.ok()) {
-      return s;
-    }
+  if (absl::Status s = FitPage(store_, st.id, include_measurements, page);
+      !s.ok()) {
+    return s;
   }
   return page;
 }

@@ -2,7 +2,8 @@
 # Benchmark of cairn-train's CPU backend against PyTorch's CPU on the same MLP
 # (784-256-256-10, batch 128, Adam, float32, same thread count), in one run,
 # plus the training step's GFLOP/s against a plain Eigen GEMM of the same
-# shapes. Usage: bench/train/run.sh [BUILD_DIR] [THREADS] [SECONDS]
+# shapes, and the startup of cairn-train --backend=cpu against the cairn CLI
+# (startup_bench.py). Usage: bench/train/run.sh [BUILD_DIR] [THREADS] [SECONDS]
 # Targets (issue 5): ratio >= 5, fraction_of_gemm >= 0.30.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -41,3 +42,8 @@ for b in 128 4096; do
     break
   fi
 done
+# Startup of a trivial --backend=cpu run against the cairn CLI (target: within
+# 3x; CUDA is loaded only for --backend=cuda).
+if [[ -x $BUILD/bin/cairn && -x $BUILD/bin/cairn-train ]]; then
+  /usr/bin/python3 "$ROOT/bench/train/startup_bench.py" "$BUILD" 20
+fi

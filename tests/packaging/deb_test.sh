@@ -57,4 +57,16 @@ grep -q '^cairn:x:[0-9]*:[0-9]*::/var/lib/cairn:/usr/sbin/nologin$' "$root/etc/p
 got="$("$root/usr/bin/cairnd" --version)"
 [ "$got" = "$version" ] || fail "installed cairnd --version printed '$got', expected '$version'"
 "$root/usr/bin/cairn" --help >/dev/null || fail "installed cairn --help failed"
+# cairn-train's CUDA backend is a module it dlopens from ../lib/cairn/: the
+# installed binary must find it (a machine without a GPU then reports "no
+# CUDA device", not a missing module).
+if [ -e "$build/lib/cairn/libcairn_train_cuda.so" ]; then
+  [ -e "$root/usr/lib/cairn/libcairn_train_cuda.so" ] \
+    || fail "missing /usr/lib/cairn/libcairn_train_cuda.so"
+  printf 'x,y\n0,0\n1,1\n0,0\n1,1\n' >"$tmp/t.csv"
+  out="$("$root/usr/bin/cairn-train" --backend=cuda --train="$tmp/t.csv" \
+    --epochs=0 --job-dir="$tmp/job" 2>&1 || true)"
+  [[ "$out" != *"cannot load the CUDA backend module"* ]] \
+    || fail "installed cairn-train cannot load its CUDA module: $out"
+fi
 echo "installed into $root: cairnd --version = $got; cairn user created; unit and dashboards in place"

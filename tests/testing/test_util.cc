@@ -51,8 +51,12 @@ bool CairndProcess::Start(std::string* error) {
   const std::string port_file = data_dir_ + "/cairnd.port";
   std::filesystem::create_directories(data_dir_);
   std::filesystem::remove(port_file);
-  std::vector<std::string> args = {binary_,    "--data-dir",  data_dir_,
-                                   "--listen", "127.0.0.1:0", "--port-file",
+  std::vector<std::string> args = {binary_,
+                                   "--data-dir",
+                                   data_dir_,
+                                   "--listen",
+                                   "127.0.0.1:" + std::to_string(listen_port_),
+                                   "--port-file",
                                    port_file};
   // Metrics on a free port unless the test chose (parallel tests never
   // collide on the default 9464).
@@ -89,6 +93,11 @@ bool CairndProcess::Start(std::string* error) {
   }
   *error = "cairnd did not write its port file within 20 s";
   return false;
+}
+
+bool CairndProcess::RestartOnSamePort(std::string* error) {
+  listen_port_ = port_;
+  return Start(error);
 }
 
 void CairndProcess::Kill9() {

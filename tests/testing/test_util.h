@@ -43,6 +43,9 @@ class CairndProcess {
   // Returns false (with a gtest failure message in *error) if cairnd did not
   // come up within 20 s.
   bool Start(std::string* error);
+  // Start() again on the port the last Start() got (after Kill9() or
+  // Terminate()), so clients holding the old address find the new cairnd.
+  bool RestartOnSamePort(std::string* error);
   // SIGKILL and reap.
   void Kill9();
   // SIGTERM, wait; returns the exit status (as from waitpid) or -1.
@@ -66,6 +69,7 @@ class CairndProcess {
   std::string binary_;
   pid_t pid_ = -1;
   int port_ = 0;
+  int listen_port_ = 0;  // Port Start() asks for; 0: any free port.
 };
 
 // The Branin function (SFU library), minimum 0.397887.

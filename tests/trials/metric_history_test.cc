@@ -1,11 +1,12 @@
 // StudyManager::GetMetricHistory (paging, step ranges, downsampling, bad
-// input) and the bound on GetTrial's and ListTrials' measurements, on a real
-// store; CurveDownsampler on its own.
+// input), the bound on GetTrial's and ListTrials' measurements and on the
+// size of a ListTrials page, on a real store; CurveDownsampler on its own.
 #include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "proto/cairn/v1/limits.h"
@@ -225,6 +226,62 @@ TEST_F(MetricHistoryTest, GetTrialKeepsTheLastMeasurementsAndSaysSo) {
   EXPECT_EQ(page->trials[0].measurements_size(),
             cairn::v1::kMaxTrialMeasurements);
   EXPECT_TRUE(page->trials[0].measurements_truncated());
+}
+
+TEST_F(MetricHistoryTest, ListTrialsPagesStayUnderTheGrpcLimit) {
+  // 10 trials of 1,000 measurements of 10 long-named metrics: about 6 MB of
+  // trials in all, more than gRPC's 4 MB in one reply.
+  const std::string parent = trial_.substr(0, trial_.find("/trials"));
+  auto more = manager_->SuggestTrials(parent, 9, "");
+  ASSERT_TRUE(more.ok()) << more.status();
+  std::vector<std::string> names = {trial_};
+  for (const auto& t : more->trials) names.push_back(t.name());
+  ASSERT_EQ(names.size(), 10u);
+  std::vector<MeasurementReport> reports;
+  for (const std::string& name : names) {
+    for (int step = 0; step < cairn::v1::kMaxTrialMeasurements; ++step) {
+      Measurement m;
+      m.set_step_count(step);
+      for (int k = 0; k < 10; ++k) {
+        auto* metric = m.add_metrics();
+        metric->set_metric_id(absl::StrCat("validation_metric_number_", k,
+                                           "_of_a_long_experiment_name"));
+        metric->set_value(step * 0.001 + k);
+      }
+      reports.push_back({name, std::move(m)});
+    }
+  }
+  ASSERT_TRUE(manager_->AddMeasurements(reports).ok());
+
+  std::vector<int64_t> ids;
+  size_t total_bytes = 0;
+  int pages = 0;
+  std::string token;
+  do {
+    auto page = manager_->ListTrials(parent, 0, token, true);
+    ASSERT_TRUE(page.ok()) << page.status();
+    ++pages;
+    cairn::v1::ListTrialsResponse reply;
+    for (const auto& t : page->trials) {
+      EXPECT_EQ(t.measurements_size(), cairn::v1::kMaxTrialMeasurements);
+      EXPECT_FALSE(t.measurements_truncated());
+      ids.push_back(t.id());
+      *reply.add_trials() = t;
+    }
+    reply.set_next_page_token(page->next_page_token);
+    EXPECT_LE(reply.ByteSizeLong(),
+              static_cast<size_t>(cairn::v1::kMaxListTrialsBytes));
+    total_bytes += reply.ByteSizeLong();
+    token = page->next_page_token;
+  } while (!token.empty());
+  EXPECT_GT(total_bytes, size_t{4} << 20);
+  EXPECT_GE(pages, 2);
+  EXPECT_THAT(ids, ElementsAre(1, 2, 3, 4, 5, 6, 7, 8, 9, 10));
+  // Without measurements the same trials fit in one page.
+  auto small = manager_->ListTrials(parent, 0, "", false);
+  ASSERT_TRUE(small.ok()) << small.status();
+  EXPECT_EQ(small->trials.size(), 10u);
+  EXPECT_TRUE(small->next_page_token.empty());
 }
 
 TEST_F(MetricHistoryTest, GetTrialWithFewMeasurementsIsNotTruncated) {
