@@ -30,11 +30,18 @@
 //    points, so it is cached yet reproducible. Between checkpoints the
 //    checkpoint's hyperparameters are warm-started and refined by a few
 //    L-BFGS-B iterations on the current data (8, or 4 past 50 trials).
-//  - Fits use at most `max_fit_points` points, the posterior at most
-//    `max_model_points` (half the best points, half a seeded random sample of
-//    the others), which bounds the Cholesky and per-candidate costs.
+//  - Fits use at most `max_fit_points` points (100), the posterior at most
+//    `max_model_points` (200: half the best points, half a seeded random
+//    sample of the others), which bounds the Cholesky and per-candidate
+//    costs: past 200 trials a suggestion costs about the same at any size.
 //  - The acquisition search uses 4000 batched evaluations up to 50 completed
-//    trials, then 4000 * 50 / n, at least 2000 (each costs O(n^2)).
+//    trials, then 4000 * 50 / n, at least 1000 (each costs O(m^2) for m
+//    model points).
+//  - Batches reuse one fit and one factorization: later members condition
+//    it on the chosen points by extending the Cholesky factor (no refit),
+//    and their pure-exploration search (a smoother target) uses a quarter
+//    of the acquisition budget, so a batch of 8 costs less than 3 single
+//    suggestions.
 //
 // Deterministic: the output is a function of (inputs, seed) only; the cache
 // never changes results. Not thread-safe (one caller per instance).
@@ -60,8 +67,8 @@ struct GpBanditOptions {
   // Completed trials before the GP takes over; 0 means
   // clamp(2 * num_dims, 5, 20).
   int num_initial_points = 0;
-  int max_model_points = 400;
-  int max_fit_points = 150;
+  int max_model_points = 200;
+  int max_fit_points = 100;
   // Random restarts of a checkpoint fit (fewer when it has > 100 points).
   int num_fit_restarts = 3;
   int fit_iterations = 60;
@@ -88,7 +95,10 @@ struct GpBanditOptions {
   // many completed trials; beyond, it shrinks in proportion (each evaluation
   // costs O(n^2)), down to min_acquisition_evaluations.
   int full_acquisition_budget_trials = 50;
-  int min_acquisition_evaluations = 2000;
+  int min_acquisition_evaluations = 1000;
+  // Share of the acquisition budget for each later (pure-exploration) batch
+  // member.
+  double batch_member_budget_fraction = 0.25;
 };
 
 // The observations. Rows of x are canonical points of the space.

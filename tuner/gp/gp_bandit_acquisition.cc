@@ -405,14 +405,21 @@ AcquisitionState MakeAcquisitionState(
 }
 
 // GP-UCB-PE: chooses up to `count` points, each treated as pending for the
-// next, and appends how each was chosen to `kinds`.
+// next (later members search with batch_member_budget_fraction of the
+// budget), and appends how each was chosen to `kinds`.
 std::vector<Eigen::VectorXd> ChooseBatchMembers(
-    const MixedSpace& space, const BanditData& data, int count, uint64_t seed,
-    AcquisitionState& state, std::vector<std::string>* kinds) {
+    const GpBanditOptions& options, const MixedSpace& space,
+    const BanditData& data, int count, uint64_t seed, AcquisitionState& state,
+    std::vector<std::string>* kinds) {
   const Eigen::Index n = data.x.rows();
   std::vector<Eigen::VectorXd> out;
   for (int b = 0; b < count; ++b) {
     const bool pure_exploration = b > 0;
+    if (b == 1) {
+      state.acquisition.max_evaluations =
+          static_cast<int>(state.acquisition.max_evaluations *
+                           options.batch_member_budget_fraction);
+    }
     Rng rng(MixSeed(seed, static_cast<uint64_t>(data.num_trials) * 4099 + n,
                     0xAC0 + b));
     std::optional<Eigen::VectorXd> x =
@@ -435,7 +442,7 @@ std::vector<Eigen::VectorXd> ChooseBatch(
     std::vector<std::string>* kinds) {
   AcquisitionState state = MakeAcquisitionState(
       options, space, categorical, data, model, std::move(models), first, seed);
-  return ChooseBatchMembers(space, data, count, seed, state, kinds);
+  return ChooseBatchMembers(options, space, data, count, seed, state, kinds);
 }
 
 }  // namespace cairn::gp
