@@ -83,10 +83,47 @@ def branin_currin(u):
     return [branin([15 * u[0] - 5, 15 * u[1]]), currin(u)]
 
 
+def styblinski_tang(x):
+    return 0.5 * sum(v ** 4 - 16 * v ** 2 + 5 * v for v in x)
+
+
+def rastrigin(x):
+    return 10 * len(x) + sum(v * v - 10 * math.cos(2 * math.pi * v) for v in x)
+
+
+def ackley(x):
+    d = len(x)
+    s1 = sum(v * v for v in x) / d
+    s2 = sum(math.cos(2 * math.pi * v) for v in x) / d
+    return -20 * math.exp(-0.2 * math.sqrt(s1)) - math.exp(s2) + 20 + math.e
+
+
+def levy(x):
+    w = [1 + (v - 1) / 4 for v in x]
+    s = math.sin(math.pi * w[0]) ** 2
+    for wi in w[:-1]:
+        s += (wi - 1) ** 2 * (1 + 10 * math.sin(math.pi * wi + 1) ** 2)
+    return s + (w[-1] - 1) ** 2 * (1 + math.sin(2 * math.pi * w[-1]) ** 2)
+
+
+def michalewicz(x):
+    return -sum(math.sin(v) * math.sin((i + 1) * v * v / math.pi) ** 20
+                for i, v in enumerate(x))
+
+
 FUNCTIONS = {
     "branin": (branin, [(-5.0, 10.0), (0.0, 15.0)], 0.397887),
     "hartmann6": (hartmann6, [(0.0, 1.0)] * 6, -3.322368),
+    # Multimodal SFU functions. Rastrigin and Ackley have their optimum at
+    # the origin; their boxes are shifted off-center so that the first
+    # (center) trial does not hit it.
+    "styblinski_tang4": (styblinski_tang, [(-5.0, 5.0)] * 4, -39.16617 * 4),
+    "rastrigin4": (rastrigin, [(-4.12, 6.12)] * 4, 0.0),
+    "ackley5": (ackley, [(-12.0, 32.768)] * 5, 0.0),
+    "levy6": (levy, [(-10.0, 10.0)] * 6, 0.0),
+    "michalewicz5": (michalewicz, [(0.0, math.pi)] * 5, -4.687658),
 }
+MULTIMODAL = "styblinski_tang4,rastrigin4,ackley5,levy6,michalewicz5"
 BC_REFERENCE = (18.0, 6.0)
 
 
@@ -415,7 +452,8 @@ def main():
     ap.add_argument("--server", required=True)
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--budgets", default="50,100")
-    ap.add_argument("--functions", default="branin,hartmann6")
+    ap.add_argument("--functions", default="branin,hartmann6",
+                    help="comma-separated, or 'multimodal' for " + MULTIMODAL)
     ap.add_argument("--parts", default="regret,timing,mo")
     ap.add_argument("--timing-sizes", default="100,300,1000")
     ap.add_argument("--timing-reps", type=int, default=9)
@@ -427,7 +465,8 @@ def main():
         args.seeds = min(args.seeds, 2)
         args.timing_reps = min(args.timing_reps, 5)
     args.budgets = [int(b) for b in args.budgets.split(",")]
-    args.functions = [f for f in args.functions.split(",") if f]
+    args.functions = [f for f in args.functions.replace(
+        "multimodal", MULTIMODAL).split(",") if f]
     args.timing_sizes = [int(n) for n in args.timing_sizes.split(",")]
     parts = set(args.parts.split(","))
     cairn = Cairn(args.server)

@@ -66,6 +66,15 @@ cairn::gp::GpBanditOptions Options() {
   if (const char* e = std::getenv("GP_FIT_POINTS")) {
     o.max_fit_points = std::atoi(e);
   }
+  if (const char* e = std::getenv("GP_RESTART")) {
+    o.restart_after_stalled_trials = std::atoi(e);
+  }
+  if (const char* e = std::getenv("GP_RESTART_MIN_IMPROVEMENT")) {
+    o.restart_min_improvement = std::atof(e);
+  }
+  if (const char* e = std::getenv("GP_RESTART_RADIUS")) {
+    o.restart_exclusion_radius = std::atof(e);
+  }
   if (const char* e = std::getenv("GP_MIN_EVALS")) {
     o.min_acquisition_evaluations = std::atoi(e);
   }

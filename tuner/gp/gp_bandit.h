@@ -15,6 +15,10 @@
 //    around observed points; several objectives are combined by random
 //    hypervolume scalarizations (mean hypervolume-scalarized improvement of
 //    the UCB vector over the observed front).
+//  - Restarts: after 8 completed trials without a real improvement, one
+//    suggestion searches the whole space away from the incumbent (see
+//    GpBanditOptions::restart_after_stalled_trials), so a search stuck in
+//    one basin of a multimodal function looks at the others.
 //  - Batches and parallel workers (GP-UCB-PE): pending trials condition the
 //    posterior variance (not the mean). The first member of a batch maximizes
 //    that UCB; later members maximize the posterior variance (pure
@@ -79,6 +83,17 @@ struct GpBanditOptions {
   // Scalarization weights for several objectives.
   int num_scalarizations = 64;
   bool use_trust_region = true;
+  // Restarts, for multimodal landscapes (single objective): once this many
+  // completed trials in a row have not improved the best value by more than
+  // `restart_min_improvement` standard deviations of the observed values,
+  // and again after each further such run, the suggestion maximizes UCB
+  // over the whole space (no trust region) away from the incumbent:
+  // candidates within `restart_exclusion_radius` (max-norm over continuous
+  // dimensions) of the best point rank after all others. 0 turns restarts
+  // off.
+  int restart_after_stalled_trials = 8;
+  double restart_min_improvement = 0.05;
+  double restart_exclusion_radius = 0.25;
   // Candidates whose posterior variance (given observed and pending points)
   // is below this fraction of the signal variance (a near-duplicate of an
   // observation, within ~0.003 length scales) are ranked after all
@@ -129,8 +144,8 @@ class GpBandit {
   const MixedSpace& space() const { return space_; }
   int num_initial_points() const;
 
-  // How each point of the last Suggest was chosen: "quasi_random", "ucb"
-  // or "pure_exploration" (later batch members), in output order.
+  // How each point of the last Suggest was chosen: "quasi_random", "ucb",
+  // "restart" or "pure_exploration" (later batch members), in output order.
   const std::vector<std::string>& last_kinds() const { return last_kinds_; }
 
   // Hyperparameters used by the last model-based Suggest (per objective).
