@@ -68,7 +68,9 @@ TEST(GpBanditTest, InitialDesignStartsAtTheCenter) {
 // After 8 completed trials without improvement the suggestion searches away
 // from the incumbent; with one fewer it does not.
 TEST(GpBanditTest, StalledSearchRestartsAwayFromTheIncumbent) {
-  GpBandit bandit(Continuous(2));
+  GpBanditOptions options;
+  options.restart_after_stalled_trials = 8;
+  GpBandit bandit(Continuous(2), options);
   BanditData data;
   data.x.resize(0, 2);
   data.y.resize(0, 1);
