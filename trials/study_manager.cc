@@ -59,8 +59,10 @@ absl::Status RecoverTrial(Store* store, Trial t, StudyState& state)
 }
 
 // One study as the store holds it, with its designer.
-absl::StatusOr<std::shared_ptr<StudyState>> RecoverStudy(Store* store,
-                                                         StoredStudy stored) {
+absl::StatusOr<std::shared_ptr<StudyState>> RecoverStudy(
+    Store* store, StoredStudy stored,
+    const std::function<absl::StatusOr<std::unique_ptr<tuner::Designer>>(
+        const StudySpec&)>& create_designer) {
   auto state = std::make_shared<StudyState>(stored.study_id);
   absl::MutexLock lock(&state->mu);
   state->study = std::move(stored.study);
@@ -71,7 +73,7 @@ absl::StatusOr<std::shared_ptr<StudyState>> RecoverStudy(Store* store,
     }
   }
   absl::StatusOr<std::unique_ptr<tuner::Designer>> designer =
-      tuner::CreateDesigner(state->study.spec());
+      create_designer(state->study.spec());
   if (!designer.ok()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "recovering ", state->study.name(), ": ", designer.status().message()));
@@ -92,6 +94,8 @@ StudyManager::StudyManager(Store* store, const StudyManagerOptions& options)
       clock_(options.clock != nullptr ? options.clock : Clock::Real()),
       observer_(options.observer),
       validate_spec_(options.validate_spec),
+      create_designer_(options.create_designer ? options.create_designer
+                                               : tuner::CreateDesigner),
       min_free_bytes_(options.min_free_bytes) {}
 
 StudyManager::~StudyManager() = default;
@@ -142,7 +146,7 @@ absl::Status StudyManager::ReloadFromStore() {
   std::map<int64_t, std::shared_ptr<StudyState>> fresh;
   for (StoredStudy& stored : *loaded) {
     absl::StatusOr<std::shared_ptr<StudyState>> state =
-        RecoverStudy(store_, std::move(stored));
+        RecoverStudy(store_, std::move(stored), create_designer_);
     if (!state.ok()) return state.status();
     fresh[(*state)->id] = std::move(*state);
   }
@@ -202,7 +206,7 @@ absl::StatusOr<std::unique_ptr<StudyManager>> StudyManager::Open(
   absl::MutexLock lock(&manager->mu_);
   for (StoredStudy& stored : *loaded) {
     absl::StatusOr<std::shared_ptr<StudyState>> state =
-        RecoverStudy(store, std::move(stored));
+        RecoverStudy(store, std::move(stored), manager->create_designer_);
     if (!state.ok()) return state.status();
     std::shared_ptr<StudyState> st = std::move(*state);
     {
@@ -270,7 +274,7 @@ absl::StatusOr<Study> StudyManager::CreateStudy(const Study& request) {
   if (absl::Status s = CheckReserve(); !s.ok()) return s;
   if (absl::Status s = ValidateNewStudy(request); !s.ok()) return s;
   absl::StatusOr<std::unique_ptr<tuner::Designer>> designer =
-      tuner::CreateDesigner(request.spec());
+      create_designer_(request.spec());
   if (!designer.ok()) return designer.status();
 
   Study study;

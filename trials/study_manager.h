@@ -16,6 +16,19 @@
 // on one study change its in-memory state under that study's mutex;
 // different studies proceed in parallel.
 //
+// Suggestions never stall their study: SuggestTrials copies the study's
+// trials under its mutex, runs the designer on that snapshot without it (so
+// GetStudy, reports, completions and other calls on the study proceed), then
+// takes the mutex again to add the new trials to the study as it is then:
+// the checks run again (a study stopped or deleted meanwhile takes nothing,
+// max_trials and max_parallel_trials apply to the current counts, dropping
+// suggestions beyond them; ids follow trials created meanwhile). Trials
+// completed meanwhile were pending in the snapshot. Concurrent
+// SuggestTrials of one study are coalesced through the study's suggestion
+// gate: one designer run at a time; a request that waited sees the trials
+// of those before it as pending (no point is suggested twice), and one whose
+// client_id got trials meanwhile gets those back without a designer run.
+//
 // Durability and group commit: a mutating call computes its change under the
 // study's mutex, queues the store write there (Store::Enqueue*; the store's
 // commit queue is ordered, so the order of writes on disk equals the order of
@@ -69,6 +82,7 @@
 #include "trials/clock.h"
 #include "trials/observer.h"
 #include "trials/study_summary.h"
+#include "tuner/designer.h"
 
 namespace cairn {
 
@@ -91,6 +105,11 @@ struct StudyManagerOptions {
   // Free bytes the store's file system must keep for new studies and
   // trials to be accepted (see Reserve above). 0: no reserve.
   uint64_t min_free_bytes = 0;
+  // Makes a study's designer from its spec (tests inject designers here).
+  // Empty: tuner::CreateDesigner.
+  std::function<absl::StatusOr<std::unique_ptr<tuner::Designer>>(
+      const cairn::v1::StudySpec&)>
+      create_designer;
 };
 
 struct SuggestResult {
@@ -317,6 +336,9 @@ class StudyManager {
   Clock* const clock_;
   StudyObserver* const observer_;
   const std::function<absl::Status(const cairn::v1::StudySpec&)> validate_spec_;
+  const std::function<absl::StatusOr<std::unique_ptr<tuner::Designer>>(
+      const cairn::v1::StudySpec&)>
+      create_designer_;
 
   // State below is protected by mu_. Each StudyState has its own mutex for
   // its contents; lock order: mu_ before a study's mutex, never the reverse.

@@ -48,12 +48,18 @@ struct StudyState {
   explicit StudyState(int64_t study_id) : id(study_id) {}
 
   const int64_t id;
+  // The suggestion gate: held through a whole SuggestTrials (designer run
+  // included), so one suggestion at a time runs per study. Lock order:
+  // suggest_mu before mu.
+  absl::Mutex suggest_mu;
   absl::Mutex mu;
   // State below is protected by mu.
   cairn::v1::Study study ABSL_GUARDED_BY(mu);
   TrialTable trials ABSL_GUARDED_BY(mu);
   int64_t max_trial_id ABSL_GUARDED_BY(mu) = 0;
-  std::unique_ptr<tuner::Designer> designer ABSL_GUARDED_BY(mu);
+  // Shared so that a suggestion can run it outside mu (one at a time, under
+  // suggest_mu) while a rebuild after a failed write replaces it.
+  std::shared_ptr<tuner::Designer> designer ABSL_GUARDED_BY(mu);
   // Latest measurement of each pending trial (the default final one).
   std::map<int64_t, cairn::v1::Measurement> last_measurement
       ABSL_GUARDED_BY(mu);

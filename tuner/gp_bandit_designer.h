@@ -33,7 +33,7 @@ namespace cairn::tuner {
 //
 // Metadata on each suggestion: "suggestion_seconds" (wall time of the
 // Suggest call divided by the number of suggestions it returned) and
-// "suggestion_kind" ("quasi_random", "ucb" or "pure_exploration").
+// "suggestion_kind" ("quasi_random", "ucb", "restart" or "pure_exploration").
 //
 // Deterministic for (spec.seed, trials). Not thread-safe (see Designer).
 class GpBanditDesigner final : public Designer {

@@ -6,16 +6,19 @@ Runs studies on SFU test functions (minimized; regret = best found - f*):
     Cairn GP_BANDIT, QUASI_RANDOM_SEARCH, RANDOM_SEARCH (each suggestion one
     SuggestTrials + CompleteTrial round trip) and Optuna TPE (default and
     multivariate) and CMA-ES, seeded alike, in the same run;
-  * timing: median time of one suggestion with 100 and 1000 completed trials
-    in 6-D (Hartmann6), Cairn's designer time (the trial's
+  * timing: median time of one suggestion with 100, 300 and 1000 completed
+    trials in 6-D (Hartmann6), Cairn's designer time (the trial's
     "suggestion_seconds" metadata) and its full SuggestTrials round trip,
     against Optuna TPE's ask + 6 suggest_float calls on the same history;
+    a SuggestTrials of 8 against one; GetStudy p90 on the study idle and
+    while another client runs suggestions on it;
   * multi-objective: BraninCurrin hypervolume after 100 trials (reference
     point (18, 6), both minimized), Cairn GP_BANDIT vs Optuna NSGA-II.
 Prints one table. Python stubs are generated at run time from proto/.
 
 Usage: gp_bench.py --server HOST:PORT [--seeds 10] [--budgets 50,100]
-                   [--parts regret,timing,mo] [--timing-sizes 100,1000]
+                   [--parts regret,timing,mo] [--timing-sizes 100,300,1000]
+                   [--quick]
 """
 import argparse
 import importlib
@@ -80,10 +83,47 @@ def branin_currin(u):
     return [branin([15 * u[0] - 5, 15 * u[1]]), currin(u)]
 
 
+def styblinski_tang(x):
+    return 0.5 * sum(v ** 4 - 16 * v ** 2 + 5 * v for v in x)
+
+
+def rastrigin(x):
+    return 10 * len(x) + sum(v * v - 10 * math.cos(2 * math.pi * v) for v in x)
+
+
+def ackley(x):
+    d = len(x)
+    s1 = sum(v * v for v in x) / d
+    s2 = sum(math.cos(2 * math.pi * v) for v in x) / d
+    return -20 * math.exp(-0.2 * math.sqrt(s1)) - math.exp(s2) + 20 + math.e
+
+
+def levy(x):
+    w = [1 + (v - 1) / 4 for v in x]
+    s = math.sin(math.pi * w[0]) ** 2
+    for wi in w[:-1]:
+        s += (wi - 1) ** 2 * (1 + 10 * math.sin(math.pi * wi + 1) ** 2)
+    return s + (w[-1] - 1) ** 2 * (1 + math.sin(2 * math.pi * w[-1]) ** 2)
+
+
+def michalewicz(x):
+    return -sum(math.sin(v) * math.sin((i + 1) * v * v / math.pi) ** 20
+                for i, v in enumerate(x))
+
+
 FUNCTIONS = {
     "branin": (branin, [(-5.0, 10.0), (0.0, 15.0)], 0.397887),
     "hartmann6": (hartmann6, [(0.0, 1.0)] * 6, -3.322368),
+    # Multimodal SFU functions. Rastrigin and Ackley have their optimum at
+    # the origin; their boxes are shifted off-center so that the first
+    # (center) trial does not hit it.
+    "styblinski_tang4": (styblinski_tang, [(-5.0, 5.0)] * 4, -39.16617 * 4),
+    "rastrigin4": (rastrigin, [(-4.12, 6.12)] * 4, 0.0),
+    "ackley5": (ackley, [(-12.0, 32.768)] * 5, 0.0),
+    "levy6": (levy, [(-10.0, 10.0)] * 6, 0.0),
+    "michalewicz5": (michalewicz, [(0.0, math.pi)] * 5, -4.687658),
 }
+MULTIMODAL = "styblinski_tang4,rastrigin4,ackley5,levy6,michalewicz5"
 BC_REFERENCE = (18.0, 6.0)
 
 
@@ -218,47 +258,133 @@ def part_regret(cairn, args, rows):
             rows.append(("regret", fname, label, med))
 
 
+def hartmann_history(n):
+    rng = random.Random(n)
+    history = []
+    for _ in range(n):
+        x = [rng.random() for _ in range(6)]
+        history.append((x, hartmann6(x)))
+    return history
+
+
+def tpe_times(history, reps):
+    """Optuna TPE ask + 6 suggest_float on `history`, `reps` times (seconds)."""
+    import optuna
+    tpe = optuna.create_study(sampler=optuna.samplers.TPESampler(seed=1))
+    dists = {"x%d" % i: optuna.distributions.FloatDistribution(0.0, 1.0)
+             for i in range(6)}
+    for x, y in history:
+        tpe.add_trial(optuna.trial.create_trial(
+            params={"x%d" % i: v for i, v in enumerate(x)},
+            distributions=dists, value=y))
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        trial = tpe.ask()
+        x = [trial.suggest_float("x%d" % i, 0.0, 1.0) for i in range(6)]
+        times.append(time.perf_counter() - start)
+        tpe.tell(trial, hartmann6(x))
+    return times
+
+
+def p90(values):
+    v = sorted(values)
+    return v[min(len(v) - 1, int(math.ceil(0.9 * len(v))) - 1)]
+
+
+def get_study_times(cairn, study, count):
+    times = []
+    for _ in range(count):
+        start = time.perf_counter()
+        cairn.stub.GetStudy(cairn.spb.GetStudyRequest(name=study))
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def get_study_during(cairn, study, reps):
+    """GetStudy latencies while another thread runs `reps` suggestions (each
+    from a new client, completed only after the measurement: a GetStudy
+    waits for a concurrent CompleteTrial's durable write by design, which
+    is not what this measures)."""
+    import threading
+    done = threading.Event()
+    created = []
+
+    def suggest_loop():
+        try:
+            for i in range(reps):
+                created.append(cairn.suggest(study, client="busy-%d" % i))
+        finally:
+            done.set()
+
+    worker = threading.Thread(target=suggest_loop)
+    worker.start()
+    times = []
+    while not done.is_set():
+        times.extend(get_study_times(cairn, study, 1))
+    worker.join()
+    for x, _, _, name in created:
+        cairn.complete(name, {"value": hartmann6(x)})
+    return times
+
+
+def suggest_batch(cairn, study, count):
+    """One SuggestTrials of `count`: (round-trip seconds, [(x, name)])."""
+    start = time.perf_counter()
+    resp = cairn.stub.SuggestTrials(cairn.spb.SuggestTrialsRequest(
+        parent=study, suggestion_count=count, client_id="batch"))
+    rtt = time.perf_counter() - start
+    out = []
+    for t in resp.trials:
+        values = {p.parameter_id: p.value.number_value for p in t.parameters}
+        out.append(([values["x%d" % i] for i in range(6)], t.name))
+    return rtt, out
+
+
 def part_timing(cairn, args, rows):
     import optuna
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     bounds = [(0.0, 1.0)] * 6
     for n in args.timing_sizes:
-        rng = random.Random(n)
-        history = []
-        for _ in range(n):
-            x = [rng.random() for _ in range(6)]
-            history.append((x, hartmann6(x)))
+        history = hartmann_history(n)
         # Cairn: n completed trials created directly, then suggestions.
         study = cairn.create_study("GP_BANDIT", bounds, 1, ["value"])
         for x, y in history:
             cairn.add_completed(study, x, {"value": y})
-        designer, rtts = [], []
+        # Single suggestions (each completed before the next), then
+        # batch-of-8 and single suggestions in pairs.
+        designer, rtts, pair_single, batch = [], [], [], []
         for _ in range(args.timing_reps):
             x, sec, rtt, name = cairn.suggest(study)
             designer.append(sec)
             rtts.append(rtt)
             cairn.complete(name, {"value": hartmann6(x)})
-        # Optuna TPE on the same history.
-        tpe = optuna.create_study(sampler=optuna.samplers.TPESampler(seed=1))
-        dists = {"x%d" % i: optuna.distributions.FloatDistribution(0.0, 1.0)
-                 for i in range(6)}
-        for x, y in history:
-            tpe.add_trial(optuna.trial.create_trial(
-                params={"x%d" % i: v for i, v in enumerate(x)},
-                distributions=dists, value=y))
-        otimes = []
+        otimes = tpe_times(history, args.timing_reps)
         for _ in range(args.timing_reps):
-            start = time.perf_counter()
-            trial = tpe.ask()
-            x = [trial.suggest_float("x%d" % i, 0.0, 1.0) for i in range(6)]
-            otimes.append(time.perf_counter() - start)
-            tpe.tell(trial, hartmann6(x))
-        rows.append(("timing", "hartmann6 %d trials" % n, "cairn GP_BANDIT (designer)",
+            # The batch first (it pays any scheduled refit), then one
+            # suggestion on the same completed trials (same fit, the batch
+            # pending), then all complete.
+            rtt, trials = suggest_batch(cairn, study, 8)
+            batch.append(rtt)
+            x, _, rtt, name = cairn.suggest(study)
+            pair_single.append(rtt)
+            for x, name in trials + [(x, name)]:
+                cairn.complete(name, {"value": hartmann6(x)})
+        idle = get_study_times(cairn, study, 200)
+        busy = get_study_during(cairn, study, args.timing_reps)
+        what = "hartmann6 %d trials" % n
+        single = statistics.median(rtts)
+        rows.append(("timing", what, "cairn GP_BANDIT (designer)",
                      [1e3 * statistics.median(designer)]))
-        rows.append(("timing", "hartmann6 %d trials" % n, "cairn GP_BANDIT (SuggestTrials RPC)",
-                     [1e3 * statistics.median(rtts)]))
-        rows.append(("timing", "hartmann6 %d trials" % n, "optuna TPE (ask)",
+        rows.append(("timing", what, "cairn GP_BANDIT (SuggestTrials RPC)",
+                     [1e3 * single]))
+        rows.append(("timing", what, "optuna TPE (ask)",
                      [1e3 * statistics.median(otimes)]))
+        rows.append(("batch", what, "batch of 8 (RPC) / one (RPC)",
+                     [1e3 * statistics.median(batch),
+                      statistics.median(batch) / statistics.median(pair_single)]))
+        rows.append(("getstudy", what, "GetStudy p90 idle / during suggestions",
+                     [1e3 * p90(idle), 1e3 * p90(busy), p90(busy) / p90(idle), len(busy)]))
         print("  timing %d done" % n, file=sys.stderr, flush=True)
 
 
@@ -306,6 +432,19 @@ def print_table(rows, args):
         print("Median time of one suggestion, 6-D, after N completed trials (ms)")
         for _, what, label, (ms,) in timing:
             print("%-22s %-38s %10.1f" % (what, label, ms))
+    batch = [r for r in rows if r[0] == "batch"]
+    if batch:
+        print()
+        print("Median SuggestTrials of 8 (ms) and its ratio to one suggestion (target <= 3)")
+        for _, what, label, (ms, ratio) in batch:
+            print("%-22s %-38s %10.1f %8.2fx" % (what, label, ms, ratio))
+    gs = [r for r in rows if r[0] == "getstudy"]
+    if gs:
+        print()
+        print("GetStudy p90 (ms) idle and while suggestions run on the study (target <= 5x)")
+        for _, what, label, (idle, busy, ratio, count) in gs:
+            print("%-22s %-38s %7.2f %7.2f %7.2fx (%d calls)"
+                  % (what, label, idle, busy, ratio, count))
     mo = [r for r in rows if r[0] == "mo"]
     if mo:
         print()
@@ -319,14 +458,21 @@ def main():
     ap.add_argument("--server", required=True)
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--budgets", default="50,100")
-    ap.add_argument("--functions", default="branin,hartmann6")
+    ap.add_argument("--functions", default="branin,hartmann6",
+                    help="comma-separated, or 'multimodal' for " + MULTIMODAL)
     ap.add_argument("--parts", default="regret,timing,mo")
-    ap.add_argument("--timing-sizes", default="100,1000")
+    ap.add_argument("--timing-sizes", default="100,300,1000")
     ap.add_argument("--timing-reps", type=int, default=9)
     ap.add_argument("--mo-budget", type=int, default=100)
+    ap.add_argument("--quick", action="store_true",
+                    help="2 seeds, 5 timing repetitions (a few minutes)")
     args = ap.parse_args()
+    if args.quick:
+        args.seeds = min(args.seeds, 2)
+        args.timing_reps = min(args.timing_reps, 5)
     args.budgets = [int(b) for b in args.budgets.split(",")]
-    args.functions = [f for f in args.functions.split(",") if f]
+    args.functions = [f for f in args.functions.replace(
+        "multimodal", MULTIMODAL).split(",") if f]
     args.timing_sizes = [int(n) for n in args.timing_sizes.split(",")]
     parts = set(args.parts.split(","))
     cairn = Cairn(args.server)

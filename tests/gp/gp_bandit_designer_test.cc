@@ -308,6 +308,28 @@ TEST(GpBanditDesignerTest, DeterministicForTheSeed) {
   EXPECT_NE(run(8), run(9));
 }
 
+// Seed per trial index: the initial design's trial k gets the same point
+// whether the trials before it are pending (parallel workers), completed
+// (one worker) or asked for in one batch.
+TEST(GpBanditDesignerTest, InitialDesignIsTheSameWhateverTheCompletionOrder) {
+  const StudySpec spec = BraninSpec(StudySpec::GP_BANDIT, 5);
+  constexpr int kInitial = 5;  // clamp(2 * 2 dims, 5, 20).
+  std::vector<std::string> one_worker, parallel, batch;
+  Study a(spec), b(spec), c(spec);
+  for (int i = 0; i < kInitial; ++i) {
+    Trial* t = a.Suggest(1)[0];
+    one_worker.push_back(SearchSpace::CanonicalKey(t->parameters()));
+    Study::Complete(t, {{"y", Branin(*t)}});
+    parallel.push_back(
+        SearchSpace::CanonicalKey(b.Suggest(1)[0]->parameters()));
+  }
+  for (Trial* t : c.Suggest(kInitial)) {
+    batch.push_back(SearchSpace::CanonicalKey(t->parameters()));
+  }
+  EXPECT_EQ(one_worker, parallel);
+  EXPECT_EQ(one_worker, batch);
+}
+
 TEST(GpBanditDesignerTest, MultiObjectiveAndSafetyMetrics) {
   StudySpec spec;
   *spec.add_parameters() = Double("x", 0, 1);

@@ -65,6 +65,39 @@ TEST(GpBanditTest, InitialDesignStartsAtTheCenter) {
   EXPECT_EQ(bandit.num_initial_points(), 6);
 }
 
+// After 8 completed trials without improvement the suggestion searches away
+// from the incumbent; with one fewer it does not.
+TEST(GpBanditTest, StalledSearchRestartsAwayFromTheIncumbent) {
+  GpBanditOptions options;
+  options.restart_after_stalled_trials = 8;
+  GpBandit bandit(Continuous(2), options);
+  BanditData data;
+  data.x.resize(0, 2);
+  data.y.resize(0, 1);
+  Rng rng(5);
+  for (int i = 0; i < 12; ++i) {
+    Eigen::VectorXd x(2);
+    x << rng.Uniform(), rng.Uniform();
+    Append(data, x, Sphere(x));
+  }
+  Eigen::VectorXd best(2);
+  best << 0.37, 0.37;
+  Append(data, best, 0.0);  // The maximum.
+  for (int i = 0; i < 7; ++i) {
+    Eigen::VectorXd x = best.array() + 0.01 * (i + 1);
+    Append(data, x, Sphere(x));
+  }
+  auto s = bandit.Suggest(data, 1, 3);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(bandit.last_kinds()[0], "ucb");
+  Eigen::VectorXd x = best.array() + 0.08;
+  Append(data, x, Sphere(x));  // The 8th without improvement.
+  s = bandit.Suggest(data, 1, 3);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(bandit.last_kinds()[0], "restart");
+  EXPECT_GE(((*s)[0] - best).cwiseAbs().maxCoeff(), 0.25);
+}
+
 TEST(GpBanditTest, RejectsInconsistentData) {
   GpBandit bandit(Continuous(2));
   BanditData data;

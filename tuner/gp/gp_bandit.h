@@ -15,6 +15,10 @@
 //    around observed points; several objectives are combined by random
 //    hypervolume scalarizations (mean hypervolume-scalarized improvement of
 //    the UCB vector over the observed front).
+//  - Restarts (off by default, an option): after N completed trials without
+//    a real improvement, one suggestion searches the whole space away from
+//    the incumbent (see GpBanditOptions::restart_after_stalled_trials), so a
+//    search stuck in one basin of a multimodal function looks at others.
 //  - Batches and parallel workers (GP-UCB-PE): pending trials condition the
 //    posterior variance (not the mean). The first member of a batch maximizes
 //    that UCB; later members maximize the posterior variance (pure
@@ -30,11 +34,18 @@
 //    points, so it is cached yet reproducible. Between checkpoints the
 //    checkpoint's hyperparameters are warm-started and refined by a few
 //    L-BFGS-B iterations on the current data (8, or 4 past 50 trials).
-//  - Fits use at most `max_fit_points` points, the posterior at most
-//    `max_model_points` (half the best points, half a seeded random sample of
-//    the others), which bounds the Cholesky and per-candidate costs.
+//  - Fits use at most `max_fit_points` points (100), the posterior at most
+//    `max_model_points` (200: half the best points, half a seeded random
+//    sample of the others), which bounds the Cholesky and per-candidate
+//    costs: past 200 trials a suggestion costs about the same at any size.
 //  - The acquisition search uses 4000 batched evaluations up to 50 completed
-//    trials, then 4000 * 50 / n, at least 2000 (each costs O(n^2)).
+//    trials, then 4000 * 50 / n, at least 1000 (each costs O(m^2) for m
+//    model points).
+//  - Batches reuse one fit and one factorization: later members condition
+//    it on the chosen points by extending the Cholesky factor (no refit),
+//    and their pure-exploration search (a smoother target) uses a quarter
+//    of the acquisition budget, so a batch of 8 costs less than 3 single
+//    suggestions.
 //
 // Deterministic: the output is a function of (inputs, seed) only; the cache
 // never changes results. Not thread-safe (one caller per instance).
@@ -60,8 +71,8 @@ struct GpBanditOptions {
   // Completed trials before the GP takes over; 0 means
   // clamp(2 * num_dims, 5, 20).
   int num_initial_points = 0;
-  int max_model_points = 400;
-  int max_fit_points = 150;
+  int max_model_points = 200;
+  int max_fit_points = 100;
   // Random restarts of a checkpoint fit (fewer when it has > 100 points).
   int num_fit_restarts = 3;
   int fit_iterations = 60;
@@ -72,6 +83,18 @@ struct GpBanditOptions {
   // Scalarization weights for several objectives.
   int num_scalarizations = 64;
   bool use_trust_region = true;
+  // Restarts, for multimodal landscapes (single objective): once this many
+  // completed trials in a row have not improved the best value by more than
+  // `restart_min_improvement` standard deviations of the observed values,
+  // and again after each further such run, the suggestion maximizes UCB
+  // over the whole space (no trust region) away from the incumbent:
+  // candidates within `restart_exclusion_radius` (max-norm over continuous
+  // dimensions) of the best point rank after all others. 0 (the default)
+  // turns restarts off: with 8 they did not help on the bench's functions
+  // through the service (bench/gp/README.md).
+  int restart_after_stalled_trials = 0;
+  double restart_min_improvement = 0.05;
+  double restart_exclusion_radius = 0.25;
   // Candidates whose posterior variance (given observed and pending points)
   // is below this fraction of the signal variance (a near-duplicate of an
   // observation, within ~0.003 length scales) are ranked after all
@@ -88,7 +111,10 @@ struct GpBanditOptions {
   // many completed trials; beyond, it shrinks in proportion (each evaluation
   // costs O(n^2)), down to min_acquisition_evaluations.
   int full_acquisition_budget_trials = 50;
-  int min_acquisition_evaluations = 2000;
+  int min_acquisition_evaluations = 1000;
+  // Share of the acquisition budget for each later (pure-exploration) batch
+  // member.
+  double batch_member_budget_fraction = 0.25;
 };
 
 // The observations. Rows of x are canonical points of the space.
@@ -119,8 +145,8 @@ class GpBandit {
   const MixedSpace& space() const { return space_; }
   int num_initial_points() const;
 
-  // How each point of the last Suggest was chosen: "quasi_random", "ucb"
-  // or "pure_exploration" (later batch members), in output order.
+  // How each point of the last Suggest was chosen: "quasi_random", "ucb",
+  // "restart" or "pure_exploration" (later batch members), in output order.
   const std::vector<std::string>& last_kinds() const { return last_kinds_; }
 
   // Hyperparameters used by the last model-based Suggest (per objective).

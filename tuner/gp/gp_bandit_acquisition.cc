@@ -192,6 +192,56 @@ TrustRegion MakeTrustRegion(const MixedSpace& space, bool use_trust_region,
   return region;
 }
 
+// Completed trials (in data order) since the best feasible value of the
+// single objective last improved by more than `min_improvement` standard
+// deviations of the feasible values; -1 with several objectives or fewer
+// than 2 feasible. *best is the incumbent's row.
+int StalledTrials(const BanditData& data, double min_improvement,
+                  Eigen::Index* best) {
+  if (data.y.cols() != 1) return -1;
+  std::vector<double> feasible;
+  for (Eigen::Index i = 0; i < data.x.rows(); ++i) {
+    if (!data.infeasible[i] && std::isfinite(data.y(i, 0))) {
+      feasible.push_back(data.y(i, 0));
+    }
+  }
+  if (feasible.size() < 2) return -1;
+  const Eigen::Map<const Eigen::VectorXd> f(
+      feasible.data(), static_cast<Eigen::Index>(feasible.size()));
+  const double tolerance =
+      min_improvement * std::sqrt((f.array() - f.mean()).square().mean());
+  int stalled = -1;
+  double best_y = -std::numeric_limits<double>::infinity();
+  for (Eigen::Index i = 0; i < data.x.rows(); ++i) {
+    const bool usable = !data.infeasible[i] && std::isfinite(data.y(i, 0));
+    if (usable && data.y(i, 0) > best_y + tolerance) {
+      stalled = 0;
+    } else if (stalled >= 0) {
+      ++stalled;
+    }
+    if (usable && data.y(i, 0) > best_y) {
+      best_y = data.y(i, 0);
+      *best = i;
+    }
+  }
+  return stalled;
+}
+
+// Whether this Suggest is a restart (see
+// GpBanditOptions::restart_after_stalled_trials); *incumbent: the best
+// point, as a 1 x D matrix.
+bool IsRestart(const GpBanditOptions& options, const BanditData& data,
+               Eigen::MatrixXd* incumbent) {
+  const int every = options.restart_after_stalled_trials;
+  if (every <= 0) return false;
+  Eigen::Index best = 0;
+  const int stalled =
+      StalledTrials(data, options.restart_min_improvement, &best);
+  if (stalled < every || stalled % every != 0) return false;
+  *incumbent = data.x.row(best);
+  return true;
+}
+
 // Optimizer seeds: the (at most 5) best feasible observed points.
 Eigen::MatrixXd BestPoints(const ModelRows& model,
                            const std::vector<int>& feasible) {
@@ -236,6 +286,10 @@ struct AcquisitionState {
   double lcb_threshold = kNegInf;  // Single objective only.
   Scalarizations scalarizations;   // Several objectives only.
   TrustRegion trust_region;
+  // A restart: the incumbent (best feasible observed point, 1 x D) whose
+  // neighbourhood is avoided; empty otherwise.
+  Eigen::MatrixXd avoid_center;
+  double avoid_radius = 0.0;
   const Eigen::MatrixXd& centers;  // The trust region's: completed points.
   PointSet completed;              // Avoided.
   Eigen::MatrixXd forbidden;       // Pending and chosen points: never chosen.
@@ -319,6 +373,11 @@ double Penalized(const AcquisitionState& state, const CandidatePosterior& p,
       p.feasible_mean[i] + state.feasibility.feasible_share < 0.5) {
     v -= 1e3;
   }
+  if (state.avoid_center.rows() > 0 &&
+      state.trust_region.Distance(cand, i, state.avoid_center) <
+          state.avoid_radius) {
+    v -= 1e3;
+  }
   if (std::isfinite(state.trust_region.radius)) {
     const double dist = state.trust_region.Distance(cand, i, state.centers);
     if (dist > state.trust_region.radius) v = -1e9 - dist;
@@ -399,27 +458,40 @@ AcquisitionState MakeAcquisitionState(
   }
   const Eigen::Index n = data.x.rows();
   state.trust_region = MakeTrustRegion(space, options.use_trust_region, n);
+  if (IsRestart(options, data, &state.avoid_center)) {
+    state.trust_region.radius = std::numeric_limits<double>::infinity();
+    state.avoid_radius = options.restart_exclusion_radius;
+  }
   state.seeds = BestPoints(model, feasible);
   state.acquisition = AcquisitionBudget(options, n);
   return state;
 }
 
 // GP-UCB-PE: chooses up to `count` points, each treated as pending for the
-// next, and appends how each was chosen to `kinds`.
+// next (later members search with batch_member_budget_fraction of the
+// budget), and appends how each was chosen to `kinds`.
 std::vector<Eigen::VectorXd> ChooseBatchMembers(
-    const MixedSpace& space, const BanditData& data, int count, uint64_t seed,
-    AcquisitionState& state, std::vector<std::string>* kinds) {
+    const GpBanditOptions& options, const MixedSpace& space,
+    const BanditData& data, int count, uint64_t seed, AcquisitionState& state,
+    std::vector<std::string>* kinds) {
   const Eigen::Index n = data.x.rows();
   std::vector<Eigen::VectorXd> out;
   for (int b = 0; b < count; ++b) {
     const bool pure_exploration = b > 0;
+    if (b == 1) {
+      state.acquisition.max_evaluations =
+          static_cast<int>(state.acquisition.max_evaluations *
+                           options.batch_member_budget_fraction);
+    }
     Rng rng(MixSeed(seed, static_cast<uint64_t>(data.num_trials) * 4099 + n,
                     0xAC0 + b));
     std::optional<Eigen::VectorXd> x =
         ChooseBatchMember(space, state, pure_exploration, rng);
     if (!x.has_value()) break;  // The space is exhausted.
     out.push_back(*x);
-    kinds->push_back(pure_exploration ? "pure_exploration" : "ucb");
+    kinds->push_back(pure_exploration                ? "pure_exploration"
+                     : state.avoid_center.rows() > 0 ? "restart"
+                                                     : "ucb");
     AddChosen(*x, state);
   }
   return out;
@@ -435,7 +507,7 @@ std::vector<Eigen::VectorXd> ChooseBatch(
     std::vector<std::string>* kinds) {
   AcquisitionState state = MakeAcquisitionState(
       options, space, categorical, data, model, std::move(models), first, seed);
-  return ChooseBatchMembers(space, data, count, seed, state, kinds);
+  return ChooseBatchMembers(options, space, data, count, seed, state, kinds);
 }
 
 }  // namespace cairn::gp

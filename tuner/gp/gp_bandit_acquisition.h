@@ -28,7 +28,8 @@ struct ModelRows {
 
 // GP-UCB-PE on the fitted objective `models` (one per column of model.y):
 // chooses up to `count` points of `space`, each treated as pending for the
-// next, and appends how each was chosen ("ucb", "pure_exploration") to
+// next, and appends how each was chosen ("ucb", "restart",
+// "pure_exploration") to
 // `kinds`. `first` holds the first objective's hyperparameters (the
 // feasibility model starts from them). Fewer than `count` points only when
 // the space is exhausted. Deterministic for a seed.
