@@ -93,15 +93,25 @@ class RocksDbStore final : public Store {
                            const cairn::v1::Study& study) override;
   absl::Status DeleteStudy(int64_t study_id) override;
   absl::StatusOr<std::vector<StoredStudy>> LoadAll() override;
+  absl::StatusOr<std::vector<StoredStudy>> LoadStudies() override;
+  absl::StatusOr<StoredStudy> LoadStudy(int64_t study_id) override;
+  absl::Status PutSummary(int64_t study_id,
+                          const TrialSummary& summary) override;
+  using Store::DeleteTrial;
+  using Store::EnqueuePutTrials;
+  using Store::PutTrials;
   absl::Status PutTrials(int64_t study_id,
-                         const std::vector<cairn::v1::Trial>& trials) override;
-  absl::Status DeleteTrial(int64_t study_id, int64_t trial_id) override;
+                         const std::vector<cairn::v1::Trial>& trials,
+                         const TrialSummary* summary) override;
+  absl::Status DeleteTrial(int64_t study_id, int64_t trial_id,
+                           const TrialSummary* summary) override;
   absl::Status AppendMeasurements(
       const std::vector<MeasurementWrite>& measurements) override;
   absl::StatusOr<std::shared_ptr<PendingWrite>> EnqueueUpdateStudy(
       int64_t study_id, const cairn::v1::Study& study) override;
   absl::StatusOr<std::shared_ptr<PendingWrite>> EnqueuePutTrials(
-      int64_t study_id, const std::vector<cairn::v1::Trial>& trials) override;
+      int64_t study_id, const std::vector<cairn::v1::Trial>& trials,
+      const TrialSummary* summary) override;
   absl::StatusOr<std::shared_ptr<PendingWrite>> EnqueueAppendMeasurements(
       const std::vector<MeasurementWrite>& measurements) override;
   absl::Status Await(const std::shared_ptr<PendingWrite>& write) override;
@@ -174,6 +184,12 @@ class RocksDbStore final : public Store {
   // Cached max trial id of a study, read from disk on first use.
   absl::StatusOr<int64_t*> CachedMaxTrialId(int64_t study_id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(max_mu_);
+
+  // Reads the study records (s/) and their k/ and c/ records from
+  // `snapshot`, in study id order, with an index id -> position.
+  absl::StatusOr<std::vector<StoredStudy>> ReadStudies(
+      const rocksdb::Snapshot* snapshot,
+      absl::flat_hash_map<int64_t, size_t>* index) const;
 
   // Calls fn(key, value) for each key starting with `prefix`, in key order,
   // reading from `snapshot` (nullptr: the latest state). Stops at and returns

@@ -172,8 +172,11 @@ absl::StatusOr<SuggestResult> SuggestLocked(StudyState& st, int count,
   }
   std::vector<Trial> created =
       SuggestedTrials(st, *suggestions, client_id, deps.clock->Now(), seconds);
-  if (absl::Status s = Queued(deps.store->EnqueuePutTrials(st.id, created),
-                              &st.last_write, scope);
+  TrialSummary after =
+      SummaryAfterPut(st.study.spec(), st.trials, st.summary, created);
+  if (absl::Status s =
+          Queued(deps.store->EnqueuePutTrials(st.id, created, &after),
+                 &st.last_write, scope);
       !s.ok()) {
     return s;
   }
@@ -182,6 +185,7 @@ absl::StatusOr<SuggestResult> SuggestLocked(StudyState& st, int count,
     result.trials.push_back(t);
     st.trials.Put(std::move(t));
   }
+  st.summary = std::move(after);
   return FinishSuggest(st, deps.store, scope, std::move(result), message);
 }
 
@@ -379,13 +383,17 @@ absl::Status StudyManager::DeleteTrial(const std::string& name) {
   if (!st.trials.contains(tn->trial_id)) {
     return absl::NotFoundError(absl::StrCat("trial ", name, " not found"));
   }
+  TrialSummary after =
+      SummaryAfterErase(st.study.spec(), st.trials, st.summary, tn->trial_id);
   {
     WriteTimer timer(observer_);
-    if (absl::Status s = store_->DeleteTrial(st.id, tn->trial_id); !s.ok()) {
+    if (absl::Status s = store_->DeleteTrial(st.id, tn->trial_id, &after);
+        !s.ok()) {
       return s;
     }
   }
   st.trials.Erase(tn->trial_id);
+  st.summary = std::move(after);
   st.last_measurement.erase(tn->trial_id);
   return absl::OkStatus();
 }
