@@ -214,6 +214,7 @@ absl::Status RocksDbStore::Init() {
                      ", newer than schema version ", kSchemaVersion,
                      " that this binary understands; run a newer cairnd"));
   }
+  schema_version_ = version;
 
   absl::MutexLock lock(&studies_mu_);
   s = db_->Get(rocksdb::ReadOptions(), ToSlice(keys::kNextStudyIdKey), &value);
@@ -380,6 +381,7 @@ absl::StatusOr<std::vector<StoredStudy>> RocksDbStore::ReadStudies(
         return absl::OkStatus();
       });
   if (!st.ok()) return st;
+  if (schema_version_ < kSummarySchemaVersion) return result;
 
   st = ForEachWithPrefix(
       snap, keys::kSummaryPrefix,
@@ -397,6 +399,16 @@ absl::StatusOr<std::vector<StoredStudy>> RocksDbStore::ReadStudies(
       });
   if (!st.ok()) return st;
   return result;
+}
+
+absl::Status RocksDbStore::MarkSummariesComplete() {
+  if (schema_version_ >= kSummarySchemaVersion) return absl::OkStatus();
+  rocksdb::WriteBatch batch;
+  batch.Put(ToSlice(keys::kSchemaVersionKey),
+            absl::StrCat(kSummarySchemaVersion));
+  if (absl::Status st = Write(&batch, "schema version"); !st.ok()) return st;
+  schema_version_ = kSummarySchemaVersion;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<StoredStudy>> RocksDbStore::LoadStudies() {
@@ -480,6 +492,7 @@ absl::StatusOr<StoredStudy> RocksDbStore::LoadStudy(int64_t study_id) {
         return absl::OkStatus();
       });
   if (!st.ok()) return st;
+  if (schema_version_ < kSummarySchemaVersion) return stored;
   s = db_->Get(ro, keys::SummaryKey(study_id), &value);
   if (s.ok()) {
     TrialSummary summary;

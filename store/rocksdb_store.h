@@ -26,8 +26,12 @@
 namespace cairn {
 
 // Schema version this binary writes and understands. Open refuses a store
-// whose meta/schema_version is larger.
-inline constexpr int64_t kSchemaVersion = 1;
+// whose meta/schema_version is larger. 2: every study has its c/ summary
+// record (a version-1 store becomes 2 at MarkSummariesComplete), so a binary
+// that does not keep them current (version 1) cannot open the store.
+inline constexpr int64_t kSchemaVersion = 2;
+// The first version whose c/ records are trusted.
+inline constexpr int64_t kSummarySchemaVersion = 2;
 
 // Free space the store's disk must have for a write to be attempted: two
 // memtables (a flush) plus a preallocated WAL file, with some slack. See
@@ -97,6 +101,7 @@ class RocksDbStore final : public Store {
   absl::StatusOr<StoredStudy> LoadStudy(int64_t study_id) override;
   absl::Status PutSummary(int64_t study_id,
                           const TrialSummary& summary) override;
+  absl::Status MarkSummariesComplete() override;
   using Store::DeleteTrial;
   using Store::EnqueuePutTrials;
   using Store::PutTrials;
@@ -214,6 +219,8 @@ class RocksDbStore final : public Store {
   absl::flat_hash_map<int64_t, std::string> studies_
       ABSL_GUARDED_BY(studies_mu_);
   int64_t next_study_id_ ABSL_GUARDED_BY(studies_mu_) = 1;
+  // meta/schema_version as on disk (Init, MarkSummariesComplete).
+  std::atomic<int64_t> schema_version_{0};
 
   absl::Mutex seq_mu_ ABSL_ACQUIRED_AFTER(studies_mu_);
   // (study id, trial id) -> next measurement sequence number. Entries are

@@ -31,7 +31,8 @@
 //
 // Key layout (one RocksDB column family, keys are byte strings; ids are
 // 16-digit lower-case hex so lexical order equals numeric order):
-//   meta/schema_version              -> decimal schema version ("1")
+//   meta/schema_version              -> decimal schema version ("2"; "1"
+//                                       before the c/ records existed)
 //   meta/next_study_id               -> decimal next study id
 //   meta/last_resume                 -> decimal Unix seconds of the last
 //                                       recovery from a failed write
@@ -191,6 +192,13 @@ class Store {
   // the study does not exist.
   virtual absl::Status PutSummary(int64_t study_id,
                                   const TrialSummary& summary) = 0;
+
+  // Records that every study has its c/ record (the caller wrote the missing
+  // ones): meta/schema_version becomes 2, which older binaries, which do not
+  // keep the records current, refuse to open. Until then (a store of schema
+  // version 1) LoadStudies and LoadStudy return no summary, whatever c/
+  // holds. OK at once when already recorded.
+  virtual absl::Status MarkSummariesComplete() = 0;
 
   // Writes (inserts or overwrites) trials of one study in one atomic batch
   // and raises the study's max trial id to at least the largest trial.id.

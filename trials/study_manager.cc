@@ -194,6 +194,7 @@ absl::StatusOr<std::unique_ptr<StudyManager>> StudyManager::Open(
     }
     manager->studies_[st->id] = std::move(st);
   }
+  if (absl::Status s = store->MarkSummariesComplete(); !s.ok()) return s;
   if (built > 0) {
     spdlog::info(
         "wrote the trial summary records of {} studies (once, for a "

@@ -897,15 +897,39 @@ TEST_F(StoreTest, SchemaVersionIsRecordedAndNewerVersionIsRejected) {
     std::unique_ptr<rocksdb::DB> db(raw);
     std::string value;
     ASSERT_TRUE(db->Get({}, "meta/schema_version", &value).ok());
-    EXPECT_EQ(value, "1");
-    ASSERT_TRUE(db->Put({}, "meta/schema_version", "2").ok());
+    EXPECT_EQ(value, "2");
+    ASSERT_TRUE(db->Put({}, "meta/schema_version", "3").ok());
   }
   absl::StatusOr<std::unique_ptr<Store>> store =
       Store::Open(StoreOptions(), path_);
   ASSERT_EQ(store.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(store.status().message(), HasSubstr("schema version 3"));
   EXPECT_THAT(store.status().message(), HasSubstr("schema version 2"));
-  EXPECT_THAT(store.status().message(), HasSubstr("schema version 1"));
   EXPECT_THAT(store.status().message(), HasSubstr(path_));
+}
+
+TEST_F(StoreTest, Version1StoreTrustsNoSummaryUntilMarkedComplete) {
+  OpenStore();
+  const int64_t id = *store_->CreateStudy(MakeStudy("v1"));
+  TrialSummary one;
+  one.count_by_state[cairn::v1::Trial::ACTIVE] = 1;
+  ASSERT_TRUE(store_->PutTrials(id, {MakeTrial(1, 0.1)}, &one).ok());
+  store_.reset();
+  {
+    // As an older binary would leave it: version 1 (and a c/ record it may
+    // have let go stale).
+    rocksdb::DB* raw = nullptr;
+    ASSERT_TRUE(rocksdb::DB::Open(rocksdb::Options(), path_, &raw).ok());
+    std::unique_ptr<rocksdb::DB> db(raw);
+    ASSERT_TRUE(db->Put({}, "meta/schema_version", "1").ok());
+  }
+  OpenStore();
+  EXPECT_FALSE((*store_->LoadStudies())[0].summary.has_value());
+  EXPECT_FALSE(store_->LoadStudy(id)->summary.has_value());
+  ASSERT_TRUE(store_->MarkSummariesComplete().ok());
+  OpenStore();
+  EXPECT_EQ(*(*store_->LoadStudies())[0].summary, one);
+  EXPECT_EQ(*store_->LoadStudy(id)->summary, one);
 }
 
 TEST_F(StoreTest, SecondOpenWhileOpenFailsNamingThePath) {

@@ -38,6 +38,9 @@ class ForwardingStore : public Store {
   absl::Status PutSummary(int64_t id, const TrialSummary& summary) override {
     return base_->PutSummary(id, summary);
   }
+  absl::Status MarkSummariesComplete() override {
+    return base_->MarkSummariesComplete();
+  }
   using Store::DeleteTrial;
   using Store::EnqueuePutTrials;
   using Store::PutTrials;
