@@ -3,8 +3,9 @@
 // trials, each trial SUCCEEDED with two parameters and a final measurement,
 // except the last PENDING of each study, which are ACTIVE with a few
 // intermediate measurements (what a restart must find to resume). Like a store
-// from before the c/ summary records existed, it has none: cairnd's first
-// start builds them (timed separately by run.sh).
+// from before the c/ summary records existed, it has none and schema version
+// 1 (so an older cairnd opens it too): cairnd's first start builds them and
+// moves it to version 2 (timed separately by run.sh).
 //
 // Usage: cairn_bench_restart_fill DIR TRIALS [STUDIES=20] [PENDING=2]
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "cairn/v1/study.pb.h"
+#include "rocksdb/db.h"
 #include "store/store.h"
 
 namespace {
@@ -101,6 +103,19 @@ bool FillStudy(cairn::Store& store, int64_t study_id, int64_t trials,
   return Check(store.AppendMeasurements(ms), "AppendMeasurements");
 }
 
+// Marks the closed store at `path` as schema version 1 (before c/ records).
+bool MarkVersion1(const std::string& path) {
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status s = rocksdb::DB::Open(rocksdb::Options(), path, &raw);
+  if (s.ok()) {
+    s = raw->Put(rocksdb::WriteOptions(), "meta/schema_version", "1");
+    delete raw;
+  }
+  if (s.ok()) return true;
+  std::fprintf(stderr, "cairn_bench_restart_fill: %s\n", s.ToString().c_str());
+  return false;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -126,6 +141,8 @@ int main(int argc, char** argv) {
     const int64_t n = per_study + (i < trials % studies ? 1 : 0);
     if (!FillStudy(**store, *id, n, std::min(pending, n))) return 1;
   }
+  store->reset();
+  if (!MarkVersion1(argv[1])) return 1;
   std::printf("filled %s: %lld studies, %lld trials\n", argv[1],
               static_cast<long long>(studies), static_cast<long long>(trials));
   return 0;

@@ -98,8 +98,13 @@ def main():
                         os.path.join(base, "store"), trials, args.studies)
             print(f"filled {trials:,} trials in {args.studies} studies "
                   f"in {secs:.1f} s", file=sys.stderr)
+            if args.before:
+                # Its own copy: Cairn's first start moves the store to schema
+                # version 2, which an older cairnd refuses.
+                shutil.copytree(base, base + "-before")
             for label, cairnd in binaries:
-                results[(label, trials)] = measure(cairnd, base, args.rounds,
+                data = base if label == "Cairn" else base + "-before"
+                results[(label, trials)] = measure(cairnd, data, args.rounds,
                                                    args.settle)
                 started = [x for x in results[(label, trials)]["log"] if "started" in x]
                 print(f"{label} at {trials:,}: {started[-1] if started else '?'}",
