@@ -82,6 +82,12 @@ std::string MaxTrialKey(int64_t study_id) {
   return key;
 }
 
+std::string SummaryKey(int64_t study_id) {
+  std::string key(kSummaryPrefix);
+  AppendHexId(study_id, &key);
+  return key;
+}
+
 std::string TrialStudyPrefix(int64_t study_id) {
   std::string key(kTrialPrefix);
   AppendHexId(study_id, &key);
@@ -130,6 +136,11 @@ bool ParseStudyKey(absl::string_view key, int64_t* study_id) {
 
 bool ParseMaxTrialKey(absl::string_view key, int64_t* study_id) {
   if (!absl::ConsumePrefix(&key, kMaxTrialPrefix)) return false;
+  return ConsumeId(&key, study_id) && key.empty();
+}
+
+bool ParseSummaryKey(absl::string_view key, int64_t* study_id) {
+  if (!absl::ConsumePrefix(&key, kSummaryPrefix)) return false;
   return ConsumeId(&key, study_id) && key.empty();
 }
 

@@ -25,6 +25,7 @@ inline constexpr absl::string_view kNamePrefix = "n/";
 inline constexpr absl::string_view kMaxTrialPrefix = "k/";
 inline constexpr absl::string_view kTrialPrefix = "t/";
 inline constexpr absl::string_view kMeasurementPrefix = "m/";
+inline constexpr absl::string_view kSummaryPrefix = "c/";
 
 // Number of characters of one encoded id.
 inline constexpr size_t kIdWidth = 16;
@@ -41,6 +42,7 @@ std::string StudyKey(int64_t study_id);                 // s/<study>
 std::string NameKey(absl::string_view display_name);    // n/<display_name>
 std::string MaxTrialKey(int64_t study_id);              // k/<study>
 std::string TrialKey(int64_t study_id, int64_t trial);  // t/<study>/<trial>
+std::string SummaryKey(int64_t study_id);               // c/<study>
 std::string TrialStudyPrefix(int64_t study_id);         // t/<study>/
 // m/<study>/<trial>/<seq>
 std::string MeasurementKey(int64_t study_id, int64_t trial_id, int64_t seq);
@@ -58,6 +60,7 @@ std::string PrefixEnd(absl::string_view prefix);
 // given form.
 bool ParseStudyKey(absl::string_view key, int64_t* study_id);
 bool ParseMaxTrialKey(absl::string_view key, int64_t* study_id);
+bool ParseSummaryKey(absl::string_view key, int64_t* study_id);
 bool ParseTrialKey(absl::string_view key, int64_t* study_id, int64_t* trial_id);
 bool ParseMeasurementKey(absl::string_view key, int64_t* study_id,
                          int64_t* trial_id, int64_t* seq);

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "cairn/v1/study.pb.h"
 #include "store/keys.h"
+#include "store/summary_record.h"
 
 namespace cairn {
 namespace {
@@ -47,6 +48,13 @@ absl::StatusOr<RecordInfo> CheckIds(absl::string_view key,
       return Bad(key, "bad key");
     }
     if (!IsNumber(value, 0)) return Bad(key, "not a trial id");
+  } else if (absl::StartsWith(key, keys::kSummaryPrefix)) {
+    info.kind = RecordKind::kSummary;
+    if (!keys::ParseSummaryKey(key, &info.study_id)) return Bad(key, "bad key");
+    TrialSummary summary;
+    if (!keys::DecodeSummary(value, &summary)) {
+      return Bad(key, "not a trial summary");
+    }
   } else if (absl::StartsWith(key, keys::kTrialPrefix)) {
     info.kind = RecordKind::kTrial;
     if (!keys::ParseTrialKey(key, &info.study_id, &trial)) {

@@ -15,6 +15,7 @@ enum class RecordKind {
   kStudy,        // s/<study>
   kNameIndex,    // n/<display_name>
   kMaxTrialId,   // k/<study>
+  kSummary,      // c/<study>
   kTrial,        // t/<study>/<trial>
   kMeasurement,  // m/<study>/<trial>/<seq>
   kOther,        // A prefix this layout does not know (a later component's).

@@ -75,6 +75,10 @@ bool Keep(const RecordInfo& info, absl::string_view key,
   switch (info.kind) {
     case RecordKind::kNameIndex:
       return false;  // Rebuilt from the studies.
+    case RecordKind::kSummary:
+      // Sums up trials some of which may be lost: cairnd rebuilds it from
+      // the salvaged trials when it first opens the fresh store.
+      return false;
     case RecordKind::kMeta:
     case RecordKind::kOther:
       ++report->recovered.other;

@@ -26,6 +26,7 @@
 #include "store/rocksdb_store_util.h"
 #include "store/store_lock.h"
 #include "store/wal_tail.h"
+#include "store/summary_record.h"
 
 namespace cairn {
 namespace {
@@ -220,6 +221,7 @@ absl::Status RocksDbStore::Init() {
                      ", newer than schema version ", kSchemaVersion,
                      " that this binary understands; run a newer cairnd"));
   }
+  schema_version_ = version;
 
   absl::MutexLock lock(&studies_mu_);
   s = db_->Get(rocksdb::ReadOptions(), ToSlice(keys::kNextStudyIdKey), &value);
@@ -325,6 +327,7 @@ absl::Status RocksDbStore::DeleteStudy(int64_t study_id) {
   batch.Delete(keys::StudyKey(study_id));
   batch.Delete(keys::NameKey(studies_.at(study_id)));
   batch.Delete(keys::MaxTrialKey(study_id));
+  batch.Delete(keys::SummaryKey(study_id));
   const std::string trials = keys::TrialStudyPrefix(study_id);
   batch.DeleteRange(trials, keys::PrefixEnd(trials));
   const std::string measurements = keys::MeasurementStudyPrefix(study_id);
@@ -350,12 +353,10 @@ absl::Status RocksDbStore::DeleteStudy(int64_t study_id) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<StoredStudy>> RocksDbStore::LoadAll() {
-  rocksdb::ManagedSnapshot snapshot(db_.get());
-  const rocksdb::Snapshot* snap = snapshot.snapshot();
+absl::StatusOr<std::vector<StoredStudy>> RocksDbStore::ReadStudies(
+    const rocksdb::Snapshot* snap,
+    absl::flat_hash_map<int64_t, size_t>* index) const {
   std::vector<StoredStudy> result;
-  absl::flat_hash_map<int64_t, size_t> index;
-
   absl::Status st = ForEachWithPrefix(
       snap, keys::kStudyPrefix,
       [&](absl::string_view key, absl::string_view value) -> absl::Status {
@@ -366,7 +367,7 @@ absl::StatusOr<std::vector<StoredStudy>> RocksDbStore::LoadAll() {
           return absl::DataLossError(absl::StrCat(
               "store at ", path_, ": bad study record at key ", key));
         }
-        index[stored.study_id] = result.size();
+        (*index)[stored.study_id] = result.size();
         result.push_back(std::move(stored));
         return absl::OkStatus();
       });
@@ -382,13 +383,54 @@ absl::StatusOr<std::vector<StoredStudy>> RocksDbStore::LoadAll() {
           return absl::DataLossError(absl::StrCat(
               "store at ", path_, ": bad max trial id record at key ", key));
         }
-        auto it = index.find(study_id);
-        if (it != index.end()) result[it->second].max_trial_id = max_id;
+        auto it = index->find(study_id);
+        if (it != index->end()) result[it->second].max_trial_id = max_id;
         return absl::OkStatus();
       });
   if (!st.ok()) return st;
+  if (schema_version_ < kSummarySchemaVersion) return result;
 
   st = ForEachWithPrefix(
+      snap, keys::kSummaryPrefix,
+      [&](absl::string_view key, absl::string_view value) -> absl::Status {
+        int64_t study_id = 0;
+        TrialSummary summary;
+        if (!keys::ParseSummaryKey(key, &study_id) ||
+            !keys::DecodeSummary(value, &summary)) {
+          return absl::DataLossError(absl::StrCat(
+              "store at ", path_, ": bad trial summary record at key ", key));
+        }
+        auto it = index->find(study_id);
+        if (it != index->end()) result[it->second].summary = std::move(summary);
+        return absl::OkStatus();
+      });
+  if (!st.ok()) return st;
+  return result;
+}
+
+absl::Status RocksDbStore::MarkSummariesComplete() {
+  if (schema_version_ >= kSummarySchemaVersion) return absl::OkStatus();
+  rocksdb::WriteBatch batch;
+  batch.Put(ToSlice(keys::kSchemaVersionKey),
+            absl::StrCat(kSummarySchemaVersion));
+  if (absl::Status st = Write(&batch, "schema version"); !st.ok()) return st;
+  schema_version_ = kSummarySchemaVersion;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<StoredStudy>> RocksDbStore::LoadStudies() {
+  rocksdb::ManagedSnapshot snapshot(db_.get());
+  absl::flat_hash_map<int64_t, size_t> index;
+  return ReadStudies(snapshot.snapshot(), &index);
+}
+
+absl::StatusOr<std::vector<StoredStudy>> RocksDbStore::LoadAll() {
+  rocksdb::ManagedSnapshot snapshot(db_.get());
+  const rocksdb::Snapshot* snap = snapshot.snapshot();
+  absl::flat_hash_map<int64_t, size_t> index;
+  absl::StatusOr<std::vector<StoredStudy>> result = ReadStudies(snap, &index);
+  if (!result.ok()) return result.status();
+  absl::Status st = ForEachWithPrefix(
       snap, keys::kTrialPrefix,
       [&](absl::string_view key, absl::string_view value) -> absl::Status {
         int64_t study_id = 0;
@@ -399,7 +441,7 @@ absl::StatusOr<std::vector<StoredStudy>> RocksDbStore::LoadAll() {
         }
         auto it = index.find(study_id);
         if (it == index.end()) return absl::OkStatus();  // Orphan: skip.
-        StoredStudy& stored = result[it->second];
+        StoredStudy& stored = (*result)[it->second];
         cairn::v1::Trial& trial = stored.trials.emplace_back();
         if (!trial.ParseFromArray(value.data(),
                                   static_cast<int>(value.size()))) {
@@ -411,6 +453,64 @@ absl::StatusOr<std::vector<StoredStudy>> RocksDbStore::LoadAll() {
       });
   if (!st.ok()) return st;
   return result;
+}
+
+absl::StatusOr<StoredStudy> RocksDbStore::LoadStudy(int64_t study_id) {
+  if (absl::Status st = CheckId("study_id", study_id); !st.ok()) return st;
+  rocksdb::ManagedSnapshot snapshot(db_.get());
+  const rocksdb::Snapshot* snap = snapshot.snapshot();
+  rocksdb::ReadOptions ro;
+  ro.snapshot = snap;
+  StoredStudy stored;
+  stored.study_id = study_id;
+  std::string value;
+  const std::string study_key = keys::StudyKey(study_id);
+  rocksdb::Status s = db_->Get(ro, study_key, &value);
+  if (s.IsNotFound()) {
+    return absl::NotFoundError(
+        absl::StrCat("study ", StudyName(study_id), " not found"));
+  }
+  if (!s.ok()) {
+    return FromRocks(
+        s, absl::StrCat("reading ", study_key, " from store at ", path_));
+  }
+  if (!stored.study.ParseFromString(value)) {
+    return absl::DataLossError(absl::StrCat(
+        "store at ", path_, ": bad study record at key ", study_key));
+  }
+  s = db_->Get(ro, keys::MaxTrialKey(study_id), &value);
+  if (s.ok() && !absl::SimpleAtoi(value, &stored.max_trial_id)) {
+    return absl::DataLossError(absl::StrCat("store at ", path_,
+                                            ": bad max trial id record of ",
+                                            StudyName(study_id)));
+  }
+  absl::Status st = ForEachWithPrefix(
+      snap, keys::TrialStudyPrefix(study_id),
+      [&](absl::string_view key, absl::string_view v) -> absl::Status {
+        int64_t s_id = 0;
+        int64_t trial_id = 0;
+        cairn::v1::Trial& trial = stored.trials.emplace_back();
+        if (!keys::ParseTrialKey(key, &s_id, &trial_id) ||
+            !trial.ParseFromArray(v.data(), static_cast<int>(v.size()))) {
+          return absl::DataLossError(absl::StrCat(
+              "store at ", path_, ": bad trial record at key ", key));
+        }
+        stored.max_trial_id = std::max(stored.max_trial_id, trial_id);
+        return absl::OkStatus();
+      });
+  if (!st.ok()) return st;
+  if (schema_version_ < kSummarySchemaVersion) return stored;
+  s = db_->Get(ro, keys::SummaryKey(study_id), &value);
+  if (s.ok()) {
+    TrialSummary summary;
+    if (!keys::DecodeSummary(value, &summary)) {
+      return absl::DataLossError(absl::StrCat("store at ", path_,
+                                              ": bad trial summary record of ",
+                                              StudyName(study_id)));
+    }
+    stored.summary = std::move(summary);
+  }
+  return stored;
 }
 
 absl::StatusOr<uint64_t> RocksDbStore::AvailableBytes() {

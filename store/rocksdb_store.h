@@ -26,8 +26,12 @@
 namespace cairn {
 
 // Schema version this binary writes and understands. Open refuses a store
-// whose meta/schema_version is larger.
-inline constexpr int64_t kSchemaVersion = 1;
+// whose meta/schema_version is larger. 2: every study has its c/ summary
+// record (a version-1 store becomes 2 at MarkSummariesComplete), so a binary
+// that does not keep them current (version 1) cannot open the store.
+inline constexpr int64_t kSchemaVersion = 2;
+// The first version whose c/ records are trusted.
+inline constexpr int64_t kSummarySchemaVersion = 2;
 
 // Free space the store's disk must have for a write to be attempted: two
 // memtables (a flush) plus a preallocated WAL file, with some slack. See
@@ -93,15 +97,26 @@ class RocksDbStore final : public Store {
                            const cairn::v1::Study& study) override;
   absl::Status DeleteStudy(int64_t study_id) override;
   absl::StatusOr<std::vector<StoredStudy>> LoadAll() override;
+  absl::StatusOr<std::vector<StoredStudy>> LoadStudies() override;
+  absl::StatusOr<StoredStudy> LoadStudy(int64_t study_id) override;
+  absl::Status PutSummary(int64_t study_id,
+                          const TrialSummary& summary) override;
+  absl::Status MarkSummariesComplete() override;
+  using Store::DeleteTrial;
+  using Store::EnqueuePutTrials;
+  using Store::PutTrials;
   absl::Status PutTrials(int64_t study_id,
-                         const std::vector<cairn::v1::Trial>& trials) override;
-  absl::Status DeleteTrial(int64_t study_id, int64_t trial_id) override;
+                         const std::vector<cairn::v1::Trial>& trials,
+                         const TrialSummary* summary) override;
+  absl::Status DeleteTrial(int64_t study_id, int64_t trial_id,
+                           const TrialSummary* summary) override;
   absl::Status AppendMeasurements(
       const std::vector<MeasurementWrite>& measurements) override;
   absl::StatusOr<std::shared_ptr<PendingWrite>> EnqueueUpdateStudy(
       int64_t study_id, const cairn::v1::Study& study) override;
   absl::StatusOr<std::shared_ptr<PendingWrite>> EnqueuePutTrials(
-      int64_t study_id, const std::vector<cairn::v1::Trial>& trials) override;
+      int64_t study_id, const std::vector<cairn::v1::Trial>& trials,
+      const TrialSummary* summary) override;
   absl::StatusOr<std::shared_ptr<PendingWrite>> EnqueueAppendMeasurements(
       const std::vector<MeasurementWrite>& measurements) override;
   absl::Status Await(const std::shared_ptr<PendingWrite>& write) override;
@@ -175,6 +190,12 @@ class RocksDbStore final : public Store {
   absl::StatusOr<int64_t*> CachedMaxTrialId(int64_t study_id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(max_mu_);
 
+  // Reads the study records (s/) and their k/ and c/ records from
+  // `snapshot`, in study id order, with an index id -> position.
+  absl::StatusOr<std::vector<StoredStudy>> ReadStudies(
+      const rocksdb::Snapshot* snapshot,
+      absl::flat_hash_map<int64_t, size_t>* index) const;
+
   // Calls fn(key, value) for each key starting with `prefix`, in key order,
   // reading from `snapshot` (nullptr: the latest state). Stops at and returns
   // the first non-OK status fn returns.
@@ -198,6 +219,8 @@ class RocksDbStore final : public Store {
   absl::flat_hash_map<int64_t, std::string> studies_
       ABSL_GUARDED_BY(studies_mu_);
   int64_t next_study_id_ ABSL_GUARDED_BY(studies_mu_) = 1;
+  // meta/schema_version as on disk (Init, MarkSummariesComplete).
+  std::atomic<int64_t> schema_version_{0};
 
   absl::Mutex seq_mu_ ABSL_ACQUIRED_AFTER(studies_mu_);
   // (study id, trial id) -> next measurement sequence number. Entries are

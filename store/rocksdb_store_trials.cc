@@ -11,6 +11,7 @@
 #include "store/keys.h"
 #include "store/rocksdb_store.h"
 #include "store/rocksdb_store_util.h"
+#include "store/summary_record.h"
 
 namespace cairn {
 namespace {
@@ -20,18 +21,47 @@ using store_internal::CheckId;
 using store_internal::FromRocks;
 using store_internal::ToView;
 
+// Puts the study's summary record in `batch`, or deletes it (null: the
+// writer does not know the summary, so the next start rebuilds it).
+void PutOrDropSummary(int64_t study_id, const TrialSummary* summary,
+                      rocksdb::WriteBatch* batch) {
+  if (summary == nullptr) {
+    batch->Delete(keys::SummaryKey(study_id));
+  } else {
+    batch->Put(keys::SummaryKey(study_id), keys::EncodeSummary(*summary));
+  }
+}
+
 }  // namespace
 
 absl::Status RocksDbStore::PutTrials(
-    int64_t study_id, const std::vector<cairn::v1::Trial>& trials) {
+    int64_t study_id, const std::vector<cairn::v1::Trial>& trials,
+    const TrialSummary* summary) {
   absl::StatusOr<std::shared_ptr<PendingWrite>> write =
-      EnqueuePutTrials(study_id, trials);
+      EnqueuePutTrials(study_id, trials, summary);
+  if (!write.ok()) return write.status();
+  return Await(*write);
+}
+
+absl::Status RocksDbStore::PutSummary(int64_t study_id,
+                                      const TrialSummary& summary) {
+  if (absl::Status st = CheckId("study_id", study_id); !st.ok()) return st;
+  absl::StatusOr<std::shared_ptr<PendingWrite>> write;
+  {
+    absl::ReaderMutexLock lock(&studies_mu_);
+    if (absl::Status st = CheckStudyExists(study_id); !st.ok()) return st;
+    rocksdb::WriteBatch batch;
+    PutOrDropSummary(study_id, &summary, &batch);
+    write = Enqueue(std::move(batch),
+                    absl::StrCat("trial summary of ", StudyName(study_id)));
+  }
   if (!write.ok()) return write.status();
   return Await(*write);
 }
 
 absl::StatusOr<std::shared_ptr<PendingWrite>> RocksDbStore::EnqueuePutTrials(
-    int64_t study_id, const std::vector<cairn::v1::Trial>& trials) {
+    int64_t study_id, const std::vector<cairn::v1::Trial>& trials,
+    const TrialSummary* summary) {
   if (absl::Status st = CheckId("study_id", study_id); !st.ok()) return st;
   int64_t max_id = 0;
   for (size_t i = 0; i < trials.size(); ++i) {
@@ -57,6 +87,7 @@ absl::StatusOr<std::shared_ptr<PendingWrite>> RocksDbStore::EnqueuePutTrials(
     }
     batch.Put(keys::TrialKey(study_id, trial.id()), value);
   }
+  PutOrDropSummary(study_id, summary, &batch);
   // Raise the cached max and enqueue under max_mu_, so k/ values reach the
   // queue (and disk) in increasing order.
   absl::MutexLock max_lock(&max_mu_);
@@ -70,7 +101,8 @@ absl::StatusOr<std::shared_ptr<PendingWrite>> RocksDbStore::EnqueuePutTrials(
                  absl::StrCat("trials of ", StudyName(study_id)));
 }
 
-absl::Status RocksDbStore::DeleteTrial(int64_t study_id, int64_t trial_id) {
+absl::Status RocksDbStore::DeleteTrial(int64_t study_id, int64_t trial_id,
+                                       const TrialSummary* summary) {
   if (absl::Status st = CheckId("study_id", study_id); !st.ok()) return st;
   if (absl::Status st = CheckId("trial_id", trial_id); !st.ok()) return st;
   absl::MutexLock lock(&studies_mu_);
@@ -107,6 +139,7 @@ absl::Status RocksDbStore::DeleteTrial(int64_t study_id, int64_t trial_id) {
   const std::string measurements =
       keys::MeasurementTrialPrefix(study_id, trial_id);
   batch.DeleteRange(measurements, keys::PrefixEnd(measurements));
+  PutOrDropSummary(study_id, summary, &batch);
   if (absl::Status st = Write(&batch, absl::StrCat("deletion of ", trial_name));
       !st.ok()) {
     return st;

@@ -31,7 +31,8 @@
 //
 // Key layout (one RocksDB column family, keys are byte strings; ids are
 // 16-digit lower-case hex so lexical order equals numeric order):
-//   meta/schema_version              -> decimal schema version ("1")
+//   meta/schema_version              -> decimal schema version ("2"; "1"
+//                                       before the c/ records existed)
 //   meta/next_study_id               -> decimal next study id
 //   meta/last_resume                 -> decimal Unix seconds of the last
 //                                       recovery from a failed write
@@ -43,6 +44,13 @@
 //                                       and deleting a trial always updates k/)
 //   t/<study>/<trial>                -> cairn.v1.Trial without measurements
 //   m/<study>/<trial>/<seq>          -> cairn.v1.Measurement (seq from 0)
+//   c/<study>                        -> the study's TrialSummary (trial
+//                                       counts by state, best values;
+//                                       store/summary_record.h), written in
+//                                       the same batch as the trial changes
+//                                       it sums up; absent when a trial write
+//                                       came without one (then rebuilt from
+//                                       the trials at the next start)
 // Later components add their own prefixes (j/ for jobs, a/ for audit).
 // The byte after a prefix's last id is '/', so [prefix, prefix with '/'
 // replaced by '0') bounds one study's or trial's keys (used for DeleteRange).
@@ -55,7 +63,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -84,15 +94,40 @@ struct StoreOptions {
       wrap_file_system;
 };
 
+// The small per-study record (c/<study>) that lets a restart serve a study
+// without reading its trials: what the trials sum up to. The writer computes
+// it (the store never reads trials to maintain it) and passes it with every
+// trial write of the study, so it lands in the same atomic batch.
+struct TrialSummary {
+  // Trial::State number -> number of trials in that state (no zeros).
+  std::map<int, int64_t> count_by_state;
+  // Best final value of each objective metric over the SUCCEEDED trials
+  // (BestFinalValues in trials/optimal.h).
+  std::map<std::string, double> best_by_metric;
+
+  int64_t total() const;
+  // REQUESTED, ACTIVE and STOPPING trials.
+  int64_t pending() const;
+  int64_t count(cairn::v1::Trial::State state) const;
+  bool operator==(const TrialSummary& other) const {
+    return count_by_state == other.count_by_state &&
+           best_by_metric == other.best_by_metric;
+  }
+};
+
 // Everything the store holds for one study, as loaded at recovery.
 struct StoredStudy {
   cairn::v1::Study study;
   int64_t study_id = 0;
-  // Trials in id order, without measurements.
+  // Trials in id order, without measurements (empty from LoadStudies).
   std::vector<cairn::v1::Trial> trials;
   // Largest trial id ever written for this study (0 if none); new ids must
-  // be larger, also after trials were deleted.
+  // be larger, also after trials were deleted. From LoadStudies it is k/
+  // only, which may lag behind the trials (see the key layout).
   int64_t max_trial_id = 0;
+  // The study's c/ record; nullopt if it has none (a store written before
+  // the records existed, or a trial written without one).
+  std::optional<TrialSummary> summary;
 };
 
 // A write waiting in a Store's commit queue (opaque). Pass it to
@@ -141,19 +176,53 @@ class Store {
   virtual absl::Status DeleteStudy(int64_t study_id) = 0;
 
   // Loads every study with its trials (no measurements), in study id order.
+  // Reads every trial: for verify, backup and tests; a restart uses
+  // LoadStudies and LoadStudy.
   virtual absl::StatusOr<std::vector<StoredStudy>> LoadAll() = 0;
+
+  // Every study without its trials (study record, k/, c/), in study id
+  // order: reads O(studies) records, however many trials they hold.
+  virtual absl::StatusOr<std::vector<StoredStudy>> LoadStudies() = 0;
+
+  // One study with its trials (no measurements) from one consistent
+  // snapshot; max_trial_id is max(k/, largest trial id). NotFound if absent.
+  virtual absl::StatusOr<StoredStudy> LoadStudy(int64_t study_id) = 0;
+
+  // Writes the study's c/ record alone (building a missing one). NotFound if
+  // the study does not exist.
+  virtual absl::Status PutSummary(int64_t study_id,
+                                  const TrialSummary& summary) = 0;
+
+  // Records that every study has its c/ record (the caller wrote the missing
+  // ones): meta/schema_version becomes 2, which older binaries, which do not
+  // keep the records current, refuse to open. Until then (a store of schema
+  // version 1) LoadStudies and LoadStudy return no summary, whatever c/
+  // holds. OK at once when already recorded.
+  virtual absl::Status MarkSummariesComplete() = 0;
 
   // Writes (inserts or overwrites) trials of one study in one atomic batch
   // and raises the study's max trial id to at least the largest trial.id.
   // Each trial must have id > 0 (InvalidArgument naming trials[i].id); its
   // measurements field is not stored (use AppendMeasurements). NotFound if the
-  // study does not exist.
-  virtual absl::Status PutTrials(
-      int64_t study_id, const std::vector<cairn::v1::Trial>& trials) = 0;
+  // study does not exist. `summary`: the study's TrialSummary after this
+  // write, put in the same batch; null deletes the c/ record in that batch
+  // (it is rebuilt from the trials at the next start).
+  virtual absl::Status PutTrials(int64_t study_id,
+                                 const std::vector<cairn::v1::Trial>& trials,
+                                 const TrialSummary* summary) = 0;
+  absl::Status PutTrials(int64_t study_id,
+                         const std::vector<cairn::v1::Trial>& trials) {
+    return PutTrials(study_id, trials, nullptr);
+  }
 
   // Deletes one trial and its measurements, atomically. Its id is not reused:
   // max_trial_id keeps counting it. NotFound if the study or trial is absent.
-  virtual absl::Status DeleteTrial(int64_t study_id, int64_t trial_id) = 0;
+  // `summary`: as for PutTrials.
+  virtual absl::Status DeleteTrial(int64_t study_id, int64_t trial_id,
+                                   const TrialSummary* summary) = 0;
+  absl::Status DeleteTrial(int64_t study_id, int64_t trial_id) {
+    return DeleteTrial(study_id, trial_id, nullptr);
+  }
 
   // Appends measurements to trials in one atomic, durable batch; each entry
   // is (study id, trial id, measurement), appended in the given order.
@@ -175,7 +244,12 @@ class Store {
   virtual absl::StatusOr<std::shared_ptr<PendingWrite>> EnqueueUpdateStudy(
       int64_t study_id, const cairn::v1::Study& study) = 0;
   virtual absl::StatusOr<std::shared_ptr<PendingWrite>> EnqueuePutTrials(
-      int64_t study_id, const std::vector<cairn::v1::Trial>& trials) = 0;
+      int64_t study_id, const std::vector<cairn::v1::Trial>& trials,
+      const TrialSummary* summary) = 0;
+  absl::StatusOr<std::shared_ptr<PendingWrite>> EnqueuePutTrials(
+      int64_t study_id, const std::vector<cairn::v1::Trial>& trials) {
+    return EnqueuePutTrials(study_id, trials, nullptr);
+  }
   virtual absl::StatusOr<std::shared_ptr<PendingWrite>>
   EnqueueAppendMeasurements(
       const std::vector<MeasurementWrite>& measurements) = 0;

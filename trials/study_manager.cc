@@ -11,6 +11,7 @@
 #include "proto/cairn/v1/resource_names.h"
 #include "proto/cairn/v1/trial_states.h"
 #include "spdlog/spdlog.h"
+#include "trials/study_loading.h"
 #include "trials/study_manager_internal.h"
 #include "trials/study_state.h"
 #include "tuner/designer.h"
@@ -34,53 +35,6 @@ class RealClock : public Clock {
  public:
   absl::Time Now() override { return absl::Now(); }
 };
-
-// Puts recovered trial `t` into `state`, with the measurements the state
-// keeps in memory (the last one of a pending trial; every one for the curves
-// of an early-stopping study).
-absl::Status RecoverTrial(Store* store, Trial t, StudyState& state)
-    ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.mu) {
-  const int64_t id = t.id();
-  const bool pending = IsPendingState(t.state());
-  const bool curves = state.HasEarlyStopping();
-  if (pending || curves) {
-    absl::StatusOr<std::vector<Measurement>> ms =
-        store->ListMeasurements(state.id, id);
-    if (!ms.ok()) return ms.status();
-    if (!ms->empty() && pending) state.last_measurement[id] = ms->back();
-    if (curves) {
-      for (const Measurement& m : *ms) state.AddToCurve(id, m);
-      state.curves[id].trial_id = id;
-      state.curves[id].completed = t.state() == Trial::SUCCEEDED;
-    }
-  }
-  state.trials.Put(std::move(t));
-  return absl::OkStatus();
-}
-
-// One study as the store holds it, with its designer.
-absl::StatusOr<std::shared_ptr<StudyState>> RecoverStudy(
-    Store* store, StoredStudy stored,
-    const std::function<absl::StatusOr<std::unique_ptr<tuner::Designer>>(
-        const StudySpec&)>& create_designer) {
-  auto state = std::make_shared<StudyState>(stored.study_id);
-  absl::MutexLock lock(&state->mu);
-  state->study = std::move(stored.study);
-  state->max_trial_id = stored.max_trial_id;
-  for (Trial& t : stored.trials) {
-    if (absl::Status s = RecoverTrial(store, std::move(t), *state); !s.ok()) {
-      return s;
-    }
-  }
-  absl::StatusOr<std::unique_ptr<tuner::Designer>> designer =
-      create_designer(state->study.spec());
-  if (!designer.ok()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "recovering ", state->study.name(), ": ", designer.status().message()));
-  }
-  state->designer = std::move(*designer);
-  return state;
-}
 
 }  // namespace
 
@@ -141,12 +95,12 @@ bool StudyManager::ReloadOnce() {
 }
 
 absl::Status StudyManager::ReloadFromStore() {
-  absl::StatusOr<std::vector<StoredStudy>> loaded = store_->LoadAll();
+  absl::StatusOr<std::vector<StoredStudy>> loaded = store_->LoadStudies();
   if (!loaded.ok()) return loaded.status();
   std::map<int64_t, std::shared_ptr<StudyState>> fresh;
   for (StoredStudy& stored : *loaded) {
     absl::StatusOr<std::shared_ptr<StudyState>> state =
-        RecoverStudy(store_, std::move(stored), create_designer_);
+        StudyFromStore(store_, std::move(stored), create_designer_);
     if (!state.ok()) return state.status();
     fresh[(*state)->id] = std::move(*state);
   }
@@ -166,6 +120,13 @@ absl::Status StudyManager::ReloadFromStore() {
       // which must outlive this lock.
       StudyState& recovered = *it->second;
       absl::MutexLock fresh_lock(&recovered.mu);
+      // A loaded study stays loaded (callers may rely on it): read its
+      // trials again now.
+      if (old->loaded) {
+        if (absl::Status s = EnsureLoaded(store_, recovered); !s.ok()) {
+          return s;
+        }
+      }
       old->ReplaceContents(recovered);
     }
     it->second = old;
@@ -198,27 +159,64 @@ absl::Status StudyManager::AwaitScope(const WriteScope& scope) {
   return AwaitWrites(scope.pending, scope.wrote);
 }
 
+namespace {
+
+// Writes the summary record of a study recovered without one (a store
+// written before the records existed) and unloads it again.
+absl::Status WriteMissingSummary(Store* store, StudyState& st)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(st.mu) {
+  if (absl::Status s = store->PutSummary(st.id, st.summary); !s.ok()) {
+    return s;
+  }
+  st.Unload();
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<StudyManager>> StudyManager::Open(
     Store* store, const StudyManagerOptions& options) {
   std::unique_ptr<StudyManager> manager(new StudyManager(store, options));
-  absl::StatusOr<std::vector<StoredStudy>> loaded = store->LoadAll();
+  absl::StatusOr<std::vector<StoredStudy>> loaded = store->LoadStudies();
   if (!loaded.ok()) return loaded.status();
+  int64_t built = 0;
   absl::MutexLock lock(&manager->mu_);
   for (StoredStudy& stored : *loaded) {
     absl::StatusOr<std::shared_ptr<StudyState>> state =
-        RecoverStudy(store, std::move(stored), manager->create_designer_);
+        StudyFromStore(store, std::move(stored), manager->create_designer_);
     if (!state.ok()) return state.status();
     std::shared_ptr<StudyState> st = std::move(*state);
     {
       absl::MutexLock study_lock(&st->mu);
+      if (st->loaded) {
+        if (absl::Status s = WriteMissingSummary(store, *st); !s.ok()) return s;
+        ++built;
+      }
       manager->by_display_name_[st->study.display_name()] = st->id;
     }
     manager->studies_[st->id] = std::move(st);
+  }
+  if (absl::Status s = store->MarkSummariesComplete(); !s.ok()) return s;
+  if (built > 0) {
+    spdlog::info(
+        "wrote the trial summary records of {} studies (once, for a "
+        "store from before they existed)",
+        built);
   }
   return manager;
 }
 
 absl::StatusOr<std::shared_ptr<StudyState>> StudyManager::FindStudy(
+    int64_t study_id) const {
+  absl::StatusOr<std::shared_ptr<StudyState>> found = PeekStudy(study_id);
+  if (!found.ok()) return found;
+  StudyState& st = **found;
+  absl::MutexLock lock(&st.mu);
+  if (absl::Status s = EnsureLoaded(store_, st); !s.ok()) return s;
+  return found;
+}
+
+absl::StatusOr<std::shared_ptr<StudyState>> StudyManager::PeekStudy(
     int64_t study_id) const {
   absl::MutexLock lock(&mu_);
   auto it = studies_.find(study_id);
@@ -241,6 +239,13 @@ absl::StatusOr<std::shared_ptr<StudyState>> StudyManager::FindStudyByName(
   absl::StatusOr<int64_t> id = ParseStudyName(name, field);
   if (!id.ok()) return id.status();
   return FindStudy(*id);
+}
+
+absl::StatusOr<std::shared_ptr<StudyState>> StudyManager::PeekStudyByName(
+    const std::string& name, const char* field) const {
+  absl::StatusOr<int64_t> id = ParseStudyName(name, field);
+  if (!id.ok()) return id.status();
+  return PeekStudy(*id);
 }
 
 absl::StatusOr<StudyManager::TrialRef> StudyManager::ResolveTrial(
@@ -299,6 +304,7 @@ absl::StatusOr<Study> StudyManager::CreateStudy(const Study& request) {
   auto state = std::make_shared<StudyState>(*id);
   absl::MutexLock study_lock(&state->mu);
   state->study = study;
+  state->loaded = true;
   state->designer = std::move(*designer);
   Study view = state->View();
   by_display_name_[study.display_name()] = *id;
@@ -307,7 +313,7 @@ absl::StatusOr<Study> StudyManager::CreateStudy(const Study& request) {
 }
 
 absl::StatusOr<Study> StudyManager::GetStudy(const std::string& name) {
-  auto state = FindStudyByName(name, "name");
+  auto state = PeekStudyByName(name, "name");
   if (!state.ok()) return state.status();
   StudyState& st = **state;
   WriteScope scope;
@@ -366,7 +372,7 @@ absl::StatusOr<StudyPage> StudyManager::ListStudies(
 
 absl::Status StudyManager::DeleteStudy(const std::string& name) {
   if (absl::Status s = CheckWritable(); !s.ok()) return s;
-  auto state = FindStudyByName(name, "name");
+  auto state = PeekStudyByName(name, "name");
   if (!state.ok()) return state.status();
   StudyState& st = **state;
   absl::MutexLock lock(&mu_);
@@ -398,7 +404,7 @@ absl::StatusOr<Study> SetStateLocked(StudyState& st, const std::string& name,
   }
   const StudySpec& spec = st.study.spec();
   if (new_state == Study::ACTIVE && spec.max_trials() > 0 &&
-      static_cast<int64_t>(st.trials.size()) >= spec.max_trials()) {
+      st.summary.total() >= spec.max_trials()) {
     return absl::FailedPreconditionError(
         absl::StrCat("study ", name, " cannot be reactivated: max_trials (",
                      spec.max_trials(), ") already reached"));
@@ -428,7 +434,8 @@ absl::StatusOr<Study> StudyManager::SetStudyState(const std::string& name,
                      " cannot be set; use ACTIVE, INACTIVE or COMPLETED"));
   }
   if (absl::Status s = CheckWritable(); !s.ok()) return s;
-  auto state = FindStudyByName(name, "name");
+  // The study record and counts suffice: its trials are not loaded.
+  auto state = PeekStudyByName(name, "name");
   if (!state.ok()) return state.status();
   StudyState& st = **state;
   WriteScope scope;
@@ -451,7 +458,7 @@ int64_t StudyManager::num_trials() const {
   int64_t n = 0;
   for (const auto& s : AllStudies()) {
     absl::MutexLock lock(&s->mu);
-    n += static_cast<int64_t>(s->trials.size());
+    n += s->summary.total();
   }
   return n;
 }
@@ -461,7 +468,11 @@ std::vector<StudySummary> StudyManager::Summaries() const {
   for (const auto& s : AllStudies()) {
     absl::MutexLock lock(&s->mu);
     if (s->deleted) continue;
-    out.push_back(SummarizeStudy(s->View(), s->trials, s->last_measurement));
+    if (s->loaded) {
+      out.push_back(SummarizeStudy(s->View(), s->trials, s->last_measurement));
+    } else {
+      out.push_back(SummarizeUnloaded(s->View(), s->summary));
+    }
   }
   return out;
 }

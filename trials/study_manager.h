@@ -8,9 +8,16 @@
 // whose budget is spent (or whose search space is exhausted) becomes
 // COMPLETED once no trial is pending, and then suggests nothing, saying why.
 //
-// Recovery: Open() loads every study and trial from the store. Designers are
-// pure functions of (spec, trials), so suggestion sequences continue exactly
-// where they were after a crash.
+// Recovery: Open() reads every study's record and its trial summary (the
+// store's c/ record: counts by state and best values), not its trials, so a
+// restart costs O(studies) whatever the number of trials. A study's trials
+// are read the first time a call needs them (a trial call, a suggestion, a
+// measurement, the job runner when the study has pending trials); GetStudy,
+// ListStudies, SetStudyState, DeleteStudy, num_trials() and Summaries()
+// answer from the summary. A store written before the summary records
+// existed gets them once, at its first Open (which then reads every trial).
+// Designers are pure functions of (spec, trials), so suggestion sequences
+// continue exactly where they were after a crash.
 //
 // A StudyManager is safe for concurrent use without external locking. Calls
 // on one study change its in-memory state under that study's mutex;
@@ -279,16 +286,24 @@ class StudyManager {
   // also calls it periodically so recovery needs no client.
   absl::Status CheckWritable();
 
-  // Counts recovered at Open: studies and trials.
+  // Counts of studies and trials now (trials from the summaries: no trial
+  // is read).
   int64_t num_studies() const;
   int64_t num_trials() const;
-  // A consistent snapshot of every study, for monitoring.
+  // A consistent snapshot of every study, for monitoring. A study whose
+  // trials are not loaded yet has no running_metrics (counts and best values
+  // come from its summary).
   std::vector<StudySummary> Summaries() const;
 
  private:
   StudyManager(Store* store, const StudyManagerOptions& options);
 
+  // The study, its trials loaded (read from the store on its first use
+  // after a restart; see Recovery). NotFound for an unknown study.
   absl::StatusOr<std::shared_ptr<StudyState>> FindStudy(int64_t study_id) const;
+  // The study as it is, maybe unloaded: for calls that need only its record
+  // and its counts (GetStudy, ListStudies, SetStudyState, DeleteStudy).
+  absl::StatusOr<std::shared_ptr<StudyState>> PeekStudy(int64_t study_id) const;
   // Every study, in id order (a snapshot of studies_; lock each to read it).
   std::vector<std::shared_ptr<StudyState>> AllStudies() const;
   // Checks a new study's display name and spec (also with validate_spec_).
@@ -330,6 +345,8 @@ class StudyManager {
   absl::StatusOr<TrialRef> ResolveTrial(const std::string& name,
                                         const char* field) const;
   absl::StatusOr<std::shared_ptr<StudyState>> FindStudyByName(
+      const std::string& name, const char* field) const;
+  absl::StatusOr<std::shared_ptr<StudyState>> PeekStudyByName(
       const std::string& name, const char* field) const;
 
   Store* const store_;

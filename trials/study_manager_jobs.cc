@@ -1,10 +1,13 @@
 // Study controller: the hooks of the job runner (studies with a job
 // template, job records, failed trials). See study_manager.h for the
 // contract.
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "proto/cairn/v1/trial_states.h"
+#include "spdlog/spdlog.h"
+#include "trials/study_loading.h"
 #include "trials/study_manager.h"
 #include "trials/study_manager_internal.h"
 #include "trials/study_state.h"
@@ -67,6 +70,16 @@ std::vector<JobStudyView> StudyManager::JobStudies() {
     JobStudyView view;
     view.study_id = s->id;
     view.study = s->View();
+    // A study with nothing pending needs no trials: it stays unloaded.
+    if (!s->loaded && s->summary.pending() == 0) {
+      out.push_back(std::move(view));
+      continue;
+    }
+    if (absl::Status st = EnsureLoaded(store_, *s); !st.ok()) {
+      spdlog::error("loading the trials of {}: {}", s->study.name(),
+                    std::string(st.message()));
+      continue;
+    }
     for (const auto& [id, t] : s->trials) {
       if (IsPendingState(t.state())) view.pending.push_back(t);
     }

@@ -16,6 +16,7 @@
 #include "trials/study_manager.h"
 #include "trials/study_manager_internal.h"
 #include "trials/study_state.h"
+#include "trials/trial_summary.h"
 #include "tuner/designer.h"
 
 namespace cairn {
@@ -208,8 +209,11 @@ absl::StatusOr<SuggestResult> CommitSuggestions(
   if (static_cast<int64_t>(suggestions.size()) > n) suggestions.resize(n);
   std::vector<Trial> created =
       SuggestedTrials(st, suggestions, client_id, deps.clock->Now(), seconds);
-  if (absl::Status s = Queued(deps.store->EnqueuePutTrials(st.id, created),
-                              &st.last_write, scope);
+  TrialSummary after =
+      SummaryAfterPut(st.study.spec(), st.trials, st.summary, created);
+  if (absl::Status s =
+          Queued(deps.store->EnqueuePutTrials(st.id, created, &after),
+                 &st.last_write, scope);
       !s.ok()) {
     return s;
   }
@@ -218,6 +222,7 @@ absl::StatusOr<SuggestResult> CommitSuggestions(
     result.trials.push_back(t);
     st.trials.Put(std::move(t));
   }
+  st.summary = std::move(after);
   return FinishSuggest(st, deps.store, scope, std::move(result), message);
 }
 

@@ -221,13 +221,17 @@ absl::Status StudyManager::DeleteTrial(const std::string& name) {
   if (!st.trials.contains(tn->trial_id)) {
     return absl::NotFoundError(absl::StrCat("trial ", name, " not found"));
   }
+  TrialSummary after =
+      SummaryAfterErase(st.study.spec(), st.trials, st.summary, tn->trial_id);
   {
     WriteTimer timer(observer_);
-    if (absl::Status s = store_->DeleteTrial(st.id, tn->trial_id); !s.ok()) {
+    if (absl::Status s = store_->DeleteTrial(st.id, tn->trial_id, &after);
+        !s.ok()) {
       return s;
     }
   }
   st.trials.Erase(tn->trial_id);
+  st.summary = std::move(after);
   st.last_measurement.erase(tn->trial_id);
   return absl::OkStatus();
 }

@@ -2,6 +2,7 @@
 #include "trials/study_state.h"
 
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "proto/cairn/v1/trial_states.h"
@@ -50,12 +51,20 @@ void StudyState::CompleteCurve(int64_t trial_id) {
 
 Study StudyState::View() const {
   Study out = study;
-  out.set_trial_count(static_cast<int32_t>(trials.size()));
-  out.set_pending_count(static_cast<int32_t>(trials.pending()));
-  out.set_succeeded_count(static_cast<int32_t>(trials.count(Trial::SUCCEEDED)));
-  out.set_failed_count(static_cast<int32_t>(trials.count(Trial::FAILED) +
-                                            trials.count(Trial::INFEASIBLE)));
+  out.set_trial_count(static_cast<int32_t>(summary.total()));
+  out.set_pending_count(static_cast<int32_t>(summary.pending()));
+  out.set_succeeded_count(
+      static_cast<int32_t>(summary.count(Trial::SUCCEEDED)));
+  out.set_failed_count(static_cast<int32_t>(summary.count(Trial::FAILED) +
+                                            summary.count(Trial::INFEASIBLE)));
   return out;
+}
+
+void StudyState::Unload() {
+  trials = TrialTable();
+  last_measurement.clear();
+  curves.clear();
+  loaded = false;
 }
 
 absl::StatusOr<const Trial*> StudyState::FindTrial(
@@ -77,6 +86,8 @@ absl::StatusOr<const Trial*> StudyState::FindPendingTrial(
 
 void StudyState::ReplaceContents(StudyState& from) {
   study = std::move(from.study);
+  loaded = from.loaded;
+  summary = std::move(from.summary);
   trials = std::move(from.trials);
   max_trial_id = from.max_trial_id;
   designer = std::move(from.designer);
@@ -88,12 +99,15 @@ void StudyState::ReplaceContents(StudyState& from) {
 
 absl::Status StudyState::WriteTrial(Store* store, Trial trial,
                                     WriteScope* scope) {
-  if (absl::Status s =
-          Queued(store->EnqueuePutTrials(id, {trial}), &last_write, scope);
+  std::vector<Trial> batch = {std::move(trial)};
+  TrialSummary after = SummaryAfterPut(study.spec(), trials, summary, batch);
+  if (absl::Status s = Queued(store->EnqueuePutTrials(id, batch, &after),
+                              &last_write, scope);
       !s.ok()) {
     return s;
   }
-  trials.Put(std::move(trial));
+  trials.Put(std::move(batch.front()));
+  summary = std::move(after);
   return absl::OkStatus();
 }
 

@@ -20,6 +20,7 @@
 #include "absl/synchronization/mutex.h"
 #include "cairn/v1/study.pb.h"
 #include "store/store.h"
+#include "trials/trial_summary.h"
 #include "trials/trial_table.h"
 #include "tuner/designer.h"
 #include "tuner/early_stopping.h"
@@ -55,6 +56,15 @@ struct StudyState {
   absl::Mutex mu;
   // State below is protected by mu.
   cairn::v1::Study study ABSL_GUARDED_BY(mu);
+  // `trials`, `max_trial_id`, `last_measurement` and `curves` are in memory.
+  // After a restart a study starts unloaded (only `study`, `summary` and
+  // `designer`) and is loaded on first use (EnsureLoaded in
+  // trials/study_loading.h); loaded never goes back to false while callers
+  // may hold the study.
+  bool loaded ABSL_GUARDED_BY(mu) = false;
+  // What the trials sum up to, current whether loaded or not; every trial
+  // write carries it to the store's c/ record in the same batch.
+  TrialSummary summary ABSL_GUARDED_BY(mu);
   TrialTable trials ABSL_GUARDED_BY(mu);
   int64_t max_trial_id ABSL_GUARDED_BY(mu) = 0;
   // Shared so that a suggestion can run it outside mu (one at a time, under
@@ -82,6 +92,10 @@ struct StudyState {
   void ReplaceContents(StudyState& from) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(from.mu);
 
+  // Forgets the trials, measurements and curves (loaded becomes false):
+  // only for a study no caller holds yet (recovery at Open).
+  void Unload() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
+
   // The spec has an early-stopping rule and an objective to apply it to.
   bool HasEarlyStopping() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
 
@@ -96,7 +110,8 @@ struct StudyState {
     return trials.pending();
   }
 
-  // The study with output-only counts filled in.
+  // The study with output-only counts filled in (from `summary`: also for
+  // an unloaded study).
   cairn::v1::Study View() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
 
   // The trial `trial_id`; `name` is its resource name, for the error.
@@ -111,8 +126,9 @@ struct StudyState {
       int64_t trial_id, absl::string_view name) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
 
-  // Queues the write of `trial` in `scope`, then puts it in `trials`. On a
-  // failed enqueue nothing changes and the error is returned.
+  // Queues the write of `trial` (with the summary after it) in `scope`, then
+  // puts it in `trials`. On a failed enqueue nothing changes and the error
+  // is returned. REQUIRES: loaded.
   absl::Status WriteTrial(Store* store, cairn::v1::Trial trial,
                           WriteScope* scope) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
 

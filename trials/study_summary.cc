@@ -28,4 +28,17 @@ StudySummary SummarizeStudy(
   return summary;
 }
 
+StudySummary SummarizeUnloaded(const cairn::v1::Study& study,
+                               const TrialSummary& trials) {
+  StudySummary summary;
+  summary.study = study;
+  for (const auto& [state, count] : trials.count_by_state) {
+    summary
+        .trials_by_state[Trial::State_Name(static_cast<Trial::State>(state))] =
+        count;
+  }
+  summary.best_by_metric = trials.best_by_metric;
+  return summary;
+}
+
 }  // namespace cairn

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cairn/v1/study.pb.h"
+#include "store/store.h"
 #include "trials/trial_table.h"
 
 namespace cairn {
@@ -30,6 +31,11 @@ struct StudySummary {
 StudySummary SummarizeStudy(
     const cairn::v1::Study& study, const TrialTable& trials,
     const std::map<int64_t, cairn::v1::Measurement>& last_measurement);
+
+// The summary of a study whose trials are not in memory, from its stored
+// TrialSummary (no running_metrics: they need the trials' measurements).
+StudySummary SummarizeUnloaded(const cairn::v1::Study& study,
+                               const TrialSummary& trials);
 
 }  // namespace cairn
 

@@ -216,26 +216,35 @@ VerifiedWrites CrashClient::Verify(Stub* stub) {
     if (!st.ok()) continue;
     EXPECT_EQ(got.display_name(), display_name);
     ++verified.studies;
-    VerifyStudy(stub, study, &verified);
+    VerifyStudy(stub, got, &verified);
   }
   return verified;
 }
 
-void CrashClient::VerifyStudy(Stub* stub, const std::string& study,
+void CrashClient::VerifyStudy(Stub* stub, const cairn::v1::Study& got,
                               VerifiedWrites* verified) {
+  const std::string& study = got.name();
   std::optional<std::vector<Trial>> trials = ListAllTrials(stub, study);
   if (!trials) return;
   std::map<std::string, const Trial*> by_name;
   int pending = 0;
+  int succeeded = 0;
   for (const Trial& t : *trials) {
     EXPECT_TRUE(by_name.emplace(t.name(), &t).second) << "twice: " << t.name();
     if (IsPending(t.state())) ++pending;
+    if (t.state() == Trial::SUCCEEDED) ++succeeded;
     if (trials_.count(t.name()) == 0) {
       // From an unacknowledged SuggestTrials: no measurement can be there.
       EXPECT_EQ(t.measurements_size(), 0) << t.name();
     }
   }
   EXPECT_LE(pending, 1) << study << " has " << pending << " pending trials";
+  // The counts GetStudy gave before the trials were listed (after a restart:
+  // from the study's summary record, written in the batch of every trial
+  // change) match the trials.
+  EXPECT_EQ(got.trial_count(), static_cast<int>(trials->size())) << study;
+  EXPECT_EQ(got.pending_count(), pending) << study;
+  EXPECT_EQ(got.succeeded_count(), succeeded) << study;
   for (const auto& [name, record] : trials_) {
     if (record.study != study) continue;
     auto it = by_name.find(name);

@@ -77,8 +77,9 @@ class CrashClient {
   // Records a failed call; returns false.
   bool Failed(const char* call, const grpc::Status& status);
 
+  // `got`: the study as GetStudy returned it, its counts not yet checked.
   void VerifyStudy(cairn::v1::StudyService::Stub* stub,
-                   const std::string& study, VerifiedWrites* verified);
+                   const cairn::v1::Study& got, VerifiedWrites* verified);
   void VerifyTrial(const std::string& name, const TrialRecord& record,
                    const cairn::v1::Trial* got, VerifiedWrites* verified);
 

@@ -31,6 +31,7 @@
 #include "rocksdb/db.h"
 #include "store/keys.h"
 #include "store/rocksdb_store.h"
+#include "store/summary_record.h"
 
 namespace cairn {
 namespace {
@@ -346,6 +347,73 @@ TEST_F(StoreTest, PutTrialsRoundTripInIdOrderWithoutMeasurements) {
     EXPECT_TRUE(List(id, 3).empty());
     OpenStore();
   }
+}
+
+TEST(StoreSummaryRecordTest, RoundTripsOddMetricIdsAndRejectsGarbage) {
+  TrialSummary summary;
+  summary.count_by_state[cairn::v1::Trial::SUCCEEDED] = 199998;
+  summary.count_by_state[cairn::v1::Trial::ACTIVE] = 2;
+  summary.best_by_metric["loss"] = 0.1 + 0.2;  // Needs all 17 digits.
+  summary.best_by_metric["top 1\nacc"] = -1e-300;
+  TrialSummary back;
+  ASSERT_TRUE(keys::DecodeSummary(keys::EncodeSummary(summary), &back));
+  EXPECT_EQ(back, summary);
+  EXPECT_EQ(back.total(), 200000);
+  EXPECT_EQ(back.pending(), 2);
+  EXPECT_FALSE(keys::DecodeSummary("s 4 -1\n", &back));
+  EXPECT_FALSE(keys::DecodeSummary("s 99 1\n", &back));
+  EXPECT_FALSE(keys::DecodeSummary("x 4 1\n", &back));
+  EXPECT_FALSE(keys::DecodeSummary("b nan? loss\n", &back));
+}
+
+TEST_F(StoreTest, SummaryRecordGoesWithTheTrialWritesThatCarryIt) {
+  OpenStore();
+  const int64_t id = *store_->CreateStudy(MakeStudy("sum"));
+  TrialSummary one;
+  one.count_by_state[cairn::v1::Trial::ACTIVE] = 1;
+  ASSERT_TRUE(store_->PutTrials(id, {MakeTrial(1, 0.1)}, &one).ok());
+  auto studies = store_->LoadStudies();
+  ASSERT_TRUE(studies.ok()) << studies.status();
+  ASSERT_EQ(studies->size(), 1u);
+  EXPECT_TRUE((*studies)[0].trials.empty()) << "LoadStudies reads no trial";
+  EXPECT_EQ((*studies)[0].max_trial_id, 1);
+  ASSERT_TRUE((*studies)[0].summary.has_value());
+  EXPECT_EQ(*(*studies)[0].summary, one);
+
+  // A trial write without a summary drops the record (the next start
+  // rebuilds it); one with a summary writes it again.
+  ASSERT_TRUE(store_->PutTrials(id, {MakeTrial(2, 0.2)}).ok());
+  EXPECT_FALSE((*store_->LoadStudies())[0].summary.has_value());
+  TrialSummary two;
+  two.count_by_state[cairn::v1::Trial::ACTIVE] = 2;
+  auto queued = store_->EnqueuePutTrials(id, {MakeTrial(2, 0.2)}, &two);
+  ASSERT_TRUE(queued.ok());
+  ASSERT_TRUE(store_->Await(*queued).ok());
+  EXPECT_EQ(*(*store_->LoadStudies())[0].summary, two);
+  ASSERT_TRUE(store_->DeleteTrial(id, 2, &one).ok());
+
+  OpenStore();
+  auto study = store_->LoadStudy(id);
+  ASSERT_TRUE(study.ok()) << study.status();
+  ASSERT_EQ(study->trials.size(), 1u);
+  EXPECT_EQ(study->trials[0].id(), 1);
+  EXPECT_EQ(study->max_trial_id, 2);
+  EXPECT_EQ(*study->summary, one);
+  EXPECT_EQ(store_->LoadStudy(id + 1).status().code(),
+            absl::StatusCode::kNotFound);
+  ASSERT_TRUE(store_->DeleteStudy(id).ok());
+  const std::string key = keys::SummaryKey(id);
+  store_.reset();
+  std::unique_ptr<rocksdb::DB> db;
+  {
+    rocksdb::DB* raw = nullptr;
+    ASSERT_TRUE(
+        rocksdb::DB::OpenForReadOnly(rocksdb::Options(), path_, &raw).ok());
+    db.reset(raw);
+  }
+  std::string value;
+  EXPECT_TRUE(db->Get(rocksdb::ReadOptions(), key, &value).IsNotFound())
+      << "DeleteStudy leaves its summary record";
 }
 
 TEST_F(StoreTest, PutTrialsErrors) {
@@ -829,15 +897,39 @@ TEST_F(StoreTest, SchemaVersionIsRecordedAndNewerVersionIsRejected) {
     std::unique_ptr<rocksdb::DB> db(raw);
     std::string value;
     ASSERT_TRUE(db->Get({}, "meta/schema_version", &value).ok());
-    EXPECT_EQ(value, "1");
-    ASSERT_TRUE(db->Put({}, "meta/schema_version", "2").ok());
+    EXPECT_EQ(value, "2");
+    ASSERT_TRUE(db->Put({}, "meta/schema_version", "3").ok());
   }
   absl::StatusOr<std::unique_ptr<Store>> store =
       Store::Open(StoreOptions(), path_);
   ASSERT_EQ(store.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(store.status().message(), HasSubstr("schema version 3"));
   EXPECT_THAT(store.status().message(), HasSubstr("schema version 2"));
-  EXPECT_THAT(store.status().message(), HasSubstr("schema version 1"));
   EXPECT_THAT(store.status().message(), HasSubstr(path_));
+}
+
+TEST_F(StoreTest, Version1StoreTrustsNoSummaryUntilMarkedComplete) {
+  OpenStore();
+  const int64_t id = *store_->CreateStudy(MakeStudy("v1"));
+  TrialSummary one;
+  one.count_by_state[cairn::v1::Trial::ACTIVE] = 1;
+  ASSERT_TRUE(store_->PutTrials(id, {MakeTrial(1, 0.1)}, &one).ok());
+  store_.reset();
+  {
+    // As an older binary would leave it: version 1 (and a c/ record it may
+    // have let go stale).
+    rocksdb::DB* raw = nullptr;
+    ASSERT_TRUE(rocksdb::DB::Open(rocksdb::Options(), path_, &raw).ok());
+    std::unique_ptr<rocksdb::DB> db(raw);
+    ASSERT_TRUE(db->Put({}, "meta/schema_version", "1").ok());
+  }
+  OpenStore();
+  EXPECT_FALSE((*store_->LoadStudies())[0].summary.has_value());
+  EXPECT_FALSE(store_->LoadStudy(id)->summary.has_value());
+  ASSERT_TRUE(store_->MarkSummariesComplete().ok());
+  OpenStore();
+  EXPECT_EQ(*(*store_->LoadStudies())[0].summary, one);
+  EXPECT_EQ(*store_->LoadStudy(id)->summary, one);
 }
 
 TEST_F(StoreTest, SecondOpenWhileOpenFailsNamingThePath) {

@@ -17,6 +17,7 @@
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 #include "store/rocksdb_store.h"
+#include "tests/testing/forwarding_store.h"
 #include "tests/testing/test_util.h"
 
 namespace cairn {
@@ -468,65 +469,24 @@ TEST_F(StudyManagerTest, ConcurrentClientsOfOneStudyShareSyncsAndAllLand) {
 // Forwards to a real store, sleeping a random 0-300 us before every enqueue.
 // A manager that queued its writes outside the study's mutex would then land
 // them out of order; queued under the mutex, the order must hold.
-class DelayingStore : public Store {
+class DelayingStore : public testing::ForwardingStore {
  public:
-  explicit DelayingStore(Store* base) : base_(base) {}
-  absl::StatusOr<int64_t> CreateStudy(cairn::v1::Study study) override {
-    return base_->CreateStudy(std::move(study));
-  }
-  absl::Status UpdateStudy(int64_t id, const Study& study) override {
-    return base_->UpdateStudy(id, study);
-  }
-  absl::Status DeleteStudy(int64_t id) override {
-    return base_->DeleteStudy(id);
-  }
-  absl::StatusOr<std::vector<StoredStudy>> LoadAll() override {
-    return base_->LoadAll();
-  }
-  absl::Status PutTrials(int64_t id, const std::vector<Trial>& t) override {
-    return base_->PutTrials(id, t);
-  }
-  absl::Status DeleteTrial(int64_t id, int64_t trial_id) override {
-    return base_->DeleteTrial(id, trial_id);
-  }
-  absl::Status AppendMeasurements(
-      const std::vector<MeasurementWrite>& m) override {
-    return base_->AppendMeasurements(m);
-  }
+  using ForwardingStore::ForwardingStore;
   absl::StatusOr<std::shared_ptr<PendingWrite>> EnqueueUpdateStudy(
       int64_t id, const Study& study) override {
     Delay();
-    return base_->EnqueueUpdateStudy(id, study);
+    return ForwardingStore::EnqueueUpdateStudy(id, study);
   }
   absl::StatusOr<std::shared_ptr<PendingWrite>> EnqueuePutTrials(
-      int64_t id, const std::vector<Trial>& t) override {
+      int64_t id, const std::vector<Trial>& t,
+      const TrialSummary* summary) override {
     Delay();
-    return base_->EnqueuePutTrials(id, t);
+    return ForwardingStore::EnqueuePutTrials(id, t, summary);
   }
   absl::StatusOr<std::shared_ptr<PendingWrite>> EnqueueAppendMeasurements(
       const std::vector<MeasurementWrite>& m) override {
     Delay();
-    return base_->EnqueueAppendMeasurements(m);
-  }
-  absl::Status Await(const std::shared_ptr<PendingWrite>& w) override {
-    return base_->Await(w);
-  }
-  absl::StatusOr<std::vector<Measurement>> ListMeasurements(
-      int64_t id, int64_t trial_id) override {
-    return base_->ListMeasurements(id, trial_id);
-  }
-  absl::Status ScanMeasurements(int64_t id, int64_t trial_id,
-                                const MeasurementScan& scan,
-                                const MeasurementVisitor& visit) override {
-    return base_->ScanMeasurements(id, trial_id, scan, visit);
-  }
-  uint64_t ApproximateSizeBytes() override {
-    return base_->ApproximateSizeBytes();
-  }
-  absl::Status WriteHealth() override { return base_->WriteHealth(); }
-  absl::Status Resume() override { return base_->Resume(); }
-  absl::StatusOr<uint64_t> AvailableBytes() override {
-    return base_->AvailableBytes();
+    return ForwardingStore::EnqueueAppendMeasurements(m);
   }
 
  private:
@@ -535,7 +495,6 @@ class DelayingStore : public Store {
     std::this_thread::sleep_for(std::chrono::microseconds(
         std::uniform_int_distribution<int>(0, 300)(rng)));
   }
-  Store* const base_;
 };
 
 TEST_F(StudyManagerTest, RacingUpdatesOfOneTrialLeaveTheLastInMemoryOnDisk) {
