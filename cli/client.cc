@@ -3,6 +3,7 @@
 
 #include <utility>
 
+#include "auth/client_token.h"
 #include "cli/args.h"
 
 namespace cairn::cli {
@@ -18,10 +19,10 @@ absl::Status FromGrpcStatus(const grpc::Status& status,
   return absl::Status(code, message);
 }
 
-StudyClient::StudyClient(std::string target, std::chrono::milliseconds timeout)
+StudyClient::StudyClient(std::string target, std::chrono::milliseconds timeout,
+                         const std::string& token)
     : target_(std::move(target)), timeout_(timeout) {
-  std::shared_ptr<grpc::Channel> channel =
-      grpc::CreateChannel(target_, grpc::InsecureChannelCredentials());
+  std::shared_ptr<grpc::Channel> channel = auth::NewAuthChannel(target_, token);
   stub_ = cairn::v1::StudyService::NewStub(channel);
   admin_stub_ = cairn::v1::AdminService::NewStub(channel);
 }
