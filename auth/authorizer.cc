@@ -80,4 +80,15 @@ absl::StatusOr<Principal> Authorizer::Authorize(
   return principal;
 }
 
+absl::Status CheckMayDelete(const Principal& caller, absl::string_view what,
+                            absl::string_view creator) {
+  if (caller.role == cairn::v1::ADMIN) return absl::OkStatus();
+  if (caller.trial.empty() && caller.name == creator) return absl::OkStatus();
+  return absl::PermissionDeniedError(
+      absl::StrCat("token '", caller.name, "' (role ", RoleName(caller.role),
+                   ") lacks permission admin needed to delete ",
+                   what.substr(0, 128), ": its study was created by '", creator,
+                   "' (an editor may delete only what it created)"));
+}
+
 }  // namespace cairn::auth

@@ -43,6 +43,12 @@ class Authorizer {
   const std::function<absl::Time()> now_;
 };
 
+// OK if `caller` may delete `what` (a study, or a trial of it) of a study
+// that `creator` created: an admin always, anyone else only their own.
+// PermissionDenied naming the permission (admin) and the creator otherwise.
+absl::Status CheckMayDelete(const Principal& caller, absl::string_view what,
+                            absl::string_view creator);
+
 // The name a principal acting without authentication (--auth=none) has.
 inline constexpr absl::string_view kLocalPrincipal = "local";
 

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "proto/cairn/v1/resource_names.h"
 #include "server/authorize_call.h"
 #include "server/status_util.h"
 
@@ -23,6 +24,16 @@ grpc::Status Reply(absl::StatusOr<T> result, U* out) {
 constexpr size_t kStreamBatch = 1024;
 
 }  // namespace
+
+absl::Status StudyServiceImpl::CheckMayDelete(
+    const auth::Principal& caller, absl::string_view what,
+    absl::string_view study_name) const {
+  if (caller.role == cairn::v1::ADMIN) return absl::OkStatus();
+  absl::StatusOr<cairn::v1::Study> study =
+      manager_->GetStudy(std::string(study_name));
+  if (!study.ok()) return study.status();
+  return auth::CheckMayDelete(caller, what, study->creator());
+}
 
 absl::StatusOr<auth::Principal> StudyServiceImpl::Authorize(
     grpc::ServerContext* context, absl::string_view method,
@@ -80,16 +91,10 @@ grpc::Status StudyServiceImpl::DeleteStudy(
   absl::StatusOr<auth::Principal> caller =
       Authorize(context, "DeleteStudy", "");
   if (!caller.ok()) return ToGrpcStatus(caller.status());
-  if (caller->role != cairn::v1::ADMIN) {
-    absl::StatusOr<cairn::v1::Study> study =
-        manager_->GetStudy(request->name());
-    if (!study.ok()) return ToGrpcStatus(study.status());
-    if (study->creator() != caller->name) {
-      return ToGrpcStatus(absl::PermissionDeniedError(absl::StrCat(
-          "token '", caller->name, "' lacks permission admin needed to delete ",
-          study->name(), ", which '", study->creator(),
-          "' created (an editor may delete only its own studies)")));
-    }
+  if (absl::Status s =
+          CheckMayDelete(*caller, request->name(), request->name());
+      !s.ok()) {
+    return ToGrpcStatus(s);
   }
   return ToGrpcStatus(manager_->DeleteStudy(request->name()));
 }
@@ -162,6 +167,13 @@ grpc::Status StudyServiceImpl::DeleteTrial(
   absl::StatusOr<auth::Principal> caller =
       Authorize(context, "DeleteTrial", "");
   if (!caller.ok()) return ToGrpcStatus(caller.status());
+  absl::StatusOr<TrialName> trial = ParseTrialName(request->name(), "name");
+  if (!trial.ok()) return ToGrpcStatus(trial.status());
+  if (absl::Status s =
+          CheckMayDelete(*caller, request->name(), StudyName(trial->study_id));
+      !s.ok()) {
+    return ToGrpcStatus(s);
+  }
   return ToGrpcStatus(manager_->DeleteTrial(request->name()));
 }
 

@@ -94,6 +94,11 @@ class StudyServiceImpl final : public cairn::v1::StudyService::Service {
                                             absl::string_view method,
                                             absl::string_view resource) const;
 
+  // auth::CheckMayDelete for `what` in study `study_name` (which it reads).
+  absl::Status CheckMayDelete(const auth::Principal& caller,
+                              absl::string_view what,
+                              absl::string_view study_name) const;
+
   jobs::JobRunner* runner_ = nullptr;
   const auth::Authorizer* authorizer_ = nullptr;
 };
