@@ -526,8 +526,12 @@ absl::StatusOr<JobHandle> JobRunner::StartJob(const JobStudyView& view,
   job.set_log_path(JobLogPath(*dir).string());
   job.clear_gpus();
   for (int g : gpus) job.add_gpus(g);
-  JobContext context{options_.server_address, view.study.name(), *dir, gpus,
-                     resume};
+  JobContext context{options_.server_address,
+                     view.study.name(),
+                     *dir,
+                     gpus,
+                     resume,
+                     /*token=*/""};
   if (options_.mint_token) {
     absl::StatusOr<std::string> token = options_.mint_token(trial.name());
     if (!token.ok()) return token.status();
