@@ -3,6 +3,7 @@
 
 #include <utility>
 
+#include "auth/client_token.h"
 #include "cli/args.h"
 
 namespace cairn::cli {
@@ -18,7 +19,8 @@ absl::Status FromGrpcStatus(const grpc::Status& status,
   return absl::Status(code, message);
 }
 
-StudyClient::StudyClient(std::string target, std::chrono::milliseconds timeout)
+StudyClient::StudyClient(std::string target, std::chrono::milliseconds timeout,
+                         const std::string& token)
     : target_(std::move(target)), timeout_(timeout) {
   // A connection of its own (not shared through gRPC's global subchannel
   // pool), so a client that replaces its StudyClient after cairnd went away
@@ -26,8 +28,8 @@ StudyClient::StudyClient(std::string target, std::chrono::milliseconds timeout)
   // reconnect backoff.
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  std::shared_ptr<grpc::Channel> channel = grpc::CreateCustomChannel(
-      target_, grpc::InsecureChannelCredentials(), args);
+  std::shared_ptr<grpc::Channel> channel =
+      auth::NewAuthChannel(target_, token, args);
   stub_ = cairn::v1::StudyService::NewStub(channel);
   admin_stub_ = cairn::v1::AdminService::NewStub(channel);
 }

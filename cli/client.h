@@ -29,8 +29,10 @@ class StudyClient {
   using Stub = cairn::v1::StudyService::Stub;
   using AdminStub = cairn::v1::AdminService::Stub;
 
-  // `target` is HOST:PORT; every call gets `timeout` as its deadline.
-  StudyClient(std::string target, std::chrono::milliseconds timeout);
+  // `target` is HOST:PORT; every call gets `timeout` as its deadline and
+  // `authorization: Bearer <token>` (none if `token` is empty).
+  StudyClient(std::string target, std::chrono::milliseconds timeout,
+              const std::string& token = "");
 
   // Calls one unary RPC, e.g. Call(&Stub::GetStudy, request).
   template <typename Request, typename Response>

@@ -12,6 +12,7 @@
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "auth/client_token.h"
 #include "cli/format.h"
 #include "cli/handlers.h"
 #include "proto/cairn/v1/limits.h"
@@ -29,6 +30,7 @@ class CommandTree {
   void AddStudyCommands(CLI::App& app);
   void AddTrialCommands(CLI::App& app);
   void AddAdminCommands(CLI::App& app);
+  void AddTokenCommands(CLI::App& app);
 
  private:
   void On(CLI::App* sub, Handler fn) {
@@ -71,12 +73,18 @@ void CommandTree::AddGlobalOptions(CLI::App& app) {
   app.footer(
       "Global options, accepted before or after any subcommand: --server "
       "HOST:PORT (or $CAIRN_SERVER; default 127.0.0.1:50051), --timeout "
-      "SECONDS (default 30).\nSTUDY is studies/N, N or a display name; TRIAL "
+      "SECONDS (default 30), --token-file FILE (or $CAIRN_TOKEN_FILE; "
+      "$CAIRN_TOKEN wins over both; default ~/.config/cairn/token).\nSTUDY is "
+      "studies/N, N or a display name; TRIAL "
       "is M or studies/N/trials/M.");
   app.add_option("--server", o_.server,
                  "cairnd address HOST:PORT (default $CAIRN_SERVER, else " +
                      std::string(kDefaultServer) + ")")
       ->envname("CAIRN_SERVER");
+  app.add_option("--token-file", o_.token_file,
+                 "file holding the token to send (default $CAIRN_TOKEN_FILE, "
+                 "else ~/.config/cairn/token; $CAIRN_TOKEN wins over both)")
+      ->envname("CAIRN_TOKEN_FILE");
   app.add_option("--timeout", o_.timeout_seconds,
                  "RPC deadline in seconds (default 30)")
       ->check(CLI::PositiveNumber);
@@ -281,6 +289,30 @@ void CommandTree::AddAdminCommands(CLI::App& app) {
       ->required();
   AddJson(backup);
   On(backup, Backup);
+  AddTokenCommands(app);
+}
+
+void CommandTree::AddTokenCommands(CLI::App& app) {
+  CLI::App* token = app.add_subcommand(
+      "token", "create, list and revoke the tokens cairnd accepts (admin)");
+  token->require_subcommand(1);
+  CLI::App* create = token->add_subcommand(
+      "create", "create a token; prints its secret alone, once");
+  create->add_option("--name", o_.token_name, "unique name, [A-Za-z0-9._-]")
+      ->required();
+  create->add_option("--role", o_.token_role, "viewer, editor or admin")
+      ->required();
+  create->add_option("--expires", o_.token_expires,
+                     "lifetime, e.g. 90m, 12h, 30d (default: never)");
+  On(create, TokenCreate);
+  CLI::App* list = token->add_subcommand(
+      "list", "names, roles, created, expires, last used (never secrets)");
+  AddJson(list);
+  On(list, TokenList);
+  CLI::App* revoke =
+      token->add_subcommand("revoke", "revoke a token, effective at once");
+  revoke->add_option("NAME", o_.token_name, "the token's name")->required();
+  On(revoke, TokenRevoke);
 }
 
 // Runs the parsed command's handler; returns the exit code.
@@ -289,6 +321,12 @@ int RunHandler(Handler action, Context& c) {
     *c.err << "cairn: error: no command given; see cairn --help\n";
     return kExitUsage;
   }
+  absl::StatusOr<std::string> token = auth::ReadClientToken(c.opt.token_file);
+  if (!token.ok()) {
+    *c.err << "cairn: error: " << StatusToLine(token.status()) << "\n";
+    return kExitError;
+  }
+  c.opt.token = *std::move(token);
   const absl::Status status = action(c);
   if (!status.ok()) {
     *c.err << "cairn: error: " << StatusToLine(status) << "\n";

@@ -44,6 +44,14 @@ struct Options {
   // study wait: give up when cairnd stays unreachable this long.
   double reconnect_seconds = 600;
   std::string destination;
+  // Where the token comes from (--token-file / $CAIRN_TOKEN_FILE), and the
+  // token itself, resolved before the handler runs (auth/client_token.h).
+  std::string token_file;
+  std::string token;
+  // cairn token create.
+  std::string token_name;
+  std::string token_role;
+  std::string token_expires;
   // trial history: GetMetricHistoryRequest fields (0 / unset: defaults).
   int page_size = 0;
   int max_points = 0;
@@ -64,8 +72,10 @@ struct Context {
   StudyClient& Client() {
     if (!client) {
       client = std::make_unique<StudyClient>(
-          opt.server, std::chrono::milliseconds(static_cast<int64_t>(
-                          std::llround(opt.timeout_seconds * 1000))));
+          opt.server,
+          std::chrono::milliseconds(
+              static_cast<int64_t>(std::llround(opt.timeout_seconds * 1000))),
+          opt.token);
     }
     return *client;
   }
@@ -104,6 +114,12 @@ absl::Status TrialHistory(Context& c);
 // cairn backup DEST: asks cairnd to back its store up into DEST, a path on
 // the cairnd machine, and prints what the backup holds.
 absl::Status Backup(Context& c);
+
+// cairn token <verb> (token_handlers.cc; admin only on the server).
+// create prints the new secret alone on stdout, once.
+absl::Status TokenCreate(Context& c);
+absl::Status TokenList(Context& c);
+absl::Status TokenRevoke(Context& c);
 
 }  // namespace cairn::cli
 

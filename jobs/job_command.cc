@@ -75,6 +75,10 @@ JobSpec MakeJobSpec(const cairn::v1::TrialJobTemplate& tmpl,
   spec.env["CAIRN_TRIAL_ID"] = trial_id;
   spec.env["CAIRN_JOB_DIR"] = context.job_dir.string();
   if (context.resume) spec.env["CAIRN_RESUME"] = "1";
+  if (!context.token.empty()) {
+    spec.env["CAIRN_TOKEN"] = context.token;
+    spec.env["CAIRN_TOKEN_FILE"] = "";  // Not a file cairnd's env may name.
+  }
   spec.env["CLOUD_ML_TRIAL_ID"] = trial_id;
   spec.env["CLOUD_ML_HP_METRIC_FILE"] = HypertunePath(context.job_dir).string();
   spec.env["CUDA_VISIBLE_DEVICES"] = absl::StrJoin(context.gpus, ",");

@@ -22,6 +22,9 @@ struct JobContext {
   std::filesystem::path job_dir;
   std::vector<int> gpus;  // CUDA_VISIBLE_DEVICES.
   bool resume = false;    // A restart: sets CAIRN_RESUME=1.
+  // CAIRN_TOKEN: the job's own token (only for its trial; CAIRN_TOKEN_FILE
+  // is then set empty); "" sets none.
+  std::string token;
 };
 
 // The job's stdout and stderr, appended across attempts.

@@ -526,9 +526,19 @@ absl::StatusOr<JobHandle> JobRunner::StartJob(const JobStudyView& view,
   job.set_log_path(JobLogPath(*dir).string());
   job.clear_gpus();
   for (int g : gpus) job.add_gpus(g);
-  const JobSpec spec = MakeJobSpec(
-      view.study.spec().job_template(), trial,
-      {options_.server_address, view.study.name(), *dir, gpus, resume});
+  JobContext context{options_.server_address,
+                     view.study.name(),
+                     *dir,
+                     gpus,
+                     resume,
+                     /*token=*/""};
+  if (options_.mint_token) {
+    absl::StatusOr<std::string> token = options_.mint_token(trial.name());
+    if (!token.ok()) return token.status();
+    context.token = *std::move(token);
+  }
+  const JobSpec spec =
+      MakeJobSpec(view.study.spec().job_template(), trial, context);
   LogIfError(AppendAttemptHeader(job.log_path(), trial.name(), job.attempts(),
                                  resume, clock_->Now(), spec.argv),
              trial.name(), "writing the attempt header to the job log");

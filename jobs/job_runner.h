@@ -39,6 +39,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 #include <thread>
@@ -80,6 +81,11 @@ struct JobRunnerOptions {
   absl::Duration restart_backoff_max = absl::Seconds(60);
   // Told about job restarts. Not owned; may be null.
   StudyObserver* observer = nullptr;
+  // When set, each attempt gets CAIRN_TOKEN = mint_token(trial name): a
+  // token good only for that trial (cairnd's auth/token_registry.h). An
+  // error fails the attempt's start.
+  std::function<absl::StatusOr<std::string>(const std::string& trial_name)>
+      mint_token;
 };
 
 struct JobCounts {

@@ -71,7 +71,9 @@ cairn_setup() {
 
 # cairn_start_cairnd BIN_DIR DIR: starts BIN_DIR/cairnd on a free loopback
 # port (metrics off) with its store in DIR/data and its log in DIR/cairnd.log;
-# sets CAIRND_PID and exports CAIRN_SERVER. cairn_stop_cairnd stops it.
+# sets CAIRND_PID and exports CAIRN_SERVER and CAIRN_TOKEN_FILE (the admin
+# token cairnd wrote to DIR/data/admin.token), so that cairn and the Python
+# clients started after it authenticate. cairn_stop_cairnd stops it.
 cairn_start_cairnd() {
   local bin="$1" dir="$2"
   mkdir -p "$dir"
@@ -85,7 +87,8 @@ cairn_start_cairnd() {
   done
   [ -s "$dir/port" ] || { echo "cairnd did not start" >&2; cat "$dir/cairnd.log" >&2; return 1; }
   CAIRN_SERVER="127.0.0.1:$(tr -d '\n' <"$dir/port")"
-  export CAIRN_SERVER
+  CAIRN_TOKEN_FILE="$dir/data/admin.token"
+  export CAIRN_SERVER CAIRN_TOKEN_FILE
 }
 
 cairn_stop_cairnd() {

@@ -1,16 +1,26 @@
-// Thin gRPC adapter over BackupStore.
+// Thin gRPC adapter over BackupStore (the token RPCs: admin_tokens.cc).
 #include "server/admin_service.h"
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "server/authorize_call.h"
 #include "server/status_util.h"
 #include "spdlog/spdlog.h"
 #include "store/backup.h"
 
 namespace cairn {
 
-grpc::Status AdminServiceImpl::Backup(grpc::ServerContext*,
+absl::StatusOr<auth::Principal> AdminServiceImpl::Authorize(
+    grpc::ServerContext* context, absl::string_view method) const {
+  return AuthorizeCall(authorizer_, context,
+                       absl::StrCat("/cairn.v1.AdminService/", method), "");
+}
+
+grpc::Status AdminServiceImpl::Backup(grpc::ServerContext* context,
                                       const cairn::v1::BackupRequest* request,
                                       cairn::v1::BackupResponse* response) {
+  absl::StatusOr<auth::Principal> caller = Authorize(context, "Backup");
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
   absl::StatusOr<BackupResult> result =
       BackupStore(*store_, data_dir_, request->destination());
   if (!result.ok()) return ToGrpcStatus(result.status());

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
@@ -42,7 +43,24 @@ absl::Status WritePortFile(const std::string& path, int port) {
       absl::StrCat("--port-file: cannot write '", path, "'"));
 }
 
+bool IsLoopbackHost(absl::string_view host) {
+  return host == "localhost" || host == "[::1]" || host == "::1" ||
+         absl::StartsWith(host, "127.");
+}
+
 }  // namespace
+
+absl::Status CheckAuthListen(bool auth, const std::string& listen) {
+  if (auth) return absl::OkStatus();
+  const size_t colon = listen.rfind(':');
+  const absl::string_view host = absl::string_view(listen).substr(
+      0, colon == std::string::npos ? listen.size() : colon);
+  if (IsLoopbackHost(host)) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--auth=none is for a single user on loopback only, but --listen is '",
+      listen.substr(0, 128),
+      "': listen on 127.0.0.1 or drop --auth=none and use tokens"));
+}
 
 std::string StorePath(const std::string& data_dir) {
   return (std::filesystem::path(data_dir) / kStoreDirName).string();
@@ -57,11 +75,13 @@ absl::StatusOr<std::unique_ptr<Cairnd>> Cairnd::Start(
           ? (std::filesystem::path(options.data_dir) / "jobs").string()
           : options.jobs_root;
   const int gpus = options.gpus >= 0 ? options.gpus : jobs::DetectGpuCount();
-  absl::Status s = CreateDir("--data-dir", store_path);
+  absl::Status s = CheckAuthListen(options.auth, options.listen);
+  if (s.ok()) s = CreateDir("--data-dir", store_path);
   if (s.ok()) s = d->StartMetrics(options);
   if (s.ok()) {
     s = d->OpenController(store_path, jobs_root, gpus, options.min_free_space);
   }
+  if (s.ok()) s = d->StartAuth(options);
   if (s.ok()) s = d->StartGrpc(options.listen, options.data_dir);
   if (s.ok()) s = d->StartJobs(jobs_root, gpus, options.grace_seconds);
   if (s.ok() && !options.port_file.empty()) {
@@ -117,15 +137,47 @@ absl::Status Cairnd::OpenController(const std::string& store_path,
   return absl::OkStatus();
 }
 
+absl::Status Cairnd::StartAuth(const CairndOptions& options) {
+  if (!options.auth) {
+    spdlog::warn(
+        "cairnd: --auth=none: every call is allowed without a token (one "
+        "user, loopback only)");
+    authorizer_ = std::make_unique<auth::Authorizer>(nullptr);
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::unique_ptr<auth::TokenRegistry>> tokens =
+      auth::TokenRegistry::Open(store_.get());
+  if (!tokens.ok()) return tokens.status();
+  tokens_ = std::move(*tokens);
+  absl::StatusOr<std::string> written =
+      auth::BootstrapAdminToken(tokens_.get(), options.data_dir, absl::Now());
+  if (!written.ok()) return written.status();
+  if (!written->empty()) {
+    spdlog::info(
+        "cairnd: created the admin token; its secret is in {} (mode 0600): "
+        "export CAIRN_TOKEN_FILE={} to use it",
+        std::filesystem::absolute(*written).string(),
+        std::filesystem::absolute(*written).string());
+  }
+  authorizer_ = std::make_unique<auth::Authorizer>(tokens_.get());
+  return absl::OkStatus();
+}
+
 absl::Status Cairnd::StartGrpc(const std::string& listen,
                                const std::string& data_dir) {
   executor_ = jobs::NewLocalProcessExecutor(Clock::Real());
   service_ = std::make_unique<StudyServiceImpl>(manager_.get());
   admin_service_ = std::make_unique<AdminServiceImpl>(store_.get(), data_dir);
+  service_->set_authorizer(authorizer_.get());
+  admin_service_->set_authorizer(authorizer_.get());
+  admin_service_->set_token_registry(tokens_.get());
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port_);
+  // One port, one server: without this gRPC sets SO_REUSEPORT, and a second
+  // cairnd on the same port would silently take half the connections.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.RegisterService(service_.get());
   builder.RegisterService(admin_service_.get());
   builder.experimental().SetInterceptorCreators(
@@ -148,6 +200,12 @@ absl::Status Cairnd::StartJobs(const std::string& jobs_root, int gpus,
   runner_options.gpus = gpus;
   runner_options.grace_period = absl::Seconds(grace_seconds);
   runner_options.observer = observer_.get();
+  if (tokens_ != nullptr) {
+    runner_options.mint_token = [tokens =
+                                     tokens_.get()](const std::string& trial) {
+      return tokens->MintTrialToken(trial);
+    };
+  }
   runner_ = std::make_unique<jobs::JobRunner>(manager_.get(), executor_.get(),
                                               Clock::Real(), runner_options);
   service_->set_job_runner(runner_.get());

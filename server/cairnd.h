@@ -8,6 +8,8 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "auth/authorizer.h"
+#include "auth/token_registry.h"
 #include "grpcpp/server.h"
 #include "jobs/job_runner.h"
 #include "monitoring/metrics.h"
@@ -41,7 +43,17 @@ struct CairndOptions {
   // Free bytes the store's disk must keep for new studies and trials to be
   // accepted (running trials can still report below it). 0 disables it.
   uint64_t min_free_space = uint64_t{256} << 20;
+  // Every RPC needs a token (auth/authorizer.h); on first start cairnd
+  // makes the token "admin" and writes it to <data_dir>/admin.token (0600).
+  // false (--auth=none): no checks, for one user on loopback only: Start
+  // refuses it with a non-loopback `listen`. Default: true.
+  bool auth = true;
 };
+
+// OK unless `auth` is off and `listen` is not a loopback address
+// (127.0.0.0/8, [::1], localhost): then InvalidArgument naming --auth=none
+// and --listen.
+absl::Status CheckAuthListen(bool auth, const std::string& listen);
 
 // The store directory of a data dir: <data_dir>/store.
 std::string StorePath(const std::string& data_dir);
@@ -73,6 +85,7 @@ class Cairnd {
   absl::Status OpenController(const std::string& store_path,
                               const std::string& jobs_root, int gpus,
                               uint64_t min_free_space);
+  absl::Status StartAuth(const CairndOptions& options);
   absl::Status StartGrpc(const std::string& listen,
                          const std::string& data_dir);
   absl::Status StartJobs(const std::string& jobs_root, int gpus,
@@ -85,6 +98,9 @@ class Cairnd {
   std::unique_ptr<StudyManager> manager_;
   std::unique_ptr<jobs::Executor> executor_;
   std::unique_ptr<jobs::JobRunner> runner_;
+  // Null with --auth=none.
+  std::unique_ptr<auth::TokenRegistry> tokens_;
+  std::unique_ptr<auth::Authorizer> authorizer_;
   std::unique_ptr<StudyServiceImpl> service_;
   std::unique_ptr<AdminServiceImpl> admin_service_;
   std::unique_ptr<grpc::Server> server_;

@@ -74,6 +74,13 @@ int main(int argc, char** argv) {
                  "less free space (BYTES, or with a KB/MB/GB suffix; 0 "
                  "disables it); running trials can still report")
       ->capture_default_str();
+  std::string auth_mode = "token";
+  app.add_option("--auth", auth_mode,
+                 "token: every call needs a token (the admin's is written to "
+                 "<data-dir>/admin.token on first start); none: no checks, "
+                 "for one user on loopback only")
+      ->check(CLI::IsMember({"token", "none"}))
+      ->capture_default_str();
   bool verify = false;
   bool repair = false;
   CLI::Option* verify_flag = app.add_flag(
@@ -97,6 +104,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   options.min_free_space = *reserve;
+  options.auth = auth_mode != "none";
 
   // Debian's Abseil records every Mutex acquisition in a global lock-order
   // graph (deadlock detection). The tests keep it on to catch lock-order

@@ -4,6 +4,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "proto/cairn/v1/resource_names.h"
+#include "server/authorize_call.h"
 #include "server/status_util.h"
 
 namespace cairn {
@@ -23,21 +25,49 @@ constexpr size_t kStreamBatch = 1024;
 
 }  // namespace
 
+absl::Status StudyServiceImpl::CheckMayDelete(
+    const auth::Principal& caller, absl::string_view what,
+    absl::string_view study_name) const {
+  if (caller.role == cairn::v1::ADMIN) return absl::OkStatus();
+  absl::StatusOr<cairn::v1::Study> study =
+      manager_->GetStudy(std::string(study_name));
+  if (!study.ok()) return study.status();
+  return auth::CheckMayDelete(caller, what, study->creator());
+}
+
+absl::StatusOr<auth::Principal> StudyServiceImpl::Authorize(
+    grpc::ServerContext* context, absl::string_view method,
+    absl::string_view resource) const {
+  return AuthorizeCall(authorizer_, context,
+                       absl::StrCat("/cairn.v1.StudyService/", method),
+                       resource);
+}
+
 grpc::Status StudyServiceImpl::CreateStudy(
-    grpc::ServerContext*, const cairn::v1::CreateStudyRequest* request,
+    grpc::ServerContext* context, const cairn::v1::CreateStudyRequest* request,
     cairn::v1::Study* response) {
-  return Reply(manager_->CreateStudy(request->study()), response);
+  absl::StatusOr<auth::Principal> caller =
+      Authorize(context, "CreateStudy", "");
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  cairn::v1::Study study = request->study();
+  study.set_creator(caller->name);
+  return Reply(manager_->CreateStudy(study), response);
 }
 
 grpc::Status StudyServiceImpl::GetStudy(
-    grpc::ServerContext*, const cairn::v1::GetStudyRequest* request,
+    grpc::ServerContext* context, const cairn::v1::GetStudyRequest* request,
     cairn::v1::Study* response) {
+  absl::StatusOr<auth::Principal> caller = Authorize(context, "GetStudy", "");
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
   return Reply(manager_->GetStudy(request->name()), response);
 }
 
 grpc::Status StudyServiceImpl::ListStudies(
-    grpc::ServerContext*, const cairn::v1::ListStudiesRequest* request,
+    grpc::ServerContext* context, const cairn::v1::ListStudiesRequest* request,
     cairn::v1::ListStudiesResponse* response) {
+  absl::StatusOr<auth::Principal> caller =
+      Authorize(context, "ListStudies", "");
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
   absl::StatusOr<StudyPage> page =
       manager_->ListStudies(request->page_size(), request->page_token());
   if (!page.ok()) return ToGrpcStatus(page.status());
@@ -47,27 +77,46 @@ grpc::Status StudyServiceImpl::ListStudies(
 }
 
 grpc::Status StudyServiceImpl::LookupStudy(
-    grpc::ServerContext*, const cairn::v1::LookupStudyRequest* request,
+    grpc::ServerContext* context, const cairn::v1::LookupStudyRequest* request,
     cairn::v1::Study* response) {
+  absl::StatusOr<auth::Principal> caller =
+      Authorize(context, "LookupStudy", "");
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
   return Reply(manager_->LookupStudy(request->display_name()), response);
 }
 
 grpc::Status StudyServiceImpl::DeleteStudy(
-    grpc::ServerContext*, const cairn::v1::DeleteStudyRequest* request,
+    grpc::ServerContext* context, const cairn::v1::DeleteStudyRequest* request,
     google::protobuf::Empty*) {
+  absl::StatusOr<auth::Principal> caller =
+      Authorize(context, "DeleteStudy", "");
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  if (absl::Status s =
+          CheckMayDelete(*caller, request->name(), request->name());
+      !s.ok()) {
+    return ToGrpcStatus(s);
+  }
   return ToGrpcStatus(manager_->DeleteStudy(request->name()));
 }
 
 grpc::Status StudyServiceImpl::SetStudyState(
-    grpc::ServerContext*, const cairn::v1::SetStudyStateRequest* request,
+    grpc::ServerContext* context,
+    const cairn::v1::SetStudyStateRequest* request,
     cairn::v1::Study* response) {
+  absl::StatusOr<auth::Principal> caller =
+      Authorize(context, "SetStudyState", "");
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
   return Reply(manager_->SetStudyState(request->name(), request->state()),
                response);
 }
 
 grpc::Status StudyServiceImpl::SuggestTrials(
-    grpc::ServerContext*, const cairn::v1::SuggestTrialsRequest* request,
+    grpc::ServerContext* context,
+    const cairn::v1::SuggestTrialsRequest* request,
     cairn::v1::SuggestTrialsResponse* response) {
+  absl::StatusOr<auth::Principal> caller =
+      Authorize(context, "SuggestTrials", "");
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
   const int count =
       request->suggestion_count() == 0 ? 1 : request->suggestion_count();
   absl::StatusOr<SuggestResult> result =
@@ -80,21 +129,29 @@ grpc::Status StudyServiceImpl::SuggestTrials(
 }
 
 grpc::Status StudyServiceImpl::CreateTrial(
-    grpc::ServerContext*, const cairn::v1::CreateTrialRequest* request,
+    grpc::ServerContext* context, const cairn::v1::CreateTrialRequest* request,
     cairn::v1::Trial* response) {
+  absl::StatusOr<auth::Principal> caller =
+      Authorize(context, "CreateTrial", "");
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
   return Reply(manager_->CreateTrial(request->parent(), request->trial()),
                response);
 }
 
 grpc::Status StudyServiceImpl::GetTrial(
-    grpc::ServerContext*, const cairn::v1::GetTrialRequest* request,
+    grpc::ServerContext* context, const cairn::v1::GetTrialRequest* request,
     cairn::v1::Trial* response) {
+  absl::StatusOr<auth::Principal> caller =
+      Authorize(context, "GetTrial", request->name());
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
   return Reply(manager_->GetTrial(request->name()), response);
 }
 
 grpc::Status StudyServiceImpl::ListTrials(
-    grpc::ServerContext*, const cairn::v1::ListTrialsRequest* request,
+    grpc::ServerContext* context, const cairn::v1::ListTrialsRequest* request,
     cairn::v1::ListTrialsResponse* response) {
+  absl::StatusOr<auth::Principal> caller = Authorize(context, "ListTrials", "");
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
   absl::StatusOr<TrialPage> page = manager_->ListTrials(
       request->parent(), request->page_size(), request->page_token(),
       request->include_measurements());
@@ -105,21 +162,35 @@ grpc::Status StudyServiceImpl::ListTrials(
 }
 
 grpc::Status StudyServiceImpl::DeleteTrial(
-    grpc::ServerContext*, const cairn::v1::DeleteTrialRequest* request,
+    grpc::ServerContext* context, const cairn::v1::DeleteTrialRequest* request,
     google::protobuf::Empty*) {
+  absl::StatusOr<auth::Principal> caller =
+      Authorize(context, "DeleteTrial", "");
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  absl::StatusOr<TrialName> trial = ParseTrialName(request->name(), "name");
+  if (!trial.ok()) return ToGrpcStatus(trial.status());
+  if (absl::Status s =
+          CheckMayDelete(*caller, request->name(), StudyName(trial->study_id));
+      !s.ok()) {
+    return ToGrpcStatus(s);
+  }
   return ToGrpcStatus(manager_->DeleteTrial(request->name()));
 }
 
 grpc::Status StudyServiceImpl::AddTrialMeasurement(
-    grpc::ServerContext*, const cairn::v1::AddTrialMeasurementRequest* request,
+    grpc::ServerContext* context,
+    const cairn::v1::AddTrialMeasurementRequest* request,
     cairn::v1::Trial* response) {
+  absl::StatusOr<auth::Principal> caller =
+      Authorize(context, "AddTrialMeasurement", request->trial_name());
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
   return Reply(
       manager_->AddMeasurement(request->trial_name(), request->measurement()),
       response);
 }
 
 grpc::Status StudyServiceImpl::ReportMeasurements(
-    grpc::ServerContext*,
+    grpc::ServerContext* context,
     grpc::ServerReader<cairn::v1::ReportMeasurementsRequest>* reader,
     cairn::v1::ReportMeasurementsResponse* response) {
   std::vector<MeasurementReport> batch;
@@ -138,7 +209,18 @@ grpc::Status StudyServiceImpl::ReportMeasurements(
     return absl::OkStatus();
   };
   cairn::v1::ReportMeasurementsRequest request;
-  while (reader->Read(&request)) {
+  const bool first = reader->Read(&request);
+  absl::StatusOr<auth::Principal> caller = Authorize(
+      context, "ReportMeasurements", first ? request.trial_name() : "");
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  for (bool more = first; more; more = reader->Read(&request)) {
+    if (!caller->trial.empty() && request.trial_name() != caller->trial) {
+      return ToGrpcStatus(absl::PermissionDeniedError(
+          absl::StrCat("token '", caller->name, "' may only report on ",
+                       caller->trial, " (", written,
+                       " earlier measurements of this stream were "
+                       "written)")));
+    }
     batch.push_back(
         {request.trial_name(), std::move(*request.mutable_measurement())});
     if (batch.size() >= kStreamBatch) {
@@ -151,8 +233,12 @@ grpc::Status StudyServiceImpl::ReportMeasurements(
 }
 
 grpc::Status StudyServiceImpl::CompleteTrial(
-    grpc::ServerContext*, const cairn::v1::CompleteTrialRequest* request,
+    grpc::ServerContext* context,
+    const cairn::v1::CompleteTrialRequest* request,
     cairn::v1::Trial* response) {
+  absl::StatusOr<auth::Principal> caller =
+      Authorize(context, "CompleteTrial", request->name());
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
   std::optional<cairn::v1::Measurement> final_measurement;
   if (request->has_final_measurement()) {
     final_measurement = request->final_measurement();
@@ -164,15 +250,20 @@ grpc::Status StudyServiceImpl::CompleteTrial(
 }
 
 grpc::Status StudyServiceImpl::StopTrial(
-    grpc::ServerContext*, const cairn::v1::StopTrialRequest* request,
+    grpc::ServerContext* context, const cairn::v1::StopTrialRequest* request,
     cairn::v1::Trial* response) {
+  absl::StatusOr<auth::Principal> caller = Authorize(context, "StopTrial", "");
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
   return Reply(manager_->StopTrial(request->name()), response);
 }
 
 grpc::Status StudyServiceImpl::CheckTrialEarlyStoppingState(
-    grpc::ServerContext*,
+    grpc::ServerContext* context,
     const cairn::v1::CheckTrialEarlyStoppingStateRequest* request,
     cairn::v1::CheckTrialEarlyStoppingStateResponse* response) {
+  absl::StatusOr<auth::Principal> caller =
+      Authorize(context, "CheckTrialEarlyStoppingState", request->trial_name());
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
   auto result = manager_->CheckEarlyStopping(request->trial_name());
   if (!result.ok()) return ToGrpcStatus(result.status());
   response->set_should_stop(result->first);
@@ -181,8 +272,12 @@ grpc::Status StudyServiceImpl::CheckTrialEarlyStoppingState(
 }
 
 grpc::Status StudyServiceImpl::ListOptimalTrials(
-    grpc::ServerContext*, const cairn::v1::ListOptimalTrialsRequest* request,
+    grpc::ServerContext* context,
+    const cairn::v1::ListOptimalTrialsRequest* request,
     cairn::v1::ListOptimalTrialsResponse* response) {
+  absl::StatusOr<auth::Principal> caller =
+      Authorize(context, "ListOptimalTrials", "");
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
   auto trials = manager_->ListOptimalTrials(request->parent());
   if (!trials.ok()) return ToGrpcStatus(trials.status());
   for (auto& t : *trials) *response->add_optimal_trials() = std::move(t);
@@ -190,8 +285,12 @@ grpc::Status StudyServiceImpl::ListOptimalTrials(
 }
 
 grpc::Status StudyServiceImpl::GetMetricHistory(
-    grpc::ServerContext*, const cairn::v1::GetMetricHistoryRequest* request,
+    grpc::ServerContext* context,
+    const cairn::v1::GetMetricHistoryRequest* request,
     cairn::v1::GetMetricHistoryResponse* response) {
+  absl::StatusOr<auth::Principal> caller =
+      Authorize(context, "GetMetricHistory", "");
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
   MetricHistoryQuery query;
   query.metric_id = request->metric_id();
   query.page_size = request->page_size();
@@ -213,8 +312,12 @@ grpc::Status StudyServiceImpl::GetMetricHistory(
 }
 
 grpc::Status StudyServiceImpl::ReadTrialLogs(
-    grpc::ServerContext*, const cairn::v1::ReadTrialLogsRequest* request,
+    grpc::ServerContext* context,
+    const cairn::v1::ReadTrialLogsRequest* request,
     cairn::v1::ReadTrialLogsResponse* response) {
+  absl::StatusOr<auth::Principal> caller =
+      Authorize(context, "ReadTrialLogs", "");
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
   if (runner_ == nullptr) {
     return grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
                         "this server runs no training jobs");

@@ -1,8 +1,11 @@
 // The gRPC StudyService: converts requests to StudyManager calls and results
-// back. No business logic lives here (see trials/study_manager.h).
+// back. No business logic lives here (see trials/study_manager.h). Every
+// handler first asks the Authorizer (server/authorize_call.h).
 #ifndef CAIRN_SERVER_STUDY_SERVICE_H_
 #define CAIRN_SERVER_STUDY_SERVICE_H_
 
+#include "absl/status/statusor.h"
+#include "auth/authorizer.h"
 #include "cairn/v1/study_service.grpc.pb.h"
 #include "jobs/job_runner.h"
 #include "trials/study_manager.h"
@@ -16,6 +19,11 @@ class StudyServiceImpl final : public cairn::v1::StudyService::Service {
   explicit StudyServiceImpl(StudyManager* manager) : manager_(manager) {}
   // Enables ReadTrialLogs. Not owned; call before serving.
   void set_job_runner(jobs::JobRunner* runner) { runner_ = runner; }
+  // Checks every call (auth/authorizer.h). Not owned; call before serving.
+  // Without one, every call is refused.
+  void set_authorizer(const auth::Authorizer* authorizer) {
+    authorizer_ = authorizer;
+  }
 
   grpc::Status CreateStudy(grpc::ServerContext*,
                            const cairn::v1::CreateStudyRequest* request,
@@ -80,7 +88,19 @@ class StudyServiceImpl final : public cairn::v1::StudyService::Service {
 
  private:
   StudyManager* const manager_;
+  // The caller of `method` (a StudyService method's short name) acting on
+  // `resource` (see AuthorizeCall).
+  absl::StatusOr<auth::Principal> Authorize(grpc::ServerContext* context,
+                                            absl::string_view method,
+                                            absl::string_view resource) const;
+
+  // auth::CheckMayDelete for `what` in study `study_name` (which it reads).
+  absl::Status CheckMayDelete(const auth::Principal& caller,
+                              absl::string_view what,
+                              absl::string_view study_name) const;
+
   jobs::JobRunner* runner_ = nullptr;
+  const auth::Authorizer* authorizer_ = nullptr;
 };
 
 }  // namespace cairn

@@ -76,6 +76,10 @@ std::string NameKey(absl::string_view display_name) {
   return absl::StrCat(kNamePrefix, display_name);
 }
 
+std::string TokenKey(absl::string_view token_name) {
+  return absl::StrCat(kTokenPrefix, token_name);
+}
+
 std::string MaxTrialKey(int64_t study_id) {
   std::string key(kMaxTrialPrefix);
   AppendHexId(study_id, &key);

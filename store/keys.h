@@ -26,6 +26,7 @@ inline constexpr absl::string_view kMaxTrialPrefix = "k/";
 inline constexpr absl::string_view kTrialPrefix = "t/";
 inline constexpr absl::string_view kMeasurementPrefix = "m/";
 inline constexpr absl::string_view kSummaryPrefix = "c/";
+inline constexpr absl::string_view kTokenPrefix = "u/";
 
 // Number of characters of one encoded id.
 inline constexpr size_t kIdWidth = 16;
@@ -40,6 +41,7 @@ bool ParseHexId(absl::string_view hex, int64_t* id);
 
 std::string StudyKey(int64_t study_id);                 // s/<study>
 std::string NameKey(absl::string_view display_name);    // n/<display_name>
+std::string TokenKey(absl::string_view token_name);     // u/<token name>
 std::string MaxTrialKey(int64_t study_id);              // k/<study>
 std::string TrialKey(int64_t study_id, int64_t trial);  // t/<study>/<trial>
 std::string SummaryKey(int64_t study_id);               // c/<study>

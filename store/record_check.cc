@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "cairn/v1/admin_service.pb.h"
 #include "cairn/v1/study.pb.h"
 #include "store/keys.h"
 #include "store/summary_record.h"
@@ -87,6 +88,12 @@ absl::StatusOr<RecordInfo> CheckRecord(absl::string_view key,
     info.kind = RecordKind::kMeta;
     if (!IsNumber(value, 0)) return Bad(key, "not a number");
     return info;
+  }
+  if (absl::StartsWith(key, keys::kTokenPrefix)) {
+    if (!Parses<cairn::v1::TokenRecord>(value)) {
+      return Bad(key, "not a TokenRecord");
+    }
+    return info;  // kOther: kept by --repair.
   }
   if (absl::StartsWith(key, keys::kNamePrefix)) {
     info.kind = RecordKind::kNameIndex;

@@ -131,6 +131,10 @@ class RocksDbStore final : public Store {
   absl::StatusOr<uint64_t> AvailableBytes() override;
   // See rocksdb_store_checkpoint.cc.
   absl::StatusOr<uint64_t> Checkpoint(const std::string& dir) override;
+  // See rocksdb_store_tokens.cc.
+  absl::Status PutTokenRecord(const cairn::v1::TokenRecord& record) override;
+  absl::StatusOr<std::vector<cairn::v1::TokenRecord>> LoadTokenRecords()
+      override;
 
   // Number of RocksDB writes the commit queue has issued (one per group, so
   // fewer than the number of writes when they were grouped). For tests.

@@ -51,6 +51,9 @@
 //                                       it sums up; absent when a trial write
 //                                       came without one (then rebuilt from
 //                                       the trials at the next start)
+//   u/<token name>                   -> cairn.v1.TokenRecord (a token's
+//                                       facts and the SHA-256 of its secret,
+//                                       never the secret; see auth/)
 // Later components add their own prefixes (j/ for jobs, a/ for audit).
 // The byte after a prefix's last id is '/', so [prefix, prefix with '/'
 // replaced by '0') bounds one study's or trial's keys (used for DeleteRange).
@@ -71,6 +74,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "cairn/v1/admin_service.pb.h"
 #include "cairn/v1/study.pb.h"
 
 namespace rocksdb {
@@ -317,6 +321,20 @@ class Store {
   // that this never matters). Default: Unimplemented (test doubles).
   virtual absl::StatusOr<uint64_t> Checkpoint(const std::string& /*dir*/) {
     return absl::UnimplementedError("this Store cannot make checkpoints");
+  }
+
+  // Writes (inserts or overwrites) the record of token record.token().name()
+  // (InvalidArgument if the name is empty), durably. Default: Unimplemented
+  // (test doubles).
+  virtual absl::Status PutTokenRecord(
+      const cairn::v1::TokenRecord& /*record*/) {
+    return absl::UnimplementedError("this Store cannot keep tokens");
+  }
+  // Every token record, by name. DataLoss naming the key of one that does
+  // not decode. Default: none (test doubles).
+  virtual absl::StatusOr<std::vector<cairn::v1::TokenRecord>>
+  LoadTokenRecords() {
+    return std::vector<cairn::v1::TokenRecord>();
   }
 };
 

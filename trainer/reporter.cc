@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "auth/client_token.h"
 #include "cairn/v1/study_service.grpc.pb.h"
 #include "trainer/checkpoint.h"
 
@@ -102,11 +103,12 @@ class HypertuneReporter final : public Reporter {
 
 class GrpcReporter final : public Reporter {
  public:
-  GrpcReporter(const std::string& server, std::string trial_name)
+  GrpcReporter(const std::string& server, std::string trial_name,
+               const std::string& token)
       : server_(server),
         trial_name_(std::move(trial_name)),
         stub_(cairn::v1::StudyService::NewStub(
-            grpc::CreateChannel(server, grpc::InsecureChannelCredentials()))) {}
+            auth::NewAuthChannel(server, token))) {}
 
   absl::Status Report(const EpochReport& r) override {
     cairn::v1::AddTrialMeasurementRequest req;
@@ -161,8 +163,9 @@ std::unique_ptr<Reporter> NewHypertuneReporter(std::string path,
 }
 
 std::unique_ptr<Reporter> NewGrpcReporter(const std::string& server,
-                                          std::string trial_name) {
-  return std::make_unique<GrpcReporter>(server, std::move(trial_name));
+                                          std::string trial_name,
+                                          const std::string& token) {
+  return std::make_unique<GrpcReporter>(server, std::move(trial_name), token);
 }
 
 absl::StatusOr<std::unique_ptr<Reporter>> NewReporterFromEnv(
@@ -179,7 +182,10 @@ absl::StatusOr<std::unique_ptr<Reporter>> NewReporterFromEnv(
       }
       name = absl::StrCat(study, "/trials/", trial);
     }
-    return NewGrpcReporter(server, name);
+    absl::StatusOr<std::string> token =
+        auth::ReadClientToken(Env("CAIRN_TOKEN_FILE"));
+    if (!token.ok()) return token.status();
+    return NewGrpcReporter(server, name, *token);
   }
   const std::string file = Env("CLOUD_ML_HP_METRIC_FILE");
   if (!file.empty()) {

@@ -49,9 +49,11 @@ std::unique_ptr<Reporter> NewHypertuneReporter(std::string path,
                                                std::string trial_id);
 
 // One AddTrialMeasurement call per report to `server` (host:port, insecure)
-// for `trial_name` ("studies/3/trials/7"), 10 s deadline.
+// for `trial_name` ("studies/3/trials/7"), 10 s deadline, sending `token`
+// (the job's CAIRN_TOKEN; none if empty).
 std::unique_ptr<Reporter> NewGrpcReporter(const std::string& server,
-                                          std::string trial_name);
+                                          std::string trial_name,
+                                          const std::string& token = "");
 
 // The reporter the environment asks for: gRPC when CAIRN_SERVER and
 // CAIRN_TRIAL_ID are set (trial name CAIRN_STUDY + "/trials/" +

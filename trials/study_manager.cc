@@ -287,6 +287,7 @@ absl::StatusOr<Study> StudyManager::CreateStudy(const Study& request) {
   *study.mutable_spec() = request.spec();
   study.set_state(Study::ACTIVE);
   SetTimestamp(clock_->Now(), study.mutable_create_time());
+  study.set_creator(request.creator());
 
   absl::MutexLock lock(&mu_);
   if (by_display_name_.count(study.display_name()) > 0) {

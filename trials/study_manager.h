@@ -182,6 +182,7 @@ class StudyManager {
 
   // --- Studies. Errors: InvalidArgument (bad spec or name, naming the field
   // and value), NotFound, AlreadyExists (display name taken). ---
+  // CreateStudy keeps study.creator (the service sets it to the caller).
   absl::StatusOr<cairn::v1::Study> CreateStudy(const cairn::v1::Study& study);
   absl::StatusOr<cairn::v1::Study> GetStudy(const std::string& name);
   absl::StatusOr<cairn::v1::Study> LookupStudy(const std::string& display_name);

@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "auth/client_token.h"
 #include "cairn/v1/study_service.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 
@@ -72,11 +73,23 @@ struct Options {
 }
 
 // A channel of its own (own TCP connection), as separate workers would have.
+// Sends the token of $CAIRN_TOKEN / $CAIRN_TOKEN_FILE (auth/client_token.h).
 std::unique_ptr<v1::StudyService::Stub> NewStub(const std::string& server) {
+  static const std::string token = [] {
+    const char* file = std::getenv("CAIRN_TOKEN_FILE");
+    absl::StatusOr<std::string> t =
+        cairn::auth::ReadClientToken(file != nullptr ? file : "");
+    if (!t.ok()) {
+      std::fprintf(stderr, "cairn_bench_core: %s\n",
+                   std::string(t.status().message()).c_str());
+      std::exit(1);
+    }
+    return *t;
+  }();
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  return v1::StudyService::NewStub(grpc::CreateCustomChannel(
-      server, grpc::InsecureChannelCredentials(), args));
+  return v1::StudyService::NewStub(
+      cairn::auth::NewAuthChannel(server, token, args));
 }
 
 std::string CreateStudy(v1::StudyService::Stub& stub, const std::string& tag) {

@@ -139,13 +139,38 @@ def hypervolume_2d_min(points, ref):
 
 # --- Cairn through gRPC. ---
 
+
+def cairn_token():
+    """The token to send: $CAIRN_TOKEN, else the file $CAIRN_TOKEN_FILE, else
+    ~/.config/cairn/token; None if there is none (cairnd --auth=none)."""
+    if os.environ.get("CAIRN_TOKEN"):
+        return os.environ["CAIRN_TOKEN"].strip()
+    path = os.environ.get("CAIRN_TOKEN_FILE") or os.path.expanduser("~/.config/cairn/token")
+    if os.path.exists(path):
+        with open(path) as f:
+            return f.readline().strip()
+    return None
+
+
+class Authed:
+    """Wraps a stub so that every call sends `authorization: Bearer <token>`."""
+
+    def __init__(self, stub, token):
+        self._stub = stub
+        self._metadata = [("authorization", "Bearer " + token)] if token else None
+
+    def __getattr__(self, name):
+        method = getattr(self._stub, name)
+        return lambda *args, **kwargs: method(*args, metadata=self._metadata, **kwargs)
+
+
 class Cairn:
     def __init__(self, server):
         import grpc
         self.pb, self.spb, grpc_mod = load_stubs()
         self.channel = grpc.insecure_channel(server)
         grpc.channel_ready_future(self.channel).result(timeout=30)
-        self.stub = grpc_mod.StudyServiceStub(self.channel)
+        self.stub = Authed(grpc_mod.StudyServiceStub(self.channel), cairn_token())
         self.counter = 0
 
     def create_study(self, algorithm, bounds, seed, metrics, max_trials=0):

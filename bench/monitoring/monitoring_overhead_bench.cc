@@ -440,7 +440,8 @@ void BenchInProcess(double seconds, int runs) {
   for (auto& server : servers) server->Shutdown();
 }
 
-// A cairnd child process on free loopback ports.
+// A cairnd child process on free loopback ports, without authentication
+// (--auth=none: this measures the metrics, not the token check).
 class Cairnd {
  public:
   Cairnd(const std::string& binary, bool metrics_on) {
@@ -460,7 +461,7 @@ class Cairnd {
       dup2(fd, 2);
       execl(binary.c_str(), binary.c_str(), "--data-dir",
             (dir_ + "/data").c_str(), "--listen", listen.c_str(),
-            "--metrics-listen", metrics.c_str(), nullptr);
+            "--metrics-listen", metrics.c_str(), "--auth=none", nullptr);
       _exit(127);
     }
     channel_ = grpc::CreateChannel("127.0.0.1:" + std::to_string(grpc_port_),

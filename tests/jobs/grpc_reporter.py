@@ -22,14 +22,18 @@ sys.path.insert(0, gen)
 import grpc  # noqa: E402
 from cairn.v1 import study_pb2, study_service_pb2, study_service_pb2_grpc  # noqa: E402
 
+# The job's own token (cairnd sets CAIRN_TOKEN; it is good for this trial only).
+metadata = [("authorization", "Bearer " + os.environ["CAIRN_TOKEN"])]
 channel = grpc.insecure_channel(os.environ["CAIRN_SERVER"])
 stub = study_service_pb2_grpc.StudyServiceStub(channel)
 trial = "%s/trials/%s" % (os.environ["CAIRN_STUDY"], os.environ["CAIRN_TRIAL_ID"])
 for step in range(1, 6):
     m = study_pb2.Measurement(step_count=step)
     m.metrics.add(metric_id="loss", value=x + 1.0 / step)
-    stub.AddTrialMeasurement(study_service_pb2.AddTrialMeasurementRequest(trial_name=trial, measurement=m))
+    stub.AddTrialMeasurement(study_service_pb2.AddTrialMeasurementRequest(trial_name=trial, measurement=m),
+                             metadata=metadata)
 final = study_pb2.Measurement(step_count=99)
 final.metrics.add(metric_id="loss", value=x)
-stub.CompleteTrial(study_service_pb2.CompleteTrialRequest(name=trial, final_measurement=final))
+stub.CompleteTrial(study_service_pb2.CompleteTrialRequest(name=trial, final_measurement=final),
+                   metadata=metadata)
 print("reported over gRPC and completed", trial, flush=True)

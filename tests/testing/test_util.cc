@@ -14,6 +14,7 @@
 #include <sstream>
 #include <thread>
 
+#include "auth/client_token.h"
 #include "google/protobuf/text_format.h"
 #include "grpcpp/create_channel.h"
 #include "gtest/gtest.h"
@@ -88,7 +89,10 @@ bool CairndProcess::Start(std::string* error) {
       return false;
     }
     std::ifstream in(port_file);
-    if (in >> port_ && port_ > 0) return true;
+    if (in >> port_ && port_ > 0) {
+      ReadAdminToken();
+      return true;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   *error = "cairnd did not write its port file within 20 s";
@@ -147,8 +151,19 @@ std::string CairndProcess::address() const {
 }
 
 std::unique_ptr<cairn::v1::StudyService::Stub> CairndProcess::NewStub() const {
-  return cairn::v1::StudyService::NewStub(
-      grpc::CreateChannel(address(), grpc::InsecureChannelCredentials()));
+  return cairn::v1::StudyService::NewStub(NewChannel());
+}
+
+std::shared_ptr<grpc::Channel> CairndProcess::NewChannel() const {
+  return cairn::auth::NewAuthChannel(address(), token_);
+}
+
+void CairndProcess::ReadAdminToken() {
+  std::ifstream in(data_dir_ + "/admin.token");
+  std::string token;
+  if (!(in >> token)) return;  // --auth=none, or a restored backup.
+  token_ = token;
+  ::setenv("CAIRN_TOKEN", token_.c_str(), 1);
 }
 
 double Branin(double x1, double x2) {

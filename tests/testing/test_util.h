@@ -57,7 +57,15 @@ class CairndProcess {
   int port() const { return port_; }
   std::string address() const;
   pid_t pid() const { return pid_; }
+  // Stubs and a channel that send token() with every call.
   std::unique_ptr<cairn::v1::StudyService::Stub> NewStub() const;
+  std::shared_ptr<grpc::Channel> NewChannel() const;
+  // The admin token cairnd wrote to <data_dir>/admin.token (read after each
+  // Start; "" with --auth=none). Start also exports it as $CAIRN_TOKEN, so
+  // the cairn CLIs a test runs use it.
+  const std::string& token() const { return token_; }
+  // Sends `token` instead from now on (a test of other roles).
+  void set_token(std::string token) { token_ = std::move(token); }
   // cairnd's stdout and stderr, appended to across restarts.
   std::string log_path() const { return data_dir_ + "/cairnd.log"; }
   // The log's contents, or only its last `max_chars` characters.
@@ -70,6 +78,8 @@ class CairndProcess {
   pid_t pid_ = -1;
   int port_ = 0;
   int listen_port_ = 0;  // Port Start() asks for; 0: any free port.
+  std::string token_;
+  void ReadAdminToken();
 };
 
 // The Branin function (SFU library), minimum 0.397887.

@@ -1,0 +1,57 @@
+// Authorizer: the one check every RPC goes through. Given the call's
+// `authorization` metadata, its full method name and the resource it acts
+// on, returns the calling Principal or the error to send:
+//   - Unauthenticated: no or malformed metadata, unknown, expired or
+//     revoked token;
+//   - PermissionDenied naming the permission: a known token whose role is
+//     too low, a job token outside its trial, or a method not in the
+//     permission table (fail closed).
+// With auth disabled (--auth=none) every call is Principal{"local", admin}.
+//
+// Thread-safe.
+#ifndef CAIRN_AUTH_AUTHORIZER_H_
+#define CAIRN_AUTH_AUTHORIZER_H_
+
+#include <functional>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "auth/token_registry.h"
+
+namespace cairn::auth {
+
+class Authorizer {
+ public:
+  // `registry` is not owned and must outlive the Authorizer; nullptr
+  // disables authentication. `now` gives the current time (tests).
+  explicit Authorizer(TokenRegistry* registry,
+                      std::function<absl::Time()> now = absl::Now)
+      : registry_(registry), now_(std::move(now)) {}
+
+  // `authorization`: the metadata value ("Bearer <token>"), empty if absent.
+  // `resource`: the trial name the call acts on, for job tokens; may be
+  // empty for methods no job token may call.
+  absl::StatusOr<Principal> Authorize(absl::string_view authorization,
+                                      absl::string_view full_method,
+                                      absl::string_view resource) const;
+
+  bool enabled() const { return registry_ != nullptr; }
+
+ private:
+  TokenRegistry* const registry_;
+  const std::function<absl::Time()> now_;
+};
+
+// OK if `caller` may delete `what` (a study, or a trial of it) of a study
+// that `creator` created: an admin always, anyone else only their own.
+// PermissionDenied naming the permission (admin) and the creator otherwise.
+absl::Status CheckMayDelete(const Principal& caller, absl::string_view what,
+                            absl::string_view creator);
+
+// The name a principal acting without authentication (--auth=none) has.
+inline constexpr absl::string_view kLocalPrincipal = "local";
+
+}  // namespace cairn::auth
+
+#endif  // CAIRN_AUTH_AUTHORIZER_H_

@@ -1,0 +1,117 @@
+// The cairn token subcommands: create, list, revoke (AdminService).
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "absl/time/time.h"
+#include "cli/client.h"
+#include "cli/format.h"
+#include "cli/handlers.h"
+#include "google/protobuf/util/time_util.h"
+
+namespace cairn::cli {
+namespace {
+
+namespace v1 = cairn::v1;
+using google::protobuf::util::TimeUtil;
+
+// "90m", "12h", "30d" (days: 24 h), any absl duration ("1h30m").
+absl::StatusOr<absl::Duration> ParseExpires(const std::string& text) {
+  absl::Duration d;
+  absl::string_view days = text;
+  int64_t n = 0;
+  bool ok = false;
+  if (absl::ConsumeSuffix(&days, "d") && absl::SimpleAtoi(days, &n)) {
+    d = absl::Hours(24) * n;
+    ok = true;
+  } else {
+    ok = absl::ParseDuration(text, &d);
+  }
+  if (ok && d > absl::ZeroDuration()) return d;
+  return absl::InvalidArgumentError(
+      absl::StrCat("--expires: '", text.substr(0, 64),
+                   "' is not a positive duration (e.g. 90m, 12h, 30d)"));
+}
+
+absl::StatusOr<v1::Role> ParseRoleFlag(const std::string& text) {
+  if (text == "viewer") return v1::VIEWER;
+  if (text == "editor") return v1::EDITOR;
+  if (text == "admin") return v1::ADMIN;
+  return absl::InvalidArgumentError(
+      absl::StrCat("--role: '", text.substr(0, 64),
+                   "' is not a role (viewer, editor or admin)"));
+}
+
+std::string RoleText(v1::Role role) {
+  switch (role) {
+    case v1::VIEWER:
+      return "viewer";
+    case v1::EDITOR:
+      return "editor";
+    case v1::ADMIN:
+      return "admin";
+    default:
+      return "?";
+  }
+}
+
+std::string TimeText(bool set, const google::protobuf::Timestamp& t,
+                     const std::string& unset) {
+  return set ? TimeUtil::ToString(t) : unset;
+}
+
+}  // namespace
+
+absl::Status TokenCreate(Context& c) {
+  v1::CreateTokenRequest request;
+  request.set_name(c.opt.token_name);
+  absl::StatusOr<v1::Role> role = ParseRoleFlag(c.opt.token_role);
+  if (!role.ok()) return role.status();
+  request.set_role(*role);
+  if (!c.opt.token_expires.empty()) {
+    absl::StatusOr<absl::Duration> ttl = ParseExpires(c.opt.token_expires);
+    if (!ttl.ok()) return ttl.status();
+    request.mutable_ttl()->set_seconds(absl::ToInt64Seconds(*ttl));
+  }
+  auto response =
+      c.Client().Call(&StudyClient::AdminStub::CreateToken, request);
+  if (!response.ok()) return response.status();
+  *c.out << response->secret() << "\n";
+  return absl::OkStatus();
+}
+
+absl::Status TokenList(Context& c) {
+  auto response = c.Client().Call(&StudyClient::AdminStub::ListTokens,
+                                  v1::ListTokensRequest());
+  if (!response.ok()) return response.status();
+  if (c.opt.json) {
+    *c.out << ProtoToJson(*response) << "\n";
+    return absl::OkStatus();
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const v1::Token& t : response->tokens()) {
+    rows.push_back({t.name(), RoleText(t.role()),
+                    TimeText(true, t.create_time(), ""),
+                    TimeText(t.has_expire_time(), t.expire_time(), "never"),
+                    TimeText(t.has_last_use_time(), t.last_use_time(), "never"),
+                    t.revoked() ? "revoked" : "active"});
+  }
+  *c.out << FormatTable(
+      {"NAME", "ROLE", "CREATED", "EXPIRES", "LAST USED", "STATE"}, rows);
+  return absl::OkStatus();
+}
+
+absl::Status TokenRevoke(Context& c) {
+  v1::RevokeTokenRequest request;
+  request.set_name(c.opt.token_name);
+  auto response =
+      c.Client().Call(&StudyClient::AdminStub::RevokeToken, request);
+  if (!response.ok()) return response.status();
+  *c.out << "revoked token " << response->name() << "\n";
+  return absl::OkStatus();
+}
+
+}  // namespace cairn::cli
