@@ -25,8 +25,8 @@
 #include "store/keys.h"
 #include "store/rocksdb_store_util.h"
 #include "store/store_lock.h"
-#include "store/wal_tail.h"
 #include "store/summary_record.h"
+#include "store/wal_tail.h"
 
 namespace cairn {
 namespace {
