@@ -64,6 +64,15 @@ uint32_t Fixed32At(std::string_view b, uint64_t pos) {
   return v;
 }
 
+// One past the payload the header at `pos` declares (its length field: 2
+// bytes, little-endian).
+uint64_t DeclaredEnd(std::string_view b, uint64_t pos) {
+  const uint64_t length =
+      static_cast<uint8_t>(b[pos + 4]) |
+      (static_cast<uint64_t>(static_cast<uint8_t>(b[pos + 5])) << 8);
+  return pos + kHeaderSize + length;
+}
+
 struct Physical {
   uint8_t type = 0;
   uint64_t end = 0;  // One past the payload.
@@ -75,13 +84,11 @@ std::optional<Physical> IntactAt(std::string_view b, uint64_t pos) {
   if (pos + kHeaderSize > b.size()) return std::nullopt;
   const uint8_t type = static_cast<uint8_t>(b[pos + 6]);
   if (type < kFullType || type > kLastType) return std::nullopt;
-  const uint64_t length =
-      static_cast<uint8_t>(b[pos + 4]) |
-      (static_cast<uint64_t>(static_cast<uint8_t>(b[pos + 5])) << 8);
-  const uint64_t end = pos + kHeaderSize + length;
+  const uint64_t end = DeclaredEnd(b, pos);
   const uint64_t block_end = (pos / kBlockSize + 1) * kBlockSize;
   if (end > block_end || end > b.size()) return std::nullopt;
-  const uint32_t crc = Crc32c(b.substr(pos + 6, 1 + length));
+  // The checksum covers the type byte and the payload.
+  const uint32_t crc = Crc32c(b.substr(pos + 6, end - (pos + 6)));
   if (Masked(crc) != Fixed32At(b, pos)) return std::nullopt;
   return Physical{type, end};
 }
@@ -116,10 +123,7 @@ bool CutShortByZeros(std::string_view b, uint64_t pos, uint64_t z,
   const bool continues = type == kMiddleType || type == kLastType;
   const bool starts = type == kFullType || type == kFirstType;
   if (in_record ? !continues : !starts) return false;
-  const uint64_t length =
-      static_cast<uint8_t>(b[pos + 4]) |
-      (static_cast<uint64_t>(static_cast<uint8_t>(b[pos + 5])) << 8);
-  const uint64_t end = pos + kHeaderSize + length;
+  const uint64_t end = DeclaredEnd(b, pos);
   const uint64_t block_end = (pos / kBlockSize + 1) * kBlockSize;
   return end <= block_end && end > z && !IntactRecordIn(b, pos + 1, z);
 }
