@@ -1,21 +1,7 @@
-// GPU slot accounting and device detection.
+// GPU slot accounting.
 #include "jobs/gpu_slots.h"
 
-#ifdef CAIRN_WITH_CUDA
-#include <cuda_runtime_api.h>
-#endif
-
 namespace cairn::jobs {
-
-int DetectGpuCount() {
-#ifdef CAIRN_WITH_CUDA
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess) return 0;
-  return count;
-#else
-  return 0;
-#endif
-}
 
 std::optional<std::vector<int>> GpuSlots::Acquire(int count) {
   absl::MutexLock lock(&mu_);

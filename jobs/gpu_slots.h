@@ -11,9 +11,6 @@
 
 namespace cairn::jobs {
 
-// Number of CUDA devices the runtime reports (0 without CUDA or a device).
-int DetectGpuCount();
-
 // Thread-safe.
 class GpuSlots {
  public:

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "jobs/gpu_detect.h"
 #include "jobs/hypertune.h"
 #include "jobs/job_command.h"
 #include "jobs/job_template.h"
@@ -119,26 +120,17 @@ void JobRunner::MarkFailed(const std::string& trial_name,
              "marking the trial FAILED");
 }
 
-void JobRunner::CompleteOrFail(const std::string& trial_name,
-                               const std::string& fail_reason) {
-  // Its last measurement becomes final; a trial with none cannot complete.
-  if (manager_->CompleteTrial(trial_name, std::nullopt, false, "").ok()) {
-    return;
-  }
-  MarkFailed(trial_name, fail_reason);
-}
-
 void JobRunner::EndStopped(const std::string& trial_name,
                            const std::string& reason) {
   // STOPPING first, so that completing it marks it stopped early.
   LogIfError(manager_->StopTrial(trial_name).status(), trial_name,
              "marking the stopped trial STOPPING");
+  // Its last measurement becomes final; a trial with none cannot complete.
   if (manager_->CompleteTrial(trial_name, std::nullopt, false, "").ok()) {
     return;
   }
-  LogIfError(
-      manager_->CompleteTrial(trial_name, std::nullopt, true, reason).status(),
-      trial_name, "ending the stopped trial INFEASIBLE");
+  LogIfError(manager_->CancelTrial(trial_name, reason).status(), trial_name,
+             "ending the stopped trial CANCELLED");
 }
 
 // --- Recovery. ---
@@ -346,7 +338,7 @@ void JobRunner::RecordOutcome(const Running& r, const Trial& trial,
              trial.state() == Trial::STOPPING) {
     job.set_state(TrialJob::CANCELLED);
     job.set_message(absl::StrCat("stopped early; job ", how));
-    CompleteOrFail(r.trial_name, "stopped before reporting its objective");
+    EndStopped(r.trial_name, "stopped before reporting its objective");
   } else if (r.terminate_reason == "timeout") {
     job.set_state(TrialJob::FAILED);
     job.set_message("timeout: ran longer than job_template.max_running_time");
@@ -477,7 +469,7 @@ void JobRunner::StopUnstarted(const Trial& trial) {
   TrialJob job = trial.job();
   job.set_state(TrialJob::CANCELLED);
   job.set_message("stopped before it started");
-  CompleteOrFail(trial.name(), "stopped before reporting");
+  EndStopped(trial.name(), "stopped before reporting");
   SetJob(trial.name(), job);
 }
 

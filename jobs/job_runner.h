@@ -63,7 +63,7 @@ struct JobRunnerOptions {
   std::string jobs_root;
   // Address jobs use to reach cairnd (CAIRN_SERVER). Required.
   std::string server_address;
-  // GPUs to schedule; -1 means detect with the CUDA runtime.
+  // GPUs to schedule; -1 means DetectGpuCount (jobs/gpu_detect.h).
   int gpus = -1;
   // How long a job has between SIGTERM and SIGKILL. Default 10 s.
   absl::Duration grace_period = absl::Seconds(10);
@@ -212,11 +212,10 @@ class JobRunner {
   // Store writes whose failure is logged with the trial's name.
   void SetJob(const std::string& trial_name, const cairn::v1::TrialJob& job);
   void MarkFailed(const std::string& trial_name, const std::string& reason);
-  void CompleteOrFail(const std::string& trial_name,
-                      const std::string& fail_reason);
-  // Ends a trial whose study stopped, never as FAILED (so it does not count
-  // toward the failure limit): stopped early with its last measurement, or
-  // INFEASIBLE with `reason` if it reported nothing.
+  // Ends a stopped trial (its study stopped, or a user or early stopping
+  // stopped it), never as FAILED (so it does not count toward the failure
+  // limit): stopped early with its last measurement, or CANCELLED with
+  // `reason` if it reported nothing.
   void EndStopped(const std::string& trial_name, const std::string& reason);
 
   void ForgetRestartTimes(const std::vector<JobStudyView>& views)

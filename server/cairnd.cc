@@ -10,6 +10,7 @@
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/server_builder.h"
+#include "jobs/gpu_detect.h"
 #include "jobs/job_template.h"
 #include "monitoring/grpc_metrics_interceptor.h"
 #include "monitoring/study_summary.h"

@@ -33,7 +33,7 @@ struct CairndOptions {
   std::string port_file;
   // Root of every study's trial job dirs. Empty means <data_dir>/jobs.
   std::string jobs_root;
-  // GPUs the job runner schedules; -1 asks the CUDA runtime.
+  // GPUs the job runner schedules; -1 asks the CUDA driver (jobs/gpu_detect.h).
   int gpus = -1;
   // Seconds a job has between SIGTERM and SIGKILL.
   double grace_seconds = 10;

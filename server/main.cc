@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
   app.add_option("--jobs-root", options.jobs_root,
                  "Root of the trial job dirs (default <data-dir>/jobs)");
   app.add_option("--gpus", options.gpus,
-                 "GPUs to schedule trial jobs on (-1: ask the CUDA runtime)")
+                 "GPUs to schedule trial jobs on (-1: ask the CUDA driver)")
       ->capture_default_str();
   app.add_option("--grace-seconds", options.grace_seconds,
                  "Seconds between SIGTERM and SIGKILL when a job is stopped")
