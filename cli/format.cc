@@ -213,16 +213,17 @@ std::string FormatTable(const std::vector<std::string>& header,
 std::string StudiesTable(const std::vector<cairn::v1::Study>& studies) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& s : studies) {
-    const int finished = s.succeeded_count() + s.failed_count();
+    const int finished = s.trial_count() - s.pending_count();
     const int total =
         s.spec().max_trials() > 0 ? s.spec().max_trials() : s.trial_count();
     rows.push_back(
         {s.name(), s.display_name(), cairn::v1::Study::State_Name(s.state()),
          absl::StrCat(finished, "/", total), absl::StrCat(s.pending_count()),
-         absl::StrCat(s.failed_count())});
+         absl::StrCat(s.failed_count()), absl::StrCat(s.infeasible_count())});
   }
-  return FormatTable(
-      {"NAME", "DISPLAY NAME", "STATE", "TRIALS", "PENDING", "FAILED"}, rows);
+  return FormatTable({"NAME", "DISPLAY NAME", "STATE", "TRIALS", "PENDING",
+                      "FAILED", "INFEASIBLE"},
+                     rows);
 }
 
 std::string TrialsTable(const std::vector<cairn::v1::Trial>& trials,

@@ -69,7 +69,7 @@ absl::StatusOr<StudyProgress> FetchStudyProgress(StudyClient& client,
   if (!best.ok()) return best.status();
   StudyProgress p;
   p.name = study->name();
-  p.done = study->succeeded_count() + study->failed_count();
+  p.done = study->trial_count() - study->pending_count();
   p.total = study->spec().max_trials();
   p.running = study->pending_count();
   p.failed = study->failed_count();

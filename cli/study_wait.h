@@ -18,10 +18,10 @@ namespace cairn::cli {
 // What `study wait` shows of a study at one poll.
 struct StudyProgress {
   std::string name;
-  int done = 0;      // Trials that ended: succeeded, failed or infeasible.
+  int done = 0;      // Trials that ended, in any way (cancelled too).
   int total = 0;     // spec.max_trials; 0 when unlimited.
   int running = 0;   // REQUESTED, ACTIVE or STOPPING.
-  int failed = 0;    // FAILED or INFEASIBLE.
+  int failed = 0;    // FAILED (jobs that failed).
   std::string best;  // "loss 0.4 (trial 7)" for the first metric; "" if none.
   cairn::v1::Study::State state = cairn::v1::Study::STATE_UNSPECIFIED;
   std::string inactive_reason;

@@ -46,6 +46,8 @@ std::string_view TrialOutcomeLabel(TrialOutcome outcome) {
       return "failed";
     case TrialOutcome::kStoppedEarly:
       return "stopped_early";
+    case TrialOutcome::kCancelled:
+      return "cancelled";
   }
   return "unknown";
 }
@@ -53,7 +55,8 @@ std::string_view TrialOutcomeLabel(TrialOutcome outcome) {
 std::optional<TrialOutcome> TrialOutcomeFromLabel(std::string_view label) {
   for (TrialOutcome outcome :
        {TrialOutcome::kSucceeded, TrialOutcome::kInfeasible,
-        TrialOutcome::kFailed, TrialOutcome::kStoppedEarly}) {
+        TrialOutcome::kFailed, TrialOutcome::kStoppedEarly,
+        TrialOutcome::kCancelled}) {
     if (TrialOutcomeLabel(outcome) == label) return outcome;
   }
   return std::nullopt;
@@ -70,10 +73,11 @@ using prometheus::MetricType;
 constexpr std::string_view kStudyStates[] = {"active", "inactive", "completed",
                                              "failed"};
 constexpr std::string_view kTrialStates[] = {
-    "requested", "active", "stopping", "succeeded", "infeasible", "failed"};
+    "requested",  "active", "stopping", "succeeded",
+    "infeasible", "failed", "cancelled"};
 constexpr TrialOutcome kOutcomes[] = {
     TrialOutcome::kSucceeded, TrialOutcome::kInfeasible, TrialOutcome::kFailed,
-    TrialOutcome::kStoppedEarly};
+    TrialOutcome::kStoppedEarly, TrialOutcome::kCancelled};
 
 // Designer calls: from sub-millisecond (random) to a minute (GP on many
 // trials).
@@ -284,7 +288,7 @@ class MetricsImpl final : public Metrics {
                              .Name("cairn_trials_finished_total")
                              .Help("Trials that ended, by outcome "
                                    "(succeeded, infeasible, failed, "
-                                   "stopped_early).")
+                                   "stopped_early, cancelled).")
                              .Register(*registry_),
                          {"study", "outcome"}, AddCounter()),
         early_stopping_decisions_(

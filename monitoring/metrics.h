@@ -28,7 +28,7 @@
 //   process_virtual_memory_bytes, process_start_time_seconds,
 //   process_open_fds, process_max_fds
 // Label values: study states active|inactive|completed|failed; trial states
-// requested|active|stopping|succeeded|infeasible|failed (see
+// requested|active|stopping|succeeded|infeasible|failed|cancelled (see
 // monitoring/study_summary.h for the conversions from the API enums).
 //
 // Wiring in cairnd:
@@ -85,6 +85,7 @@ enum class TrialOutcome {
   kInfeasible,    // "infeasible"
   kFailed,        // "failed": its job failed beyond max_restarts
   kStoppedEarly,  // "stopped_early": completed after an early-stop decision
+  kCancelled,     // "cancelled": stopped before it reported a result
 };
 
 // The label value of an outcome ("succeeded", ...).

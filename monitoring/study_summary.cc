@@ -42,6 +42,8 @@ std::string_view TrialStateLabel(Trial::State state) {
       return "infeasible";
     case Trial::FAILED:
       return "failed";
+    case Trial::CANCELLED:
+      return "cancelled";
     default:
       return "unspecified";
   }
@@ -81,6 +83,8 @@ TrialOutcome TrialOutcomeOf(const Trial& trial) {
       return TrialOutcome::kInfeasible;
     case Trial::FAILED:
       return TrialOutcome::kFailed;
+    case Trial::CANCELLED:
+      return TrialOutcome::kCancelled;
     default:
       return TrialOutcome::kSucceeded;
   }

@@ -17,8 +17,8 @@ namespace cairn::monitoring {
 // "active", "inactive", "completed", "failed"; "unspecified" otherwise.
 std::string_view StudyStateLabel(cairn::v1::Study::State state);
 
-// "requested", "active", "stopping", "succeeded", "infeasible", "failed";
-// "unspecified" otherwise.
+// "requested", "active", "stopping", "succeeded", "infeasible", "failed",
+// "cancelled"; "unspecified" otherwise.
 std::string_view TrialStateLabel(cairn::v1::Trial::State state);
 
 // "random_search", "grid_search", "quasi_random_search", "gp_bandit";

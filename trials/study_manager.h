@@ -224,11 +224,15 @@ class StudyManager {
   // Appends an intermediate measurement to a pending trial (a REQUESTED one
   // becomes ACTIVE). Any metric id may be tracked; values must be finite.
   // An unset elapsed_duration is filled in from the trial's start time.
+  // In a resumed job attempt (job().attempts() > 1) a measurement whose
+  // step is at or below the trial's last stored step is dropped (OK, not
+  // stored): a job resumed from a checkpoint replays steps.
   // Returns the trial without its measurement list.
   absl::StatusOr<cairn::v1::Trial> AddMeasurement(
       const std::string& trial_name, const cairn::v1::Measurement& m);
-  // Validates all, then writes all in one durable batch (all or nothing).
-  // Returns the number written.
+  // Validates all, then writes all in one durable batch (all or nothing),
+  // less the steps resumed jobs repeat (see AddMeasurement). Returns the
+  // number written.
   absl::StatusOr<int64_t> AddMeasurements(
       const std::vector<MeasurementReport>& reports);
   // AddMeasurements, and in the same durable batch (one fsync) replaces the
@@ -278,6 +282,11 @@ class StudyManager {
   // becomes FAILED once FailureLimitReached (trials/failure_policy.h).
   absl::StatusOr<cairn::v1::Trial> FailTrial(const std::string& trial_name,
                                              const std::string& reason);
+  // Ends a pending trial CANCELLED with `reason`: it was stopped (its study
+  // stopped, or a `trial stop`) before it reported a result. Not a failure:
+  // neither the failure policy nor the study's failed_count counts it.
+  absl::StatusOr<cairn::v1::Trial> CancelTrial(const std::string& trial_name,
+                                               const std::string& reason);
   // The trial without measurements.
   absl::StatusOr<cairn::v1::Trial> GetTrialBasic(const std::string& name);
 
@@ -349,6 +358,10 @@ class StudyManager {
       const std::string& name, const char* field) const;
   absl::StatusOr<std::shared_ptr<StudyState>> PeekStudyByName(
       const std::string& name, const char* field) const;
+  // FailTrial and CancelTrial: ends a pending trial in state `end`.
+  absl::StatusOr<cairn::v1::Trial> EndTrial(const std::string& trial_name,
+                                            cairn::v1::Trial::State end,
+                                            const std::string& reason);
 
   Store* const store_;
   Clock* const clock_;

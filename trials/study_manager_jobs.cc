@@ -33,23 +33,25 @@ absl::Status UpdateJobLocked(StudyState& st, int64_t trial_id,
   return st.WriteTrial(store, std::move(t), scope);
 }
 
-// FailTrial under the study's lock.
-absl::StatusOr<Trial> FailLocked(StudyState& st, int64_t trial_id,
-                                 const std::string& name,
-                                 const std::string& reason,
-                                 const study_manager_internal::Deps& deps,
-                                 WriteScope* scope)
+// FailTrial (`end` FAILED, outcome "failed") and CancelTrial (CANCELLED,
+// "cancelled") under the study's lock.
+absl::StatusOr<Trial> EndLocked(StudyState& st, int64_t trial_id,
+                                const std::string& name, Trial::State end,
+                                const std::string& reason,
+                                const study_manager_internal::Deps& deps,
+                                WriteScope* scope)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(st.mu) {
   absl::StatusOr<const Trial*> found = st.FindPendingTrial(trial_id, name);
   if (!found.ok()) return found.status();
   Trial t = **found;
-  t.set_state(Trial::FAILED);
+  t.set_state(end);
   t.set_infeasible_reason(reason);
   SetTimestamp(deps.clock->Now(), t.mutable_end_time());
   if (absl::Status s = st.WriteTrial(deps.store, t, scope); !s.ok()) return s;
   st.last_measurement.erase(t.id());
   if (deps.observer != nullptr) {
-    deps.observer->OnTrialFinished(st.study.name(), "failed");
+    deps.observer->OnTrialFinished(
+        st.study.name(), end == Trial::FAILED ? "failed" : "cancelled");
   }
   if (absl::Status s = st.AdvanceState(deps.store, scope); !s.ok()) return s;
   return t;
@@ -119,6 +121,17 @@ absl::StatusOr<int64_t> StudyManager::LastReportedStep(
 
 absl::StatusOr<Trial> StudyManager::FailTrial(const std::string& trial_name,
                                               const std::string& reason) {
+  return EndTrial(trial_name, Trial::FAILED, reason);
+}
+
+absl::StatusOr<Trial> StudyManager::CancelTrial(const std::string& trial_name,
+                                                const std::string& reason) {
+  return EndTrial(trial_name, Trial::CANCELLED, reason);
+}
+
+absl::StatusOr<Trial> StudyManager::EndTrial(const std::string& trial_name,
+                                             Trial::State end,
+                                             const std::string& reason) {
   if (absl::Status s = CheckWritable(); !s.ok()) return s;
   absl::StatusOr<TrialRef> tn = ResolveTrial(trial_name, "name");
   if (!tn.ok()) return tn.status();
@@ -127,8 +140,8 @@ absl::StatusOr<Trial> StudyManager::FailTrial(const std::string& trial_name,
   absl::StatusOr<Trial> result;
   {
     LockedStudy lock(st, &scope);
-    result = FailLocked(st, tn->trial_id, trial_name, reason,
-                        {store_, clock_, observer_}, &scope);
+    result = EndLocked(st, tn->trial_id, trial_name, end, reason,
+                       {store_, clock_, observer_}, &scope);
   }
   return Finish(AwaitScope(scope), std::move(result));
 }

@@ -84,18 +84,60 @@ absl::StatusOr<Store::MeasurementWrite> MeasurementWriteOf(
   return w;
 }
 
-// Every report as a store write. REQUIRES: every study's mutex held.
+// The step of the last measurement stored (or `writes` holds) for a trial;
+// -1 if none.
+class LastSteps {
+ public:
+  int64_t Get(const StudyState& st, int64_t trial_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(st.mu) {
+    auto [it, added] = steps_.try_emplace({st.id, trial_id}, -1);
+    if (added) {
+      auto last = st.last_measurement.find(trial_id);
+      if (last != st.last_measurement.end()) {
+        it->second = last->second.step_count();
+      }
+    }
+    return it->second;
+  }
+  void Set(int64_t study_id, int64_t trial_id, int64_t step) {
+    steps_[{study_id, trial_id}] = step;
+  }
+
+ private:
+  std::map<std::pair<int64_t, int64_t>, int64_t> steps_;
+};
+
+// Whether `w` repeats a step in a resumed job attempt (the job started more
+// than once) of its trial: its step is at or below the last one stored.
+// Such a report is dropped (acknowledged, not stored), so a trial that
+// resumes from a checkpoint never records a step twice.
+bool RepeatsStepOfResumedJob(const StudyState& st,
+                             const Store::MeasurementWrite& w,
+                             LastSteps& last_steps)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(st.mu) {
+  auto trial = st.trials.find(w.trial_id);
+  if (trial == st.trials.end() || trial->second.job().attempts() < 2) {
+    return false;
+  }
+  return w.measurement.step_count() <= last_steps.Get(st, w.trial_id);
+}
+
+// Every report as a store write, less the steps a resumed job repeats.
+// REQUIRES: every study's mutex held.
 absl::StatusOr<std::vector<Store::MeasurementWrite>> MeasurementWrites(
     const ResolvedReports& resolved,
     const std::vector<MeasurementReport>& reports, absl::Time now) {
   std::vector<Store::MeasurementWrite> writes;
   writes.reserve(reports.size());
+  LastSteps last_steps;
   for (size_t i = 0; i < reports.size(); ++i) {
     const StudyState& st = *resolved.states.at(resolved.names[i].study_id);
     st.mu.AssertHeld();
     absl::StatusOr<Store::MeasurementWrite> w =
         MeasurementWriteOf(st, resolved.names[i], reports[i], now);
     if (!w.ok()) return w.status();
+    if (RepeatsStepOfResumedJob(st, *w, last_steps)) continue;
+    last_steps.Set(w->study_id, w->trial_id, w->measurement.step_count());
     writes.push_back(std::move(*w));
   }
   return writes;

@@ -55,8 +55,11 @@ Study StudyState::View() const {
   out.set_pending_count(static_cast<int32_t>(summary.pending()));
   out.set_succeeded_count(
       static_cast<int32_t>(summary.count(Trial::SUCCEEDED)));
-  out.set_failed_count(static_cast<int32_t>(summary.count(Trial::FAILED) +
-                                            summary.count(Trial::INFEASIBLE)));
+  out.set_failed_count(static_cast<int32_t>(summary.count(Trial::FAILED)));
+  out.set_infeasible_count(
+      static_cast<int32_t>(summary.count(Trial::INFEASIBLE)));
+  out.set_cancelled_count(
+      static_cast<int32_t>(summary.count(Trial::CANCELLED)));
   return out;
 }
 

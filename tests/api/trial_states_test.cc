@@ -18,6 +18,7 @@ TEST(TrialStatesTest, FinishedAndUnspecifiedAreNotPending) {
   EXPECT_FALSE(IsPendingState(Trial::SUCCEEDED));
   EXPECT_FALSE(IsPendingState(Trial::INFEASIBLE));
   EXPECT_FALSE(IsPendingState(Trial::FAILED));
+  EXPECT_FALSE(IsPendingState(Trial::CANCELLED));
   EXPECT_FALSE(IsPendingState(Trial::STATE_UNSPECIFIED));
 }
 

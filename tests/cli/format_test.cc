@@ -185,10 +185,12 @@ TEST(StudiesTableTest, ShowsProgressAgainstMaxTrials) {
     display_name: "branin"
     state: ACTIVE
     spec { max_trials: 30 }
-    trial_count: 14
+    trial_count: 16
     pending_count: 2
     succeeded_count: 11
     failed_count: 1
+    infeasible_count: 1
+    cancelled_count: 1
   )pb");
   cairn::v1::Study unlimited = ParseText<cairn::v1::Study>(R"pb(
     name: "studies/2"
@@ -198,9 +200,10 @@ TEST(StudiesTableTest, ShowsProgressAgainstMaxTrials) {
     succeeded_count: 5
   )pb");
   EXPECT_EQ(StudiesTable({s, unlimited}),
-            "NAME       DISPLAY NAME  STATE      TRIALS  PENDING  FAILED\n"
-            "studies/1  branin        ACTIVE     12/30   2        1\n"
-            "studies/2  open          COMPLETED  5/5     0        0\n");
+            "NAME       DISPLAY NAME  STATE      TRIALS  PENDING  FAILED  "
+            "INFEASIBLE\n"
+            "studies/1  branin        ACTIVE     14/30   2        1       1\n"
+            "studies/2  open          COMPLETED  5/5     0        0       0\n");
 }
 
 TEST(TrialsTableTest, OneRowPerTrial) {

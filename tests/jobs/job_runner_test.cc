@@ -502,8 +502,8 @@ TEST_F(JobsTest, CliWaitsFollowsLogsAndStopsStudies) {
   ASSERT_EQ(trials.size(), 2u);
   for (const Trial& t : trials) {
     EXPECT_EQ(t.job().state(), TrialJob::CANCELLED) << t.ShortDebugString();
-    // Stopped, not FAILED: stopped early with a result, else INFEASIBLE.
-    EXPECT_TRUE(t.state() == Trial::INFEASIBLE ||
+    // Stopped, not FAILED: stopped early with a result, else CANCELLED.
+    EXPECT_TRUE(t.state() == Trial::CANCELLED ||
                 (t.state() == Trial::SUCCEEDED && t.stopped_early()))
         << t.ShortDebugString();
     EXPECT_EQ(t.job().pid(), 0);

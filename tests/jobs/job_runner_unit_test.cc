@@ -466,6 +466,33 @@ TEST_F(JobRunnerUnitTest, ResumedAttemptDropsStepsAlreadyStored) {
   EXPECT_EQ(t->job().hypertune_timestamp(), 21.5);
 }
 
+TEST_F(JobRunnerUnitTest, ResumedAttemptDropsRepeatedStepsReportedByRpc) {
+  const std::string study =
+      CreateStudy("max_trials: 1 job_template { max_restarts: 1 }");
+  const std::string trial = study + "/trials/1";
+  ASSERT_EQ(FirstPass(Options()).size(), 1u);
+  // The first attempt may report any steps: a repeat is stored.
+  Report(trial, 0.9, 1);
+  Report(trial, 0.8, 2);
+  Report(trial, 0.85, 2);
+  executor_.Exit(executor_.last_start().handle.pid, 0, /*signal=*/9);
+  runner_->RunOnce();
+  ASSERT_EQ(StartsAfter(absl::Seconds(1)), 2u);
+
+  // The resumed attempt reports (through AddTrialMeasurement) steps 1 and 2
+  // again, then 3: the repeats are acknowledged and dropped.
+  Report(trial, 0.7, 1);
+  Report(trial, 0.7, 2);
+  Report(trial, 0.6, 3);
+  Report(trial, 0.65, 3);
+  auto t = manager_->GetTrial(trial);
+  ASSERT_TRUE(t.ok()) << t.status();
+  std::vector<int64_t> steps;
+  for (const auto& m : t->measurements()) steps.push_back(m.step_count());
+  EXPECT_EQ(steps, (std::vector<int64_t>{1, 2, 2, 3}));
+  EXPECT_DOUBLE_EQ(t->measurements(3).metrics(0).value(), 0.6);
+}
+
 TEST_F(JobRunnerUnitTest, JobStudyFailsByDefaultWhenItsFirstTrialsFail) {
   const std::string study =
       CreateStudy("max_trials: 20 max_parallel_trials: 3");
@@ -556,7 +583,7 @@ TEST_F(JobRunnerUnitTest, StoppingTheStudyStopsItsJobsWithoutFailingTrials) {
             (std::set<int64_t>{starts[0].handle.pid, starts[1].handle.pid}));
   EXPECT_EQ(Get(study + "/trials/1").job().message(), "cancelled");
   const Trial queued = Get(study + "/trials/3");
-  EXPECT_EQ(queued.state(), Trial::INFEASIBLE);
+  EXPECT_EQ(queued.state(), Trial::CANCELLED);
   EXPECT_EQ(queued.infeasible_reason(),
             "stopped: the study stopped before it started");
   EXPECT_EQ(queued.job().state(), TrialJob::CANCELLED);
@@ -568,7 +595,7 @@ TEST_F(JobRunnerUnitTest, StoppingTheStudyStopsItsJobsWithoutFailingTrials) {
   EXPECT_TRUE(reported.stopped_early());
   EXPECT_EQ(reported.final_measurement().step_count(), 4);
   const Trial silent = Get(study + "/trials/2");
-  EXPECT_EQ(silent.state(), Trial::INFEASIBLE);
+  EXPECT_EQ(silent.state(), Trial::CANCELLED);
   EXPECT_EQ(silent.infeasible_reason(),
             "stopped: the study stopped before it reported");
   for (const Trial& t : {reported, silent}) {
@@ -580,7 +607,11 @@ TEST_F(JobRunnerUnitTest, StoppingTheStudyStopsItsJobsWithoutFailingTrials) {
   auto got = manager_->GetStudy(study);
   ASSERT_TRUE(got.ok());
   EXPECT_EQ(got->state(), Study::INACTIVE) << got->inactive_reason();
-  EXPECT_EQ(got->failed_count(), 2) << "INFEASIBLE shows as failed";
+  EXPECT_EQ(got->failed_count(), 0) << "CANCELLED is not a failure";
+  EXPECT_EQ(got->cancelled_count(), 2);
+  EXPECT_EQ(got->infeasible_count(), 0);
+  EXPECT_EQ(got->trial_count(), 3);
+  EXPECT_EQ(got->pending_count(), 0);
   EXPECT_EQ(executor_.starts().size(), 2u);
   EXPECT_EQ(runner_->Counts().running, 0);
 
@@ -593,7 +624,7 @@ TEST_F(JobRunnerUnitTest, StoppingTheStudyStopsItsJobsWithoutFailingTrials) {
   EXPECT_EQ(executor_.starts().size(), 3u);
 }
 
-TEST_F(JobRunnerUnitTest, StoppedTrialEndsItsJobAndCompletesOrFails) {
+TEST_F(JobRunnerUnitTest, StoppedTrialEndsItsJobAndCompletesOrCancels) {
   const std::string study = CreateStudy("max_trials: 2 max_parallel_trials: 2");
   std::vector<FakeExecutor::Started> starts = FirstPass(Options());
   ASSERT_EQ(starts.size(), 2u);
@@ -613,7 +644,7 @@ TEST_F(JobRunnerUnitTest, StoppedTrialEndsItsJobAndCompletesOrFails) {
   EXPECT_EQ(reported.job().state(), TrialJob::CANCELLED);
   EXPECT_EQ(reported.job().message(), "stopped early; job killed by signal 15");
   const Trial silent = Get(study + "/trials/2");
-  EXPECT_EQ(silent.state(), Trial::FAILED);
+  EXPECT_EQ(silent.state(), Trial::CANCELLED);
   EXPECT_EQ(silent.infeasible_reason(),
             "stopped before reporting its objective");
   EXPECT_EQ(silent.job().state(), TrialJob::CANCELLED);
@@ -628,7 +659,7 @@ TEST_F(JobRunnerUnitTest, QueuedTrialStoppedBeforeItStartsNeverRuns) {
   ASSERT_TRUE(manager_->StopTrial(study + "/trials/2").ok());
   runner_->RunOnce();
   const Trial t = Get(study + "/trials/2");
-  EXPECT_EQ(t.state(), Trial::FAILED);
+  EXPECT_EQ(t.state(), Trial::CANCELLED);
   EXPECT_EQ(t.infeasible_reason(), "stopped before reporting");
   EXPECT_EQ(t.job().state(), TrialJob::CANCELLED);
   EXPECT_EQ(t.job().message(), "stopped before it started");

@@ -478,6 +478,7 @@ TEST(MetricsTest, StudyObserverForwardsHooks) {
   hooks.OnSuggest("RANDOM_SEARCH", 0.002, 3);
   hooks.OnTrialFinished("mnist", "stopped_early");
   hooks.OnTrialFinished("mnist", "infeasible");
+  hooks.OnTrialFinished("mnist", "cancelled");
   hooks.OnTrialFinished("mnist", "no such outcome");
   hooks.OnStoreWrite(0.001);
   hooks.OnMeasurementsWritten(4);
@@ -495,6 +496,9 @@ TEST(MetricsTest, StudyObserverForwardsHooks) {
               Optional(1.0));
   EXPECT_THAT(Sample(text, "cairn_trials_finished_total",
                      {{"study", "mnist"}, {"outcome", "infeasible"}}),
+              Optional(1.0));
+  EXPECT_THAT(Sample(text, "cairn_trials_finished_total",
+                     {{"study", "mnist"}, {"outcome", "cancelled"}}),
               Optional(1.0));
   EXPECT_FALSE(absl::StrContains(text, "no such outcome"));
   EXPECT_THAT(Sample(text, "cairn_store_write_duration_seconds_count", {}),

@@ -237,6 +237,10 @@ TEST_F(StudyManagerTest, InfeasibleAndStopAndManualTrials) {
   ASSERT_TRUE(inf.ok());
   EXPECT_EQ(inf->state(), Trial::INFEASIBLE);
   EXPECT_EQ(inf->infeasible_reason(), "diverged");
+  auto counts = manager_->GetStudy(study->name());
+  ASSERT_TRUE(counts.ok());
+  EXPECT_EQ(counts->infeasible_count(), 1);
+  EXPECT_EQ(counts->failed_count(), 0) << "INFEASIBLE is not FAILED";
   auto stop = manager_->StopTrial(r->trials[1].name());
   ASSERT_TRUE(stop.ok());
   EXPECT_EQ(stop->state(), Trial::STOPPING);
