@@ -2,12 +2,14 @@
 // message) and PRE_SEND_MESSAGE, one AuditLog::Record at PRE_SEND_STATUS.
 #include "server/audit_interceptor.h"
 
+#include <optional>
 #include <string>
 #include <utility>
 
 #include "absl/strings/match.h"
 #include "audit/call_resource.h"
 #include "google/protobuf/message.h"
+#include "grpcpp/server_context.h"
 #include "spdlog/spdlog.h"
 
 namespace cairn {

@@ -58,7 +58,7 @@ class AuditIntegrationTest : public ::testing::Test {
     grpc::ClientContext ctx;
     v1::CreateStudyRequest request;
     request.mutable_study()->set_display_name(name);
-    *request.mutable_study()->mutable_study_spec() = testing::BraninSpec();
+    *request.mutable_study()->mutable_spec() = testing::BraninSpec();
     v1::Study study;
     grpc::Status s = StubFor(token)->CreateStudy(&ctx, request, &study);
     EXPECT_TRUE(s.ok()) << s.error_message();
