@@ -11,6 +11,7 @@
 #include "audit/call_resource.h"
 #include "cairn/v1/study_service.pb.h"
 #include "gtest/gtest.h"
+#include "store/verify.h"
 #include "tests/testing/test_util.h"
 
 namespace cairn::audit {
@@ -210,6 +211,19 @@ TEST_F(AuditLogTest, PurgesAtMostOncePerInterval) {
   std::vector<v1::AuditEvent> events = All();
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].principal(), "c");
+}
+
+// cairnd --verify (and --repair) know the a/ records: a store with audit
+// events and a retention deletion verifies clean.
+TEST_F(AuditLogTest, StoreWithEventsVerifiesClean) {
+  Record(Event("alice", kCreate));
+  ASSERT_TRUE(log_->Purge().ok());
+  Record(Event("bob", kCreate));
+  log_.reset();
+  store_.reset();
+  absl::StatusOr<VerifyReport> report = VerifyStore(dir_.path() + "/store");
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_TRUE(report->problems.empty()) << report->problems[0];
 }
 
 TEST(CallResourceTest, NamesTheResource) {
