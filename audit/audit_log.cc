@@ -67,9 +67,9 @@ int64_t AuditLog::IdAt(absl::Time time) {
 absl::StatusOr<std::unique_ptr<AuditLog>> AuditLog::Open(
     Store* store, AuditLogOptions options) {
   if (options.retention <= absl::ZeroDuration()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("audit retention: ", absl::FormatDuration(options.retention),
-                     " is not positive"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "audit retention: ", absl::FormatDuration(options.retention),
+        " is not positive"));
   }
   absl::StatusOr<int64_t> last = store->LastAuditEventId();
   if (!last.ok()) return last.status();
@@ -116,9 +116,9 @@ absl::Status AuditLog::Record(cairn::v1::AuditEvent event) {
 
 absl::StatusOr<AuditPage> AuditLog::List(const AuditQuery& query) const {
   if (query.page_size < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "page_size: ", query.page_size, " is negative (0 means ",
-        kDefaultPageSize, ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("page_size: ", query.page_size, " is negative (0 means ",
+                     kDefaultPageSize, ")"));
   }
   const size_t page_size = static_cast<size_t>(
       query.page_size == 0 ? kDefaultPageSize

@@ -19,7 +19,8 @@ std::string FirstStringField(const google::protobuf::Message& message,
     const google::protobuf::FieldDescriptor* field =
         descriptor->FindFieldByName(name);
     if (field == nullptr || field->is_repeated() ||
-        field->cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_STRING) {
+        field->cpp_type() !=
+            google::protobuf::FieldDescriptor::CPPTYPE_STRING) {
       continue;
     }
     std::string value = reflection->GetString(message, field);

@@ -43,7 +43,8 @@ const Table& TheTable() {
     auto* t = new Table();
     AddStudyRules(t);
     for (const char* m : {"Backup", "CreateToken", "RevokeToken"}) {
-      (*t)[absl::StrCat(kAdmin, m)] = MethodRule{Permission::kAdmin, false, true};
+      (*t)[absl::StrCat(kAdmin, m)] =
+          MethodRule{Permission::kAdmin, false, true};
     }
     for (const char* m : {"ListTokens", "ListAuditEvents"}) {
       (*t)[absl::StrCat(kAdmin, m)] = MethodRule{Permission::kAdmin};

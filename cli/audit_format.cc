@@ -28,7 +28,9 @@ std::string CodeText(int code) {
   return absl::StatusCodeToString(static_cast<absl::StatusCode>(code));
 }
 
-std::string OrDash(const std::string& text) { return text.empty() ? "-" : text; }
+std::string OrDash(const std::string& text) {
+  return text.empty() ? "-" : text;
+}
 
 std::string TableTime(const google::protobuf::Timestamp& t) {
   return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ",

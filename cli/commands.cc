@@ -322,8 +322,9 @@ void CommandTree::AddAuditCommands(CLI::App& app) {
       "audit", "the audit log: who changed what, and refused calls (admin)");
   audit->require_subcommand(1);
   CLI::App* list = audit->add_subcommand(
-      "list", "audit events, oldest first: time, principal, role, method, "
-              "resource, code, peer");
+      "list",
+      "audit events, oldest first: time, principal, role, method, "
+      "resource, code, peer");
   list->add_option("--since", o_.audit_since,
                    "only the last DURATION, e.g. 90m, 12h, 7d");
   list->add_option("--principal", o_.audit_principal,

@@ -53,7 +53,8 @@ absl::Status TokenCreate(Context& c) {
   if (!role.ok()) return role.status();
   request.set_role(*role);
   if (!c.opt.token_expires.empty()) {
-    absl::StatusOr<absl::Duration> ttl = ParseFlagDuration("--expires", c.opt.token_expires);
+    absl::StatusOr<absl::Duration> ttl =
+        ParseFlagDuration("--expires", c.opt.token_expires);
     if (!ttl.ok()) return ttl.status();
     request.mutable_ttl()->set_seconds(absl::ToInt64Seconds(*ttl));
   }

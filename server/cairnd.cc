@@ -175,8 +175,9 @@ absl::Status Cairnd::StartAudit(const CairndOptions& options) {
   absl::StatusOr<std::unique_ptr<audit::AuditLog>> log =
       audit::AuditLog::Open(store_.get(), audit_options);
   if (!log.ok()) {
-    return absl::Status(log.status().code(),
-                        absl::StrCat("--audit-retention: ", log.status().message()));
+    return absl::Status(
+        log.status().code(),
+        absl::StrCat("--audit-retention: ", log.status().message()));
   }
   audit_log_ = std::move(*log);
   return absl::OkStatus();
@@ -208,7 +209,8 @@ absl::Status Cairnd::StartGrpc(const std::string& listen,
     interceptors.push_back(std::make_unique<AuditInterceptorFactory>(
         audit_log_.get(), authorizer_.get()));
   }
-  for (auto& metrics : monitoring::MakeGrpcMetricsInterceptors(metrics_.get())) {
+  for (auto& metrics :
+       monitoring::MakeGrpcMetricsInterceptors(metrics_.get())) {
     interceptors.push_back(std::move(metrics));
   }
   builder.experimental().SetInterceptorCreators(std::move(interceptors));

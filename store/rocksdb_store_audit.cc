@@ -53,10 +53,9 @@ absl::Status RocksDbStore::ScanAuditEvents(int64_t start_id,
     if (!keys::ParseAuditKey(ToView(it->key()), &id) ||
         !event.ParseFromArray(it->value().data(),
                               static_cast<int>(it->value().size()))) {
-      return absl::DataLossError(
-          absl::StrCat("store at ", path_, ": key \"",
-                       absl::CHexEscape(ToView(it->key())),
-                       "\": not an AuditEvent"));
+      return absl::DataLossError(absl::StrCat(
+          "store at ", path_, ": key \"", absl::CHexEscape(ToView(it->key())),
+          "\": not an AuditEvent"));
     }
     if (!visit(id, event)) return absl::OkStatus();
   }

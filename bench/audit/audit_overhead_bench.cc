@@ -42,7 +42,8 @@ int Flag(int argc, char** argv, const std::string& name, int fallback) {
   const std::string prefix = "--" + name + "=";
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg.rfind(prefix, 0) == 0) return std::atoi(arg.c_str() + prefix.size());
+    if (arg.rfind(prefix, 0) == 0)
+      return std::atoi(arg.c_str() + prefix.size());
   }
   return fallback;
 }
@@ -145,9 +146,8 @@ int main(int argc, char** argv) {
   const int calls = cairn::Flag(argc, argv, "calls", 100);
   const int threads = cairn::Flag(argc, argv, "threads", 8);
   const char* tmp = std::getenv("TMPDIR");
-  const std::string root =
-      std::string(tmp != nullptr ? tmp : "/tmp") + "/cairn-audit-bench-" +
-      std::to_string(::getpid());
+  const std::string root = std::string(tmp != nullptr ? tmp : "/tmp") +
+                           "/cairn-audit-bench-" + std::to_string(::getpid());
   std::filesystem::create_directories(root);
   {
     cairn::Target on = cairn::Start("on", root + "/on", true);

@@ -140,8 +140,8 @@ TEST_F(AuditIntegrationTest, WritesAndRefusalsAreRecordedReadsAreNot) {
   EXPECT_EQ(created[0]["role"], "editor");
   EXPECT_EQ(created[0]["resource"], study);
   EXPECT_EQ(created[0]["code"], "OK");
-  EXPECT_TRUE(absl::StrContains(created[0]["peer"].get<std::string>(),
-                                "127.0.0.1"))
+  EXPECT_TRUE(
+      absl::StrContains(created[0]["peer"].get<std::string>(), "127.0.0.1"))
       << created[0].dump();
 
   std::vector<json> denied = Of(events, "SetStudyState");

@@ -53,9 +53,7 @@ class AuditLogTest : public ::testing::Test {
     log_ = *std::move(log);
   }
 
-  void Record(const v1::AuditEvent& e) {
-    ASSERT_TRUE(log_->Record(e).ok());
-  }
+  void Record(const v1::AuditEvent& e) { ASSERT_TRUE(log_->Record(e).ok()); }
 
   std::vector<v1::AuditEvent> All(AuditQuery query = AuditQuery()) {
     std::vector<v1::AuditEvent> events;
@@ -122,7 +120,8 @@ TEST_F(AuditLogTest, SameTimeAndClockGoingBackLoseNothing) {
   Record(Event("p5", kCreate));
   const std::vector<v1::AuditEvent> events = All();
   ASSERT_EQ(events.size(), 6u);
-  for (int i = 0; i < 6; ++i) EXPECT_EQ(events[i].principal(), absl::StrCat("p", i));
+  for (int i = 0; i < 6; ++i)
+    EXPECT_EQ(events[i].principal(), absl::StrCat("p", i));
 }
 
 TEST_F(AuditLogTest, FiltersBySinceAndPrincipal) {

@@ -2,7 +2,6 @@
 #include "cli/format.h"
 
 #include "cli/audit_format.h"
-
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
