@@ -174,11 +174,7 @@ absl::Status Cairnd::StartAudit(const CairndOptions& options) {
   audit_options.record_reads = options.audit_reads;
   absl::StatusOr<std::unique_ptr<audit::AuditLog>> log =
       audit::AuditLog::Open(store_.get(), audit_options);
-  if (!log.ok()) {
-    return absl::Status(
-        log.status().code(),
-        absl::StrCat("--audit-retention: ", log.status().message()));
-  }
+  if (!log.ok()) return log.status();  // Errors name the store or retention.
   audit_log_ = std::move(*log);
   return absl::OkStatus();
 }
