@@ -80,6 +80,18 @@ absl::StatusOr<Principal> Authorizer::Authorize(
   return principal;
 }
 
+std::optional<Principal> Authorizer::Identify(
+    absl::string_view authorization) const {
+  if (registry_ == nullptr) {
+    return Principal{std::string(kLocalPrincipal), cairn::v1::ADMIN, ""};
+  }
+  absl::string_view secret = authorization;
+  if (!absl::ConsumePrefix(&secret, kBearer) || secret.empty()) {
+    return std::nullopt;
+  }
+  return registry_->Identify(std::string(secret));
+}
+
 absl::Status CheckMayDelete(const Principal& caller, absl::string_view what,
                             absl::string_view creator) {
   if (caller.role == cairn::v1::ADMIN) return absl::OkStatus();

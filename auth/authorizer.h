@@ -13,6 +13,7 @@
 #define CAIRN_AUTH_AUTHORIZER_H_
 
 #include <functional>
+#include <optional>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -35,6 +36,12 @@ class Authorizer {
   absl::StatusOr<Principal> Authorize(absl::string_view authorization,
                                       absl::string_view full_method,
                                       absl::string_view resource) const;
+
+  // Who `authorization` ("Bearer <token>") names, for the audit log: the
+  // principal of a token the registry knows (also a revoked or expired
+  // one; see TokenRegistry::Identify), nullopt for none, a malformed or an
+  // unknown one. With auth disabled: Principal{kLocalPrincipal, admin}.
+  std::optional<Principal> Identify(absl::string_view authorization) const;
 
   bool enabled() const { return registry_ != nullptr; }
 

@@ -15,9 +15,9 @@ constexpr char kAdmin[] = "/cairn.v1.AdminService/";
 
 void AddStudyRules(Table* t) {
   const MethodRule read{Permission::kRead};
-  const MethodRule write{Permission::kWrite};
+  const MethodRule write{Permission::kWrite, false, true};
   const MethodRule job_read{Permission::kRead, true};
-  const MethodRule job_write{Permission::kWrite, true};
+  const MethodRule job_write{Permission::kWrite, true, true};
   for (const char* m :
        {"GetStudy", "ListStudies", "LookupStudy", "ListTrials",
         "ListOptimalTrials", "GetMetricHistory", "ReadTrialLogs"}) {
@@ -42,8 +42,11 @@ const Table& TheTable() {
   static const Table* table = [] {
     auto* t = new Table();
     AddStudyRules(t);
-    for (const char* m :
-         {"Backup", "CreateToken", "ListTokens", "RevokeToken"}) {
+    for (const char* m : {"Backup", "CreateToken", "RevokeToken"}) {
+      (*t)[absl::StrCat(kAdmin, m)] =
+          MethodRule{Permission::kAdmin, false, true};
+    }
+    for (const char* m : {"ListTokens", "ListAuditEvents"}) {
       (*t)[absl::StrCat(kAdmin, m)] = MethodRule{Permission::kAdmin};
     }
     (*t)["/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo"] =

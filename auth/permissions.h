@@ -19,7 +19,8 @@ enum class Permission {
   kRead,   // "studies.read": studies, trials, curves, logs. viewer and up.
   kWrite,  // "studies.write": create and change studies, trials, jobs.
            // editor and up.
-  kAdmin,  // "admin": tokens, backups, anyone's studies. admin only.
+  kAdmin,  // "admin": tokens, backups, the audit log, anyone's studies.
+           // admin only.
 };
 
 struct MethodRule {
@@ -27,6 +28,11 @@ struct MethodRule {
   // A training job's token (scoped to one trial) may call it, for that
   // trial only.
   bool trial_job = false;
+  // The method changes state (every studies.write method, and the admin
+  // methods that write): the audit log records every call of it
+  // (audit/audit_log.h); other methods only when refused, or with
+  // cairnd --audit-reads.
+  bool changes_state = false;
 };
 
 // The rule for a full method name ("/cairn.v1.StudyService/GetStudy");

@@ -159,6 +159,20 @@ absl::StatusOr<Principal> TokenRegistry::Authenticate(const std::string& secret,
   return principal;
 }
 
+std::optional<Principal> TokenRegistry::Identify(
+    const std::string& secret) const {
+  const std::string hash = TokenSha256(secret);
+  absl::MutexLock lock(&mu_);
+  if (auto job = job_by_hash_.find(hash); job != job_by_hash_.end()) {
+    return Principal{absl::StrCat("job:", job->second), cairn::v1::EDITOR,
+                     job->second};
+  }
+  auto name = by_hash_.find(hash);
+  if (name == by_hash_.end()) return std::nullopt;
+  const cairn::v1::Token& token = records_.at(name->second).token();
+  return Principal{token.name(), token.role(), ""};
+}
+
 absl::StatusOr<std::string> TokenRegistry::MintTrialToken(
     const std::string& trial) {
   absl::StatusOr<std::string> secret = GenerateTokenSecret();

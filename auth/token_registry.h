@@ -8,6 +8,7 @@
 #define CAIRN_AUTH_TOKEN_REGISTRY_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,11 @@ class TokenRegistry {
   // within kLastUseResolution).
   absl::StatusOr<Principal> Authenticate(const std::string& secret,
                                          absl::Time now);
+
+  // Who `secret` names, for the audit log: the principal of a known token
+  // (also a revoked or expired one), nullopt for an unknown secret. Checks
+  // nothing and records no use.
+  std::optional<Principal> Identify(const std::string& secret) const;
 
   // A new secret for a training job of `trial` (a trial name): it may only
   // act on that trial (see permissions.h). Replaces the trial's previous

@@ -31,6 +31,7 @@ class CommandTree {
   void AddTrialCommands(CLI::App& app);
   void AddAdminCommands(CLI::App& app);
   void AddTokenCommands(CLI::App& app);
+  void AddAuditCommands(CLI::App& app);
 
  private:
   void On(CLI::App* sub, Handler fn) {
@@ -290,6 +291,7 @@ void CommandTree::AddAdminCommands(CLI::App& app) {
   AddJson(backup);
   On(backup, Backup);
   AddTokenCommands(app);
+  AddAuditCommands(app);
 }
 
 void CommandTree::AddTokenCommands(CLI::App& app) {
@@ -313,6 +315,22 @@ void CommandTree::AddTokenCommands(CLI::App& app) {
       token->add_subcommand("revoke", "revoke a token, effective at once");
   revoke->add_option("NAME", o_.token_name, "the token's name")->required();
   On(revoke, TokenRevoke);
+}
+
+void CommandTree::AddAuditCommands(CLI::App& app) {
+  CLI::App* audit = app.add_subcommand(
+      "audit", "the audit log: who changed what, and refused calls (admin)");
+  audit->require_subcommand(1);
+  CLI::App* list = audit->add_subcommand(
+      "list",
+      "audit events, oldest first: time, principal, role, method, "
+      "resource, code, peer");
+  list->add_option("--since", o_.audit_since,
+                   "only the last DURATION, e.g. 90m, 12h, 7d");
+  list->add_option("--principal", o_.audit_principal,
+                   "only the calls of this token name");
+  list->add_flag("--json", o_.json, "print one JSON object per line");
+  On(list, AuditList);
 }
 
 // Runs the parsed command's handler; returns the exit code.

@@ -52,6 +52,9 @@ struct Options {
   std::string token_name;
   std::string token_role;
   std::string token_expires;
+  // cairn audit list.
+  std::string audit_since;
+  std::string audit_principal;
   // trial history: GetMetricHistoryRequest fields (0 / unset: defaults).
   int page_size = 0;
   int max_points = 0;
@@ -120,6 +123,10 @@ absl::Status Backup(Context& c);
 absl::Status TokenCreate(Context& c);
 absl::Status TokenList(Context& c);
 absl::Status TokenRevoke(Context& c);
+
+// cairn audit list (audit_handlers.cc; admin only on the server): every
+// page, oldest first; --json prints one object per line.
+absl::Status AuditList(Context& c);
 
 }  // namespace cairn::cli
 

@@ -3,38 +3,19 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/strip.h"
 #include "absl/time/time.h"
 #include "cli/client.h"
 #include "cli/format.h"
 #include "cli/handlers.h"
 #include "google/protobuf/util/time_util.h"
+#include "proto/cairn/v1/durations.h"
 
 namespace cairn::cli {
 namespace {
 
 namespace v1 = cairn::v1;
 using google::protobuf::util::TimeUtil;
-
-// "90m", "12h", "30d" (days: 24 h), any absl duration ("1h30m").
-absl::StatusOr<absl::Duration> ParseExpires(const std::string& text) {
-  absl::Duration d;
-  absl::string_view days = text;
-  int64_t n = 0;
-  bool ok = false;
-  if (absl::ConsumeSuffix(&days, "d") && absl::SimpleAtoi(days, &n)) {
-    d = absl::Hours(24) * n;
-    ok = true;
-  } else {
-    ok = absl::ParseDuration(text, &d);
-  }
-  if (ok && d > absl::ZeroDuration()) return d;
-  return absl::InvalidArgumentError(
-      absl::StrCat("--expires: '", text.substr(0, 64),
-                   "' is not a positive duration (e.g. 90m, 12h, 30d)"));
-}
 
 absl::StatusOr<v1::Role> ParseRoleFlag(const std::string& text) {
   if (text == "viewer") return v1::VIEWER;
@@ -72,7 +53,8 @@ absl::Status TokenCreate(Context& c) {
   if (!role.ok()) return role.status();
   request.set_role(*role);
   if (!c.opt.token_expires.empty()) {
-    absl::StatusOr<absl::Duration> ttl = ParseExpires(c.opt.token_expires);
+    absl::StatusOr<absl::Duration> ttl =
+        ParseFlagDuration("--expires", c.opt.token_expires);
     if (!ttl.ok()) return ttl.status();
     request.mutable_ttl()->set_seconds(absl::ToInt64Seconds(*ttl));
   }

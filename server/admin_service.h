@@ -1,6 +1,7 @@
-// The gRPC AdminService: operations on the server itself (backup, tokens).
+// The gRPC AdminService: operations on the server itself (backup, tokens,
+// the audit log).
 // Every RPC needs the admin role (auth/permissions.cc). No logic lives here
-// (see store/backup.h and auth/token_registry.h).
+// (see store/backup.h, auth/token_registry.h and audit/audit_log.h).
 #ifndef CAIRN_SERVER_ADMIN_SERVICE_H_
 #define CAIRN_SERVER_ADMIN_SERVICE_H_
 
@@ -8,6 +9,7 @@
 #include <utility>
 
 #include "absl/status/statusor.h"
+#include "audit/audit_log.h"
 #include "auth/authorizer.h"
 #include "auth/token_registry.h"
 #include "cairn/v1/admin_service.grpc.pb.h"
@@ -29,6 +31,8 @@ class AdminServiceImpl final : public cairn::v1::AdminService::Service {
   }
   // Enables the token RPCs (UNIMPLEMENTED without). Not owned.
   void set_token_registry(auth::TokenRegistry* tokens) { tokens_ = tokens; }
+  // Enables ListAuditEvents (UNIMPLEMENTED without). Not owned.
+  void set_audit_log(const audit::AuditLog* log) { audit_log_ = log; }
 
   grpc::Status Backup(grpc::ServerContext* context,
                       const cairn::v1::BackupRequest* request,
@@ -43,6 +47,11 @@ class AdminServiceImpl final : public cairn::v1::AdminService::Service {
   grpc::Status RevokeToken(grpc::ServerContext* context,
                            const cairn::v1::RevokeTokenRequest* request,
                            cairn::v1::Token* response) override;
+  // In admin_audit.cc.
+  grpc::Status ListAuditEvents(
+      grpc::ServerContext* context,
+      const cairn::v1::ListAuditEventsRequest* request,
+      cairn::v1::ListAuditEventsResponse* response) override;
 
  private:
   // The caller of `method` (an AdminService method's short name).
@@ -55,6 +64,7 @@ class AdminServiceImpl final : public cairn::v1::AdminService::Service {
   const std::string data_dir_;
   const auth::Authorizer* authorizer_ = nullptr;
   auth::TokenRegistry* tokens_ = nullptr;
+  const audit::AuditLog* audit_log_ = nullptr;
 };
 
 }  // namespace cairn

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -14,6 +16,7 @@
 #include "jobs/job_template.h"
 #include "monitoring/grpc_metrics_interceptor.h"
 #include "monitoring/study_summary.h"
+#include "server/audit_interceptor.h"
 #include "spdlog/spdlog.h"
 #include "store/backup.h"
 
@@ -83,6 +86,7 @@ absl::StatusOr<std::unique_ptr<Cairnd>> Cairnd::Start(
     s = d->OpenController(store_path, jobs_root, gpus, options.min_free_space);
   }
   if (s.ok()) s = d->StartAuth(options);
+  if (s.ok()) s = d->StartAudit(options);
   if (s.ok()) s = d->StartGrpc(options.listen, options.data_dir);
   if (s.ok()) s = d->StartJobs(jobs_root, gpus, options.grace_seconds);
   if (s.ok() && !options.port_file.empty()) {
@@ -164,6 +168,18 @@ absl::Status Cairnd::StartAuth(const CairndOptions& options) {
   return absl::OkStatus();
 }
 
+absl::Status Cairnd::StartAudit(const CairndOptions& options) {
+  if (!options.audit) return absl::OkStatus();
+  audit::AuditLogOptions audit_options;
+  audit_options.retention = options.audit_retention;
+  audit_options.record_reads = options.audit_reads;
+  absl::StatusOr<std::unique_ptr<audit::AuditLog>> log =
+      audit::AuditLog::Open(store_.get(), audit_options);
+  if (!log.ok()) return log.status();  // Errors name the store or retention.
+  audit_log_ = std::move(*log);
+  return absl::OkStatus();
+}
+
 absl::Status Cairnd::StartGrpc(const std::string& listen,
                                const std::string& data_dir) {
   executor_ = jobs::NewLocalProcessExecutor(Clock::Real());
@@ -172,6 +188,7 @@ absl::Status Cairnd::StartGrpc(const std::string& listen,
   service_->set_authorizer(authorizer_.get());
   admin_service_->set_authorizer(authorizer_.get());
   admin_service_->set_token_registry(tokens_.get());
+  admin_service_->set_audit_log(audit_log_.get());
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
@@ -181,8 +198,19 @@ absl::Status Cairnd::StartGrpc(const std::string& listen,
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.RegisterService(service_.get());
   builder.RegisterService(admin_service_.get());
-  builder.experimental().SetInterceptorCreators(
-      monitoring::MakeGrpcMetricsInterceptors(metrics_.get()));
+  // Audit first: the latency the metrics record includes the audit write.
+  std::vector<
+      std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
+      interceptors;
+  if (audit_log_ != nullptr) {
+    interceptors.push_back(std::make_unique<AuditInterceptorFactory>(
+        audit_log_.get(), authorizer_.get()));
+  }
+  for (auto& metrics :
+       monitoring::MakeGrpcMetricsInterceptors(metrics_.get())) {
+    interceptors.push_back(std::move(metrics));
+  }
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
   builder.SetMaxReceiveMessageSize(64 << 20);
   server_ = builder.BuildAndStart();
   if (server_ == nullptr || port_ == 0) {

@@ -8,6 +8,8 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "audit/audit_log.h"
 #include "auth/authorizer.h"
 #include "auth/token_registry.h"
 #include "grpcpp/server.h"
@@ -48,6 +50,14 @@ struct CairndOptions {
   // false (--auth=none): no checks, for one user on loopback only: Start
   // refuses it with a non-loopback `listen`. Default: true.
   bool auth = true;
+  // The audit log (audit/audit_log.h): every call that changes state and
+  // every refused call, kept this long. Default: 90 days.
+  absl::Duration audit_retention = absl::Hours(24 * 90);
+  // Also record the calls that only read. Default: false.
+  bool audit_reads = false;
+  // false: no audit log at all (no flag: only for benchmarks that measure
+  // its cost; ListAuditEvents is then UNIMPLEMENTED). Default: true.
+  bool audit = true;
 };
 
 // OK unless `auth` is off and `listen` is not a loopback address
@@ -86,6 +96,7 @@ class Cairnd {
                               const std::string& jobs_root, int gpus,
                               uint64_t min_free_space);
   absl::Status StartAuth(const CairndOptions& options);
+  absl::Status StartAudit(const CairndOptions& options);
   absl::Status StartGrpc(const std::string& listen,
                          const std::string& data_dir);
   absl::Status StartJobs(const std::string& jobs_root, int gpus,
@@ -101,6 +112,7 @@ class Cairnd {
   // Null with --auth=none.
   std::unique_ptr<auth::TokenRegistry> tokens_;
   std::unique_ptr<auth::Authorizer> authorizer_;
+  std::unique_ptr<audit::AuditLog> audit_log_;
   std::unique_ptr<StudyServiceImpl> service_;
   std::unique_ptr<AdminServiceImpl> admin_service_;
   std::unique_ptr<grpc::Server> server_;

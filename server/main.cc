@@ -7,6 +7,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/synchronization/mutex.h"
+#include "proto/cairn/v1/durations.h"
 #include "server/byte_size.h"
 #include "server/cairnd.h"
 #include "spdlog/spdlog.h"
@@ -81,6 +82,13 @@ int main(int argc, char** argv) {
                  "for one user on loopback only")
       ->check(CLI::IsMember({"token", "none"}))
       ->capture_default_str();
+  std::string audit_retention = "90d";
+  app.add_option("--audit-retention", audit_retention,
+                 "Keep audit events this long (e.g. 90d, 12h); older ones "
+                 "are deleted at start and hourly")
+      ->capture_default_str();
+  app.add_flag("--audit-reads", options.audit_reads,
+               "Also record the calls that only read in the audit log");
   bool verify = false;
   bool repair = false;
   CLI::Option* verify_flag = app.add_flag(
@@ -104,6 +112,14 @@ int main(int argc, char** argv) {
     return 2;
   }
   options.min_free_space = *reserve;
+  absl::StatusOr<absl::Duration> retention =
+      cairn::ParseFlagDuration("--audit-retention", audit_retention);
+  if (!retention.ok()) {
+    std::fprintf(stderr, "cairnd: error: %s\n",
+                 std::string(retention.status().message()).c_str());
+    return 2;
+  }
+  options.audit_retention = *retention;
   options.auth = auth_mode != "none";
 
   // Debian's Abseil records every Mutex acquisition in a global lock-order

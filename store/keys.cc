@@ -80,6 +80,12 @@ std::string TokenKey(absl::string_view token_name) {
   return absl::StrCat(kTokenPrefix, token_name);
 }
 
+std::string AuditKey(int64_t event_id) {
+  std::string key(kAuditPrefix);
+  AppendHexId(event_id, &key);
+  return key;
+}
+
 std::string MaxTrialKey(int64_t study_id) {
   std::string key(kMaxTrialPrefix);
   AppendHexId(study_id, &key);
@@ -146,6 +152,11 @@ bool ParseMaxTrialKey(absl::string_view key, int64_t* study_id) {
 bool ParseSummaryKey(absl::string_view key, int64_t* study_id) {
   if (!absl::ConsumePrefix(&key, kSummaryPrefix)) return false;
   return ConsumeId(&key, study_id) && key.empty();
+}
+
+bool ParseAuditKey(absl::string_view key, int64_t* event_id) {
+  if (!absl::ConsumePrefix(&key, kAuditPrefix)) return false;
+  return ConsumeId(&key, event_id) && key.empty();
 }
 
 bool ParseTrialKey(absl::string_view key, int64_t* study_id,

@@ -27,6 +27,7 @@ inline constexpr absl::string_view kTrialPrefix = "t/";
 inline constexpr absl::string_view kMeasurementPrefix = "m/";
 inline constexpr absl::string_view kSummaryPrefix = "c/";
 inline constexpr absl::string_view kTokenPrefix = "u/";
+inline constexpr absl::string_view kAuditPrefix = "a/";
 
 // Number of characters of one encoded id.
 inline constexpr size_t kIdWidth = 16;
@@ -42,6 +43,7 @@ bool ParseHexId(absl::string_view hex, int64_t* id);
 std::string StudyKey(int64_t study_id);                 // s/<study>
 std::string NameKey(absl::string_view display_name);    // n/<display_name>
 std::string TokenKey(absl::string_view token_name);     // u/<token name>
+std::string AuditKey(int64_t event_id);                 // a/<event>
 std::string MaxTrialKey(int64_t study_id);              // k/<study>
 std::string TrialKey(int64_t study_id, int64_t trial);  // t/<study>/<trial>
 std::string SummaryKey(int64_t study_id);               // c/<study>
@@ -63,6 +65,7 @@ std::string PrefixEnd(absl::string_view prefix);
 bool ParseStudyKey(absl::string_view key, int64_t* study_id);
 bool ParseMaxTrialKey(absl::string_view key, int64_t* study_id);
 bool ParseSummaryKey(absl::string_view key, int64_t* study_id);
+bool ParseAuditKey(absl::string_view key, int64_t* event_id);
 bool ParseTrialKey(absl::string_view key, int64_t* study_id, int64_t* trial_id);
 bool ParseMeasurementKey(absl::string_view key, int64_t* study_id,
                          int64_t* trial_id, int64_t* seq);

@@ -95,6 +95,14 @@ absl::StatusOr<RecordInfo> CheckRecord(absl::string_view key,
     }
     return info;  // kOther: kept by --repair.
   }
+  if (absl::StartsWith(key, keys::kAuditPrefix)) {
+    int64_t id = 0;
+    if (!keys::ParseAuditKey(key, &id)) return Bad(key, "bad key");
+    if (!Parses<cairn::v1::AuditEvent>(value)) {
+      return Bad(key, "not an AuditEvent");
+    }
+    return info;  // kOther: kept by --repair.
+  }
   if (absl::StartsWith(key, keys::kNamePrefix)) {
     info.kind = RecordKind::kNameIndex;
     if (key.size() == keys::kNamePrefix.size()) return Bad(key, "no name");

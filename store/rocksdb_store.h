@@ -135,6 +135,13 @@ class RocksDbStore final : public Store {
   absl::Status PutTokenRecord(const cairn::v1::TokenRecord& record) override;
   absl::StatusOr<std::vector<cairn::v1::TokenRecord>> LoadTokenRecords()
       override;
+  // See rocksdb_store_audit.cc.
+  absl::Status PutAuditEvent(int64_t id, const cairn::v1::AuditEvent& event,
+                             int64_t delete_before) override;
+  absl::Status DeleteAuditEventsBefore(int64_t before) override;
+  absl::Status ScanAuditEvents(int64_t start_id,
+                               const AuditVisitor& visit) override;
+  absl::StatusOr<int64_t> LastAuditEventId() override;
 
   // Number of RocksDB writes the commit queue has issued (one per group, so
   // fewer than the number of writes when they were grouped). For tests.

@@ -54,7 +54,13 @@
 //   u/<token name>                   -> cairn.v1.TokenRecord (a token's
 //                                       facts and the SHA-256 of its secret,
 //                                       never the secret; see auth/)
-// Later components add their own prefixes (j/ for jobs, a/ for audit).
+//   a/<event>                        -> cairn.v1.AuditEvent (the audit log,
+//                                       audit/audit_log.h; event ids are
+//                                       microseconds since the Unix epoch,
+//                                       raised to stay unique, so key order
+//                                       is time order; old ones are deleted
+//                                       with one DeleteRange)
+// Later components add their own prefixes (j/ for jobs).
 // The byte after a prefix's last id is '/', so [prefix, prefix with '/'
 // replaced by '0') bounds one study's or trial's keys (used for DeleteRange).
 // Ids in keys are > 0; measurement sequence numbers start at 0 and may have
@@ -336,6 +342,32 @@ class Store {
   LoadTokenRecords() {
     return std::vector<cairn::v1::TokenRecord>();
   }
+
+  // Writes audit event `id` (a/<id>; InvalidArgument unless id > 0),
+  // durably. When `delete_before` > 0 the same batch also deletes every
+  // event whose id is smaller (one range deletion: retention costs no extra
+  // write). Default: Unimplemented (test doubles).
+  virtual absl::Status PutAuditEvent(int64_t /*id*/,
+                                     const cairn::v1::AuditEvent& /*event*/,
+                                     int64_t /*delete_before*/) {
+    return absl::UnimplementedError("this Store keeps no audit log");
+  }
+  // Deletes every audit event whose id is smaller than `before`, durably.
+  // Default: Unimplemented (test doubles).
+  virtual absl::Status DeleteAuditEventsBefore(int64_t /*before*/) {
+    return absl::UnimplementedError("this Store keeps no audit log");
+  }
+  // Visits the audit events with id >= start_id in id order, from one
+  // consistent snapshot, until `visit` returns false. DataLoss naming the
+  // key of one that does not decode. Default: none (test doubles).
+  using AuditVisitor =
+      std::function<bool(int64_t id, const cairn::v1::AuditEvent& event)>;
+  virtual absl::Status ScanAuditEvents(int64_t /*start_id*/,
+                                       const AuditVisitor& /*visit*/) {
+    return absl::OkStatus();
+  }
+  // The largest audit event id in the store; 0 if there is none.
+  virtual absl::StatusOr<int64_t> LastAuditEventId() { return 0; }
 };
 
 }  // namespace cairn

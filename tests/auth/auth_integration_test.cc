@@ -60,6 +60,7 @@ const std::map<std::string, v1::Role>& ExpectedRoles() {
       {"/cairn.v1.AdminService/CreateToken", v1::ADMIN},
       {"/cairn.v1.AdminService/ListTokens", v1::ADMIN},
       {"/cairn.v1.AdminService/RevokeToken", v1::ADMIN},
+      {"/cairn.v1.AdminService/ListAuditEvents", v1::ADMIN},
   };
   return *roles;
 }

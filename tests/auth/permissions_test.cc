@@ -71,6 +71,27 @@ TEST(PermissionsTest, AdminServiceNeedsAdmin) {
   }
 }
 
+// The audit log records every call of a method that changes state: every
+// studies.write method does, reads never do, and of the admin methods only
+// the listings do not.
+TEST(PermissionsTest, WritesChangeStateReadsDoNot) {
+  for (const std::string& method : MethodsInTable()) {
+    const MethodRule rule = *RuleFor(method);
+    if (rule.permission == Permission::kWrite) {
+      EXPECT_TRUE(rule.changes_state) << method;
+    } else if (rule.permission == Permission::kRead) {
+      EXPECT_FALSE(rule.changes_state) << method;
+    }
+  }
+  const std::string admin = "/cairn.v1.AdminService/";
+  for (const char* m : {"Backup", "CreateToken", "RevokeToken"}) {
+    EXPECT_TRUE(RuleFor(admin + m)->changes_state) << m;
+  }
+  for (const char* m : {"ListTokens", "ListAuditEvents"}) {
+    EXPECT_FALSE(RuleFor(admin + m)->changes_state) << m;
+  }
+}
+
 TEST(PermissionsTest, UnknownMethodHasNoRule) {
   EXPECT_FALSE(RuleFor("/cairn.v1.StudyService/NoSuchMethod").has_value());
   EXPECT_FALSE(RuleFor("").has_value());

@@ -1,6 +1,7 @@
 // JSON and table output of the cairn CLI.
 #include "cli/format.h"
 
+#include "cli/audit_format.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
@@ -236,6 +237,42 @@ TEST(StatusToLineTest, CodeNameAndOneLine) {
             "INVALID_ARGUMENT: bad value");
   EXPECT_EQ(StatusToLine(absl::NotFoundError("studies/9")),
             "NOT_FOUND: studies/9");
+}
+
+TEST(AuditFormatTest, JsonNamesCodesAndRolesTableShowsDashes) {
+  const auto event = ParseText<cairn::v1::AuditEvent>(R"pb(
+    time { seconds: 1700000000 nanos: 5000 }
+    principal: "alice"
+    role: EDITOR
+    method: "/cairn.v1.StudyService/CreateStudy"
+    resource: "studies/3"
+    code: 0
+    peer: "ipv4:127.0.0.1:4242"
+  )pb");
+  const nlohmann::ordered_json j = AuditEventToJson(event);
+  EXPECT_EQ(j["time"], "2023-11-14T22:13:20.000005Z");
+  EXPECT_EQ(j["principal"], "alice");
+  EXPECT_EQ(j["role"], "editor");
+  EXPECT_EQ(j["method"], "/cairn.v1.StudyService/CreateStudy");
+  EXPECT_EQ(j["resource"], "studies/3");
+  EXPECT_EQ(j["code"], "OK");
+  EXPECT_EQ(j["peer"], "ipv4:127.0.0.1:4242");
+
+  auto refused = ParseText<cairn::v1::AuditEvent>(R"pb(
+    time { seconds: 1700000000 }
+    method: "/cairn.v1.StudyService/GetStudy"
+    code: 16
+  )pb");
+  EXPECT_EQ(AuditEventToJson(refused)["code"], "UNAUTHENTICATED");
+  EXPECT_EQ(AuditEventToJson(refused)["principal"], "");
+  const std::string table = AuditTable({event, refused});
+  EXPECT_THAT(table, HasSubstr("TIME"));
+  EXPECT_THAT(table, HasSubstr("2023-11-14T22:13:20Z  alice"));
+  EXPECT_THAT(table, HasSubstr("StudyService/CreateStudy"));
+  EXPECT_THAT(table, Not(HasSubstr("/cairn.v1.")));
+  // PRINCIPAL and ROLE of the refused call: "-" in columns 9 and 6 wide.
+  EXPECT_THAT(table, HasSubstr("Z  -          -       StudyService/GetStudy"));
+  EXPECT_THAT(table, HasSubstr("UNAUTHENTICATED"));
 }
 
 }  // namespace
