@@ -33,8 +33,9 @@ struct ServerTlsOptions {
 // OK when `options` can serve: cert and key both given, each file readable
 // PEM, the key matching the certificate, the client CA (if any) holding at
 // least one certificate. Otherwise InvalidArgument naming the flag and the
-// file. Checked once at start: later rotations are checked by gRPC, which
-// keeps serving the last good pair when a new one does not load.
+// file. Checked once at start only: while rotated files do not load (a
+// key that does not fit, a damaged file), gRPC fails new handshakes and
+// logs why, until the files are fixed.
 absl::Status CheckServerTlsFiles(const ServerTlsOptions& options);
 
 // TLS server credentials over the files of `options` (which must pass
