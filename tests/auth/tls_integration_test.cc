@@ -90,13 +90,23 @@ auth::ClientTlsFiles Present(const std::string& ca, const std::string& cert,
 
 class TlsTest : public ::testing::Test {
  protected:
+  // The certificates, made once for the suite; each test gets a copy.
+  static void SetUpTestSuite() {
+    shared_ = new TempDir();
+    Pki pki(shared_->path());
+    pki.MakeCa("ca");
+    pki.MakeLeaf("server", "ca", "IP:127.0.0.1,DNS:localhost");
+    pki.MakeLeaf("client", "ca", "DNS:client");
+    pki.MakeCa("other");
+    pki.MakeLeaf("intruder", "other", "DNS:intruder");
+  }
+  static void TearDownTestSuite() {
+    delete shared_;
+    shared_ = nullptr;
+  }
   void SetUp() override {
-    std::filesystem::create_directories(pki_dir_);
-    pki_.MakeCa("ca");
-    pki_.MakeLeaf("server", "ca", "IP:127.0.0.1,DNS:localhost");
-    pki_.MakeLeaf("client", "ca", "DNS:client");
-    pki_.MakeCa("other");
-    pki_.MakeLeaf("intruder", "other", "DNS:intruder");
+    std::filesystem::copy(shared_->path(), pki_dir_,
+                          std::filesystem::copy_options::recursive);
   }
 
   // Starts cairnd serving pki's "server" certificate, plus `extra` flags.
@@ -128,11 +138,14 @@ class TlsTest : public ::testing::Test {
     return stub->ListStudies(&context, v1::ListStudiesRequest(), &response);
   }
 
+  static TempDir* shared_;
   TempDir tmp_;
   std::string pki_dir_ = tmp_.path() + "/pki";
   Pki pki_{pki_dir_};
   std::unique_ptr<CairndProcess> server_;
 };
+
+TempDir* TlsTest::shared_ = nullptr;
 
 TEST_F(TlsTest, ServesTlsToClientsThatTrustTheCa) {
   StartServer();
