@@ -9,7 +9,9 @@
 # Each figure is measured by cairn_bench_core (one client, one connection)
 # in ROUNDS interleaved rounds, the four servers in a rotating order, so
 # all see the same load on a shared machine. Printed per figure: the median
-# rate of each mode and the median of the per-round ratios to `none`.
+# rate of each mode and the median of the per-round ratios to `none`, then
+# cairnd's CPU time per call (from /proc/PID/stat around each run; less
+# sensitive to a loaded machine than the rates, and what capacity costs).
 # Target: overhead under 10% (ratio >= 0.90) for auth and auth+TLS.
 #
 # Figures: GetStudy (a study that does not exist, answered from memory: the
@@ -42,6 +44,7 @@ command -v openssl >/dev/null || { echo "run.sh: needs the openssl command" >&2;
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/cairn-bench-security.XXXXXX")"
 PIDS=()
+declare -A PID_OF
 cleanup() {
   for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
   for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
@@ -66,6 +69,7 @@ start() {
   "$BIN/cairnd" --data-dir "$WORK/$mode" --listen 127.0.0.1:0 --metrics-listen "" \
     --port-file "$WORK/$mode.port" "$@" >"$WORK/$mode.log" 2>&1 &
   PIDS+=($!)
+  PID_OF[$mode]=$!
   for _ in $(seq 1 300); do
     [ -s "$WORK/$mode.port" ] && return 0
     kill -0 "$!" 2>/dev/null || { cat "$WORK/$mode.log" >&2; return 1; }
@@ -78,9 +82,13 @@ start none2 --auth=none
 start token
 start tls --tls-cert "$PKI/server.crt" --tls-key "$PKI/server.key"
 
-# measure MODE: one cairn_bench_core run against that server, `key value` lines.
+# cpu_ticks PID: user + system CPU time of a process, in clock ticks.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+
+# measure MODE: one cairn_bench_core run per figure against that server,
+# `key value` lines, plus cpu_us_<figure> (cairnd's CPU time in the run).
 measure() {
-  local mode="$1" server
+  local mode="$1" server fig before after
   server="127.0.0.1:$(tr -d '\n' <"$WORK/$mode.port")"
   local env=(env -u CAIRN_TOKEN -u CAIRN_TLS_CA -u CAIRN_TLS_CERT -u CAIRN_TLS_KEY)
   case "$mode" in
@@ -88,9 +96,15 @@ measure() {
     token) env+=(CAIRN_TOKEN_FILE="$WORK/token/admin.token") ;;
     tls) env+=(CAIRN_TOKEN_FILE="$WORK/tls/admin.token" CAIRN_TLS_CA="$PKI/ca.crt") ;;
   esac
-  "${env[@]}" "$BIN/cairn_bench_core" --server "$server" --duration "$DURATION" \
-    --clients 1 --figures empty_rpc round_trips unary
+  for fig in empty_rpc round_trips unary; do
+    before="$(cpu_ticks "${PID_OF[$mode]}")"
+    "${env[@]}" "$BIN/cairn_bench_core" --server "$server" --duration "$DURATION" \
+      --clients 1 --figures "$fig"
+    after="$(cpu_ticks "${PID_OF[$mode]}")"
+    echo "cpu_us_$fig $(( (after - before) * 1000000 / TICKS ))"
+  done
 }
+TICKS="$(getconf CLK_TCK)"
 
 echo "cairnd none/none2/token/tls in $WORK; ${DURATION}s per figure, $ROUNDS rounds" >&2
 : >"$WORK/results.txt"
@@ -105,13 +119,20 @@ for r in $(seq 1 "$ROUNDS"); do
     "$WORK/results.txt" >&2
 done
 
-awk -v rounds="$ROUNDS" '
+awk -v rounds="$ROUNDS" -v duration="$DURATION" '
   function median(a, n,   i, j, t, b) {
     for (i = 1; i <= n; i++) b[i] = a[i]
     for (i = 2; i <= n; i++) for (j = i; j > 1 && b[j-1] > b[j]; j--) {
       t = b[j]; b[j] = b[j-1]; b[j-1] = t
     }
     return (n % 2) ? b[(n + 1) / 2] : (b[n / 2] + b[n / 2 + 1]) / 2
+  }
+  # cairnd CPU microseconds per call (per round trip), from the run of the
+  # figure: its CPU time over (rate x duration) calls. Lower is better.
+  $3 ~ /^cpu_us_/ {
+    fig = substr($3, 8)
+    key = (fig == "empty_rpc") ? "get" : (fig == "round_trips") ? "rt" : "add"
+    cpu[key, $2, $1] = $4; next
   }
   {
     rate = ($3 == "floor_empty_rpc_us") ? 1e6 / $4 : $4
@@ -150,6 +171,30 @@ awk -v rounds="$ROUNDS" '
       if (t < worst) worst = t
       if (s < worst) worst = s
       noise = (a < 1 ? 1 - a : a - 1); if (noise > max_noise) max_noise = noise
+    }
+    printf "%-42s %8s %8s %8s %10s | %7s %7s %7s\n", "cairnd CPU us per call (median of rounds)",
+           "none", "none2", "token", "token+TLS", "none2", "token", "+TLS"
+    for (k = 1; k <= 3; k++) {
+      key = keys[k]
+      for (m = 1; m <= 4; m++) {
+        mode = (m == 1) ? "none" : (m == 2) ? "none2" : (m == 3) ? "token" : "tls"
+        for (r = 1; r <= rounds; r++) {
+          calls = v[key, mode, r] * duration
+          c_[r] = (calls > 0) ? cpu[key, mode, r] / calls : 0
+          cr_[mode, r] = c_[r]
+        }
+        med[mode] = median(c_, rounds)
+      }
+      for (m = 2; m <= 4; m++) {
+        mode = (m == 2) ? "none2" : (m == 3) ? "token" : "tls"
+        for (r = 1; r <= rounds; r++) {
+          q_[r] = (cr_["none", r] > 0) ? cr_[mode, r] / cr_["none", r] : 0
+        }
+        cratio[mode] = median(q_, rounds)
+      }
+      printf "%-42s %8.1f %8.1f %8.1f %10.1f | %6.3fx %6.3fx %6.3fx\n", label[key],
+             med["none"], med["none2"], med["token"], med["tls"],
+             cratio["none2"], cratio["token"], cratio["tls"]
     }
     printf "(ratios: the median of the per-round ratios to the first --auth=none server;\n"
     printf " none2 is an identical server, so its distance from 1.000x is the noise floor)\n"
