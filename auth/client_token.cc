@@ -84,6 +84,14 @@ absl::StatusOr<std::string> ReadClientToken(const std::string& token_file) {
 std::shared_ptr<grpc::Channel> NewAuthChannel(
     const std::string& target, const std::string& token,
     const grpc::ChannelArguments& args) {
+  return NewAuthChannel(target, token, grpc::InsecureChannelCredentials(),
+                        args);
+}
+
+std::shared_ptr<grpc::Channel> NewAuthChannel(
+    const std::string& target, const std::string& token,
+    std::shared_ptr<grpc::ChannelCredentials> credentials,
+    const grpc::ChannelArguments& args) {
   std::vector<
       std::unique_ptr<grpc::experimental::ClientInterceptorFactoryInterface>>
       interceptors;
@@ -91,8 +99,7 @@ std::shared_ptr<grpc::Channel> NewAuthChannel(
     interceptors.push_back(std::make_unique<BearerInterceptorFactory>(token));
   }
   return grpc::experimental::CreateCustomChannelWithInterceptors(
-      target, grpc::InsecureChannelCredentials(), args,
-      std::move(interceptors));
+      target, std::move(credentials), args, std::move(interceptors));
 }
 
 }  // namespace cairn::auth

@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "grpcpp/channel.h"
+#include "grpcpp/security/credentials.h"
 #include "grpcpp/support/channel_arguments.h"
 
 namespace cairn::auth {
@@ -20,8 +21,18 @@ namespace cairn::auth {
 // InvalidArgument if the token found is empty.
 absl::StatusOr<std::string> ReadClientToken(const std::string& token_file);
 
-// An insecure channel to `target` (with `args`) whose every call carries
-// `authorization: Bearer <token>` (none if `token` is empty).
+// A channel to `target` over `credentials` (with `args`) whose every call
+// carries `authorization: Bearer <token>` (none if `token` is empty). The
+// token travels as metadata added by a client interceptor, so it goes over
+// plaintext (loopback) and TLS channels alike; make TLS credentials with
+// NewClientChannelCredentials (auth/client_tls.h).
+std::shared_ptr<grpc::Channel> NewAuthChannel(
+    const std::string& target, const std::string& token,
+    std::shared_ptr<grpc::ChannelCredentials> credentials,
+    const grpc::ChannelArguments& args = grpc::ChannelArguments());
+
+// The same over plaintext (grpc::InsecureChannelCredentials): for loopback
+// clients, such as training jobs and tests.
 std::shared_ptr<grpc::Channel> NewAuthChannel(
     const std::string& target, const std::string& token,
     const grpc::ChannelArguments& args = grpc::ChannelArguments());

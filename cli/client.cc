@@ -3,6 +3,7 @@
 
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "auth/client_token.h"
 #include "cli/args.h"
 
@@ -16,11 +17,20 @@ absl::Status FromGrpcStatus(const grpc::Status& status,
       status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
     message = absl::StrCat("cairnd at ", target, ": ", message);
   }
+  // What a plaintext client sees from a TLS cairnd, and a client without
+  // an accepted certificate from one that requires them.
+  if (status.error_code() == grpc::StatusCode::UNAVAILABLE &&
+      absl::StrContains(message, "Socket closed")) {
+    absl::StrAppend(&message,
+                    " (if cairnd serves TLS, pass --tls-ca FILE; if it "
+                    "requires client certificates, --tls-cert and --tls-key)");
+  }
   return absl::Status(code, message);
 }
 
 StudyClient::StudyClient(std::string target, std::chrono::milliseconds timeout,
-                         const std::string& token)
+                         const std::string& token,
+                         std::shared_ptr<grpc::ChannelCredentials> credentials)
     : target_(std::move(target)), timeout_(timeout) {
   // A connection of its own (not shared through gRPC's global subchannel
   // pool), so a client that replaces its StudyClient after cairnd went away
@@ -28,8 +38,11 @@ StudyClient::StudyClient(std::string target, std::chrono::milliseconds timeout,
   // reconnect backoff.
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  if (credentials == nullptr) {
+    credentials = grpc::InsecureChannelCredentials();
+  }
   std::shared_ptr<grpc::Channel> channel =
-      auth::NewAuthChannel(target_, token, args);
+      auth::NewAuthChannel(target_, token, std::move(credentials), args);
   stub_ = cairn::v1::StudyService::NewStub(channel);
   admin_stub_ = cairn::v1::AdminService::NewStub(channel);
 }

@@ -19,7 +19,8 @@ namespace cairn::cli {
 
 // Converts a gRPC status to the absl::Status with the same code and message.
 // UNAVAILABLE and DEADLINE_EXCEEDED messages also name `target` so the user
-// sees which server the CLI tried.
+// sees which server the CLI tried; a connection cairnd closed during the
+// handshake adds a hint at the TLS flags.
 absl::Status FromGrpcStatus(const grpc::Status& status,
                             const std::string& target);
 
@@ -30,9 +31,11 @@ class StudyClient {
   using AdminStub = cairn::v1::AdminService::Stub;
 
   // `target` is HOST:PORT; every call gets `timeout` as its deadline and
-  // `authorization: Bearer <token>` (none if `token` is empty).
+  // `authorization: Bearer <token>` (none if `token` is empty). The
+  // connection uses `credentials` (auth/client_tls.h); null: plaintext.
   StudyClient(std::string target, std::chrono::milliseconds timeout,
-              const std::string& token = "");
+              const std::string& token = "",
+              std::shared_ptr<grpc::ChannelCredentials> credentials = nullptr);
 
   // Calls one unary RPC, e.g. Call(&Stub::GetStudy, request).
   template <typename Request, typename Response>

@@ -12,6 +12,7 @@
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "auth/client_tls.h"
 #include "auth/client_token.h"
 #include "cli/format.h"
 #include "cli/handlers.h"
@@ -75,7 +76,9 @@ void CommandTree::AddGlobalOptions(CLI::App& app) {
       "Global options, accepted before or after any subcommand: --server "
       "HOST:PORT (or $CAIRN_SERVER; default 127.0.0.1:50051), --timeout "
       "SECONDS (default 30), --token-file FILE (or $CAIRN_TOKEN_FILE; "
-      "$CAIRN_TOKEN wins over both; default ~/.config/cairn/token).\nSTUDY is "
+      "$CAIRN_TOKEN wins over both; default ~/.config/cairn/token), --tls-ca "
+      "FILE, --tls-cert FILE, --tls-key FILE (or $CAIRN_TLS_CA, "
+      "$CAIRN_TLS_CERT, $CAIRN_TLS_KEY; any of them turns TLS on).\nSTUDY is "
       "studies/N, N or a display name; TRIAL "
       "is M or studies/N/trials/M.");
   app.add_option("--server", o_.server,
@@ -86,6 +89,17 @@ void CommandTree::AddGlobalOptions(CLI::App& app) {
                  "file holding the token to send (default $CAIRN_TOKEN_FILE, "
                  "else ~/.config/cairn/token; $CAIRN_TOKEN wins over both)")
       ->envname("CAIRN_TOKEN_FILE");
+  app.add_option("--tls-ca", o_.tls.ca,
+                 "connect with TLS, trusting the CA certificates in FILE "
+                 "(default $CAIRN_TLS_CA)")
+      ->envname("CAIRN_TLS_CA");
+  app.add_option("--tls-cert", o_.tls.cert,
+                 "client certificate for a cairnd that requires one (mTLS; "
+                 "default $CAIRN_TLS_CERT; turns TLS on)")
+      ->envname("CAIRN_TLS_CERT");
+  app.add_option("--tls-key", o_.tls.key,
+                 "private key of --tls-cert (default $CAIRN_TLS_KEY)")
+      ->envname("CAIRN_TLS_KEY");
   app.add_option("--timeout", o_.timeout_seconds,
                  "RPC deadline in seconds (default 30)")
       ->check(CLI::PositiveNumber);
@@ -345,6 +359,13 @@ int RunHandler(Handler action, Context& c) {
     return kExitError;
   }
   c.opt.token = *std::move(token);
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
+      auth::NewClientChannelCredentials(c.opt.tls);
+  if (!credentials.ok()) {
+    *c.err << "cairn: error: " << StatusToLine(credentials.status()) << "\n";
+    return kExitError;
+  }
+  c.opt.credentials = *std::move(credentials);
   const absl::Status status = action(c);
   if (!status.ok()) {
     *c.err << "cairn: error: " << StatusToLine(status) << "\n";

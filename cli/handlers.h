@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "auth/client_tls.h"
 #include "cli/client.h"
 
 namespace cairn::cli {
@@ -48,6 +49,10 @@ struct Options {
   // token itself, resolved before the handler runs (auth/client_token.h).
   std::string token_file;
   std::string token;
+  // TLS files (--tls-ca, --tls-cert, --tls-key, each else $CAIRN_TLS_*),
+  // and the channel credentials made from them before the handler runs.
+  auth::ClientTlsFiles tls;
+  std::shared_ptr<grpc::ChannelCredentials> credentials;
   // cairn token create.
   std::string token_name;
   std::string token_role;
@@ -78,7 +83,7 @@ struct Context {
           opt.server,
           std::chrono::milliseconds(
               static_cast<int64_t>(std::llround(opt.timeout_seconds * 1000))),
-          opt.token);
+          opt.token, opt.credentials);
     }
     return *client;
   }

@@ -7,7 +7,6 @@
 #include <memory>
 #include <vector>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
@@ -17,6 +16,7 @@
 #include "monitoring/grpc_metrics_interceptor.h"
 #include "monitoring/study_summary.h"
 #include "server/audit_interceptor.h"
+#include "server/listen_policy.h"
 #include "spdlog/spdlog.h"
 #include "store/backup.h"
 
@@ -47,24 +47,7 @@ absl::Status WritePortFile(const std::string& path, int port) {
       absl::StrCat("--port-file: cannot write '", path, "'"));
 }
 
-bool IsLoopbackHost(absl::string_view host) {
-  return host == "localhost" || host == "[::1]" || host == "::1" ||
-         absl::StartsWith(host, "127.");
-}
-
 }  // namespace
-
-absl::Status CheckAuthListen(bool auth, const std::string& listen) {
-  if (auth) return absl::OkStatus();
-  const size_t colon = listen.rfind(':');
-  const absl::string_view host = absl::string_view(listen).substr(
-      0, colon == std::string::npos ? listen.size() : colon);
-  if (IsLoopbackHost(host)) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(
-      "--auth=none is for a single user on loopback only, but --listen is '",
-      listen.substr(0, 128),
-      "': listen on 127.0.0.1 or drop --auth=none and use tokens"));
-}
 
 std::string StorePath(const std::string& data_dir) {
   return (std::filesystem::path(data_dir) / kStoreDirName).string();
@@ -79,7 +62,17 @@ absl::StatusOr<std::unique_ptr<Cairnd>> Cairnd::Start(
           ? (std::filesystem::path(options.data_dir) / "jobs").string()
           : options.jobs_root;
   const int gpus = options.gpus >= 0 ? options.gpus : jobs::DetectGpuCount();
-  absl::Status s = CheckAuthListen(options.auth, options.listen);
+  const ListenSecurity listen_security{options.listen, options.auth,
+                                       options.tls.enabled(), options.insecure};
+  absl::Status s = CheckListenSecurity(listen_security);
+  if (s.ok() && options.tls.enabled()) s = CheckServerTlsFiles(options.tls);
+  if (s.ok() && ServesPlaintextOnNetwork(listen_security)) {
+    spdlog::warn(
+        "cairnd: --insecure: serving plaintext on {}, reachable from the "
+        "network: tokens and data travel unencrypted (serve TLS with "
+        "--tls-cert and --tls-key)",
+        options.listen);
+  }
   if (s.ok()) s = CreateDir("--data-dir", store_path);
   if (s.ok()) s = d->StartMetrics(options);
   if (s.ok()) {
@@ -87,7 +80,7 @@ absl::StatusOr<std::unique_ptr<Cairnd>> Cairnd::Start(
   }
   if (s.ok()) s = d->StartAuth(options);
   if (s.ok()) s = d->StartAudit(options);
-  if (s.ok()) s = d->StartGrpc(options.listen, options.data_dir);
+  if (s.ok()) s = d->StartGrpc(options);
   if (s.ok()) s = d->StartJobs(jobs_root, gpus, options.grace_seconds);
   if (s.ok() && !options.port_file.empty()) {
     s = WritePortFile(options.port_file, d->port_);
@@ -180,11 +173,12 @@ absl::Status Cairnd::StartAudit(const CairndOptions& options) {
   return absl::OkStatus();
 }
 
-absl::Status Cairnd::StartGrpc(const std::string& listen,
-                               const std::string& data_dir) {
+absl::Status Cairnd::StartGrpc(const CairndOptions& options) {
+  const std::string& listen = options.listen;
   executor_ = jobs::NewLocalProcessExecutor(Clock::Real());
   service_ = std::make_unique<StudyServiceImpl>(manager_.get());
-  admin_service_ = std::make_unique<AdminServiceImpl>(store_.get(), data_dir);
+  admin_service_ =
+      std::make_unique<AdminServiceImpl>(store_.get(), options.data_dir);
   service_->set_authorizer(authorizer_.get());
   admin_service_->set_authorizer(authorizer_.get());
   admin_service_->set_token_registry(tokens_.get());
@@ -192,7 +186,14 @@ absl::Status Cairnd::StartGrpc(const std::string& listen,
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port_);
+  if (options.tls.enabled()) {
+    builder.AddListeningPort(listen, NewServerTlsCredentials(options.tls),
+                             &port_);
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
+                             &jobs_port_);
+  } else {
+    builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port_);
+  }
   // One port, one server: without this gRPC sets SO_REUSEPORT, and a second
   // cairnd on the same port would silently take half the connections.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
@@ -213,10 +214,20 @@ absl::Status Cairnd::StartGrpc(const std::string& listen,
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
   builder.SetMaxReceiveMessageSize(64 << 20);
   server_ = builder.BuildAndStart();
-  if (server_ == nullptr || port_ == 0) {
+  if (server_ == nullptr || port_ == 0 ||
+      (options.tls.enabled() && jobs_port_ == 0)) {
     return absl::UnavailableError(
         absl::StrCat("--listen: cannot listen on '", listen,
                      "' (address in use or invalid)"));
+  }
+  if (options.tls.enabled()) {
+    spdlog::info(
+        "cairnd: serving TLS on port {}{} (certificates re-read every {} s "
+        "when changed); training jobs use plaintext 127.0.0.1:{}",
+        port_,
+        options.tls.client_ca_file.empty() ? ""
+                                           : ", client certificates required",
+        options.tls.refresh_seconds, jobs_port_);
   }
   return absl::OkStatus();
 }
@@ -225,7 +236,7 @@ absl::Status Cairnd::StartJobs(const std::string& jobs_root, int gpus,
                                double grace_seconds) {
   jobs::JobRunnerOptions runner_options;
   runner_options.jobs_root = jobs_root;
-  runner_options.server_address = absl::StrCat("127.0.0.1:", port_);
+  runner_options.server_address = absl::StrCat("127.0.0.1:", jobs_port());
   runner_options.gpus = gpus;
   runner_options.grace_period = absl::Seconds(grace_seconds);
   runner_options.observer = observer_.get();

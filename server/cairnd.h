@@ -18,6 +18,7 @@
 #include "monitoring/study_observer.h"
 #include "server/admin_service.h"
 #include "server/study_service.h"
+#include "server/tls.h"
 #include "store/store.h"
 #include "trials/study_manager.h"
 
@@ -58,12 +59,15 @@ struct CairndOptions {
   // false: no audit log at all (no flag: only for benchmarks that measure
   // its cost; ListAuditEvents is then UNIMPLEMENTED). Default: true.
   bool audit = true;
+  // TLS on `listen` (server/tls.h); off unless cert and key are set. With
+  // TLS, cairnd's own training jobs reach it through a second, plaintext
+  // port on 127.0.0.1 (tokens still checked), since they are handed
+  // CAIRN_SERVER and no certificates.
+  ServerTlsOptions tls;
+  // Serve plaintext on a non-loopback `listen` anyway (warned at every
+  // start); without it Start refuses that (server/listen_policy.h).
+  bool insecure = false;
 };
-
-// OK unless `auth` is off and `listen` is not a loopback address
-// (127.0.0.0/8, [::1], localhost): then InvalidArgument naming --auth=none
-// and --listen.
-absl::Status CheckAuthListen(bool auth, const std::string& listen);
 
 // The store directory of a data dir: <data_dir>/store.
 std::string StorePath(const std::string& data_dir);
@@ -83,6 +87,9 @@ class Cairnd {
   void Shutdown();
 
   int port() const { return port_; }
+  // The plaintext loopback port of the training jobs when TLS is on, else
+  // port().
+  int jobs_port() const { return jobs_port_ != 0 ? jobs_port_ : port_; }
   // Port of the /metrics endpoint, 0 when disabled.
   int metrics_port() const;
   StudyManager* manager() { return manager_.get(); }
@@ -97,8 +104,7 @@ class Cairnd {
                               uint64_t min_free_space);
   absl::Status StartAuth(const CairndOptions& options);
   absl::Status StartAudit(const CairndOptions& options);
-  absl::Status StartGrpc(const std::string& listen,
-                         const std::string& data_dir);
+  absl::Status StartGrpc(const CairndOptions& options);
   absl::Status StartJobs(const std::string& jobs_root, int gpus,
                          double grace_seconds);
   // The service's state for a Prometheus scrape.
@@ -117,6 +123,7 @@ class Cairnd {
   std::unique_ptr<AdminServiceImpl> admin_service_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
+  int jobs_port_ = 0;  // 0 without TLS.
 };
 
 }  // namespace cairn

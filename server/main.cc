@@ -89,6 +89,24 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_flag("--audit-reads", options.audit_reads,
                "Also record the calls that only read in the audit log");
+  app.add_option("--tls-cert", options.tls.cert_file,
+                 "PEM certificate chain to serve TLS with (needs --tls-key); "
+                 "re-read when the file changes")
+      ->check(CLI::ExistingFile);
+  app.add_option("--tls-key", options.tls.key_file,
+                 "PEM private key of --tls-cert")
+      ->check(CLI::ExistingFile);
+  app.add_option("--tls-client-ca", options.tls.client_ca_file,
+                 "PEM CA certificates: require every client to present a "
+                 "certificate signed by one (mTLS; needs --tls-cert)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--tls-refresh-seconds", options.tls.refresh_seconds,
+                 "How often the TLS files are checked for changes")
+      ->check(CLI::Range(1, 86400))
+      ->capture_default_str();
+  app.add_flag("--insecure", options.insecure,
+               "Serve plaintext on a non-loopback --listen (refused "
+               "without it); warned at every start");
   bool verify = false;
   bool repair = false;
   CLI::Option* verify_flag = app.add_flag(

@@ -15,7 +15,8 @@
 //   cairn_suggest_ms[_cN], cairn_complete_ms[_cN]  mean latency of each RPC
 //                                      of the round trip
 //   floor_empty_rpc_us                 mean latency of an RPC that does no
-//                                      work (GetStudy of a missing study)
+//                                      work (GetStudy of a missing study);
+//                                      figure "floors", or "empty_rpc" alone
 //   floor_durable_append_us            mean latency of a 200-byte append plus
 //                                      fdatasync() to a file in --fsync-dir
 // The two floors bound one sequential client: a round trip is two RPCs that
@@ -38,6 +39,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "auth/client_tls.h"
 #include "auth/client_token.h"
 #include "cairn/v1/study_service.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
@@ -52,7 +54,7 @@ struct Options {
   double duration = 5;
   std::vector<int> clients = {1, 8, 32};
   // Which figures to measure: round_trips, large_study, stream, unary,
-  // floors.
+  // floors, empty_rpc (the first floor alone).
   std::vector<std::string> figures = {"round_trips", "large_study", "stream",
                                       "unary", "floors"};
   // Directory (on the store's file system) for the durable-append floor.
@@ -73,7 +75,8 @@ struct Options {
 }
 
 // A channel of its own (own TCP connection), as separate workers would have.
-// Sends the token of $CAIRN_TOKEN / $CAIRN_TOKEN_FILE (auth/client_token.h).
+// Sends the token of $CAIRN_TOKEN / $CAIRN_TOKEN_FILE (auth/client_token.h),
+// over TLS when $CAIRN_TLS_CA (or _CERT/_KEY) is set (auth/client_tls.h).
 std::unique_ptr<v1::StudyService::Stub> NewStub(const std::string& server) {
   static const std::string token = [] {
     const char* file = std::getenv("CAIRN_TOKEN_FILE");
@@ -86,10 +89,21 @@ std::unique_ptr<v1::StudyService::Stub> NewStub(const std::string& server) {
     }
     return *t;
   }();
+  static const std::shared_ptr<grpc::ChannelCredentials> credentials = [] {
+    absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> c =
+        cairn::auth::NewClientChannelCredentials(
+            cairn::auth::ClientTlsFilesFromEnv({}));
+    if (!c.ok()) {
+      std::fprintf(stderr, "cairn_bench_core: %s\n",
+                   std::string(c.status().message()).c_str());
+      std::exit(1);
+    }
+    return *c;
+  }();
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   return v1::StudyService::NewStub(
-      cairn::auth::NewAuthChannel(server, token, args));
+      cairn::auth::NewAuthChannel(server, token, credentials, args));
 }
 
 std::string CreateStudy(v1::StudyService::Stub& stub, const std::string& tag) {
@@ -402,8 +416,8 @@ int main(int argc, char** argv) {
                  "concurrent client counts to measure (default 1 8 32)")
       ->check(CLI::Range(1, 256));
   app.add_option("--figures", o.figures, "figures to measure (default: all)")
-      ->check(CLI::IsMember(
-          {"round_trips", "large_study", "stream", "unary", "floors"}));
+      ->check(CLI::IsMember({"round_trips", "large_study", "stream", "unary",
+                             "floors", "empty_rpc"}));
   app.add_option("--fsync-dir", o.fsync_dir,
                  "directory for the durable-append floor (use the store's "
                  "file system)")
@@ -449,8 +463,10 @@ int main(int argc, char** argv) {
     std::printf("cairn_add_measurement_per_s %.1f\n", AddMeasurementRate(o));
     std::fflush(stdout);
   }
-  if (o.Wants("floors")) {
+  if (o.Wants("floors") || o.Wants("empty_rpc")) {
     std::printf("floor_empty_rpc_us %.1f\n", EmptyRpcMicros(o));
+  }
+  if (o.Wants("floors")) {
     std::printf("floor_durable_append_us %.1f\n", DurableAppendMicros(o));
   }
   return 0;

@@ -52,13 +52,15 @@ bool CairndProcess::Start(std::string* error) {
   const std::string port_file = data_dir_ + "/cairnd.port";
   std::filesystem::create_directories(data_dir_);
   std::filesystem::remove(port_file);
-  std::vector<std::string> args = {binary_,
-                                   "--data-dir",
-                                   data_dir_,
-                                   "--listen",
-                                   "127.0.0.1:" + std::to_string(listen_port_),
-                                   "--port-file",
-                                   port_file};
+  std::vector<std::string> args = {binary_, "--data-dir", data_dir_,
+                                   "--port-file", port_file};
+  // Loopback unless the test chose the address.
+  bool listen_given = false;
+  for (const auto& a : extra_args_) listen_given |= a == "--listen";
+  if (!listen_given) {
+    args.push_back("--listen");
+    args.push_back("127.0.0.1:" + std::to_string(listen_port_));
+  }
   // Metrics on a free port unless the test chose (parallel tests never
   // collide on the default 9464).
   bool metrics_given = false;

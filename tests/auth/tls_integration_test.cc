@@ -1,0 +1,272 @@
+// TLS on a real cairnd on loopback, with certificates this test makes with
+// the openssl command line: TLS with and without the CA, plaintext clients,
+// mTLS (no certificate, the right CA, another CA), certificate rotation
+// while cairnd runs, the plaintext jobs port, and the non-loopback --listen
+// rule (--tls-cert, --insecure).
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "auth/client_tls.h"
+#include "auth/client_token.h"
+#include "cairn/v1/study_service.grpc.pb.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "tests/testing/test_util.h"
+
+namespace cairn {
+namespace {
+
+namespace v1 = cairn::v1;
+using testing::CairndProcess;
+using testing::CommandResult;
+using testing::RunCommand;
+using testing::TempDir;
+
+// Certificates made with `openssl` in a directory: NAME.crt and NAME.key.
+class Pki {
+ public:
+  explicit Pki(std::string dir) : dir_(std::move(dir)) {}
+
+  std::string Crt(const std::string& name) const {
+    return dir_ + "/" + name + ".crt";
+  }
+  std::string Key(const std::string& name) const {
+    return dir_ + "/" + name + ".key";
+  }
+
+  // A self-signed CA named `name`.
+  void MakeCa(const std::string& name) {
+    Run({"openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+         "ec_paramgen_curve:P-256", "-nodes", "-keyout", Key(name), "-out",
+         Crt(name), "-days", "2", "-subj", "/CN=" + name});
+  }
+
+  // A certificate for `name` signed by the CA `ca`, with subjectAltName
+  // `san` (e.g. "IP:127.0.0.1,DNS:localhost").
+  void MakeLeaf(const std::string& name, const std::string& ca,
+                const std::string& san) {
+    const std::string csr = dir_ + "/" + name + ".csr";
+    const std::string ext = dir_ + "/" + name + ".ext";
+    std::ofstream(ext) << "subjectAltName=" << san << "\n";
+    Run({"openssl", "req", "-newkey", "ec", "-pkeyopt",
+         "ec_paramgen_curve:P-256", "-nodes", "-keyout", Key(name), "-out", csr,
+         "-subj", "/CN=" + name});
+    Run({"openssl", "x509", "-req", "-in", csr, "-CA", Crt(ca), "-CAkey",
+         Key(ca), "-CAcreateserial", "-out", Crt(name), "-days", "2",
+         "-extfile", ext});
+  }
+
+ private:
+  static void Run(const std::vector<std::string>& argv) {
+    const CommandResult r = RunCommand(argv);
+    ASSERT_EQ(r.exit_code, 0) << argv[1] << ": " << r.err;
+  }
+
+  std::string dir_;
+};
+
+// A client that trusts the CA in `ca`.
+auth::ClientTlsFiles Trust(const std::string& ca) {
+  auth::ClientTlsFiles files;
+  files.ca = ca;
+  return files;
+}
+
+// The same, presenting the client certificate `cert` with its `key`.
+auth::ClientTlsFiles Present(const std::string& ca, const std::string& cert,
+                             const std::string& key) {
+  auth::ClientTlsFiles files = Trust(ca);
+  files.cert = cert;
+  files.key = key;
+  return files;
+}
+
+class TlsTest : public ::testing::Test {
+ protected:
+  // The certificates, made once for the suite; each test gets a copy.
+  static void SetUpTestSuite() {
+    shared_ = new TempDir();
+    Pki pki(shared_->path());
+    pki.MakeCa("ca");
+    pki.MakeLeaf("server", "ca", "IP:127.0.0.1,DNS:localhost");
+    pki.MakeLeaf("client", "ca", "DNS:client");
+    pki.MakeCa("other");
+    pki.MakeLeaf("intruder", "other", "DNS:intruder");
+  }
+  static void TearDownTestSuite() {
+    delete shared_;
+    shared_ = nullptr;
+  }
+  void SetUp() override {
+    std::filesystem::copy(shared_->path(), pki_dir_,
+                          std::filesystem::copy_options::recursive);
+  }
+
+  // Starts cairnd serving pki's "server" certificate, plus `extra` flags.
+  void StartServer(std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"--tls-cert", pki_.Crt("server"),
+                                     "--tls-key", pki_.Key("server")};
+    args.insert(args.end(), extra.begin(), extra.end());
+    server_ = std::make_unique<CairndProcess>(tmp_.path() + "/data", args);
+    std::string error;
+    ASSERT_TRUE(server_->Start(&error)) << error;
+  }
+
+  // ListStudies over a fresh connection with `files` (plaintext when none).
+  grpc::Status List(const auth::ClientTlsFiles& files,
+                    const std::string& host = "127.0.0.1") {
+    absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
+        auth::NewClientChannelCredentials(files);
+    EXPECT_TRUE(credentials.ok()) << credentials.status();
+    if (!credentials.ok()) return grpc::Status(grpc::StatusCode::INTERNAL, "");
+    grpc::ChannelArguments args;
+    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+    auto stub = v1::StudyService::NewStub(
+        auth::NewAuthChannel(absl::StrCat(host, ":", server_->port()),
+                             server_->token(), *credentials, args));
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() +
+                         std::chrono::seconds(5));
+    v1::ListStudiesResponse response;
+    return stub->ListStudies(&context, v1::ListStudiesRequest(), &response);
+  }
+
+  static TempDir* shared_;
+  TempDir tmp_;
+  std::string pki_dir_ = tmp_.path() + "/pki";
+  Pki pki_{pki_dir_};
+  std::unique_ptr<CairndProcess> server_;
+};
+
+TempDir* TlsTest::shared_ = nullptr;
+
+TEST_F(TlsTest, ServesTlsToClientsThatTrustTheCa) {
+  StartServer();
+  EXPECT_TRUE(List(Trust(pki_.Crt("ca"))).ok());
+  EXPECT_TRUE(List(Trust(pki_.Crt("ca")), "localhost").ok());
+  // Another CA, and plaintext, fail to connect.
+  EXPECT_EQ(List(Trust(pki_.Crt("other"))).error_code(),
+            grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(List({}).error_code(), grpc::StatusCode::UNAVAILABLE);
+  // The token is still checked over TLS.
+  server_->set_token("cairn_0000");
+  EXPECT_EQ(List(Trust(pki_.Crt("ca"))).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+}
+
+TEST_F(TlsTest, CliTakesTlsFlagsAndEnvironment) {
+  StartServer();
+  const std::string cairn = testing::BinDir() + "/cairn";
+  const std::string server = server_->address();
+  CommandResult r = RunCommand(
+      {cairn, "--server", server, "--tls-ca", pki_.Crt("ca"), "study", "list"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  r = RunCommand({cairn, "--server", server, "study", "list"},
+                 {"CAIRN_TLS_CA=" + pki_.Crt("ca")});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  // Plaintext against TLS: an error that points at the flag.
+  r = RunCommand(
+      {cairn, "--server", server, "--timeout", "5", "study", "list"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(absl::StrContains(r.err, "--tls-ca")) << r.err;
+  r = RunCommand({cairn, "--server", server, "--tls-ca", tmp_.path() + "/none",
+                  "study", "list"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(absl::StrContains(r.err, "--tls-ca: cannot read")) << r.err;
+  r = RunCommand({cairn, "--server", server, "--tls-ca", pki_.Crt("ca"),
+                  "--tls-cert", pki_.Crt("client"), "study", "list"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(absl::StrContains(r.err, "--tls-cert needs --tls-key")) << r.err;
+}
+
+TEST_F(TlsTest, JobsReachCairndOnAPlaintextLoopbackPort) {
+  StartServer();
+  std::smatch m;
+  const std::string log = server_->Log();
+  ASSERT_TRUE(std::regex_search(
+      log, m, std::regex("training jobs use plaintext 127.0.0.1:([0-9]+)")))
+      << log;
+  auto stub = v1::StudyService::NewStub(auth::NewAuthChannel(
+      absl::StrCat("127.0.0.1:", m[1].str()), server_->token()));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::seconds(5));
+  v1::ListStudiesResponse response;
+  EXPECT_TRUE(
+      stub->ListStudies(&context, v1::ListStudiesRequest(), &response).ok());
+}
+
+TEST_F(TlsTest, MutualTlsNeedsAClientCertificateFromTheClientCa) {
+  StartServer({"--tls-client-ca", pki_.Crt("ca")});
+  EXPECT_EQ(List(Trust(pki_.Crt("ca"))).error_code(),
+            grpc::StatusCode::UNAVAILABLE);
+  EXPECT_TRUE(
+      List(Present(pki_.Crt("ca"), pki_.Crt("client"), pki_.Key("client")))
+          .ok());
+  EXPECT_EQ(
+      List(Present(pki_.Crt("ca"), pki_.Crt("intruder"), pki_.Key("intruder")))
+          .error_code(),
+      grpc::StatusCode::UNAVAILABLE);
+}
+
+TEST_F(TlsTest, RotatedCertificatesAreServedWithoutRestart) {
+  StartServer({"--tls-refresh-seconds", "1"});
+  pki_.MakeCa("ca2");
+  pki_.MakeLeaf("server2", "ca2", "IP:127.0.0.1,DNS:localhost");
+  ASSERT_EQ(List(Trust(pki_.Crt("ca2"))).error_code(),
+            grpc::StatusCode::UNAVAILABLE);
+  // Replace both files by rename, the key first (as an operator would).
+  std::filesystem::copy_file(pki_.Key("server2"), pki_.Key("server") + ".new");
+  std::filesystem::copy_file(pki_.Crt("server2"), pki_.Crt("server") + ".new");
+  std::filesystem::rename(pki_.Key("server") + ".new", pki_.Key("server"));
+  std::filesystem::rename(pki_.Crt("server") + ".new", pki_.Crt("server"));
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  grpc::Status status;
+  while (std::chrono::steady_clock::now() < deadline) {
+    status = List(Trust(pki_.Crt("ca2")));
+    if (status.ok()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(List(Trust(pki_.Crt("ca"))).error_code(),
+            grpc::StatusCode::UNAVAILABLE);
+}
+
+TEST_F(TlsTest, NetworkListenNeedsTlsOrInsecure) {
+  const std::string cairnd = testing::BinDir() + "/cairnd";
+  CommandResult r =
+      RunCommand({cairnd, "--data-dir", tmp_.path() + "/refused", "--listen",
+                  "0.0.0.0:0", "--metrics-listen", ""});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(absl::StrContains(r.err, "--tls-cert")) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.err, "--insecure")) << r.err;
+  r = RunCommand({cairnd, "--data-dir", tmp_.path() + "/refused", "--listen",
+                  "127.0.0.1:0", "--metrics-listen", "", "--tls-cert",
+                  pki_.Crt("server"), "--tls-key", pki_.Key("client")});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(absl::StrContains(r.err, "--tls-key")) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.err, "does not match")) << r.err;
+
+  CairndProcess insecure(tmp_.path() + "/insecure",
+                         {"--listen", "0.0.0.0:0", "--insecure"});
+  std::string error;
+  ASSERT_TRUE(insecure.Start(&error)) << error;
+  EXPECT_TRUE(absl::StrContains(insecure.Log(), "warning cairnd: --insecure"))
+      << insecure.Log();
+  CairndProcess tls(tmp_.path() + "/tls",
+                    {"--listen", "0.0.0.0:0", "--tls-cert", pki_.Crt("server"),
+                     "--tls-key", pki_.Key("server")});
+  ASSERT_TRUE(tls.Start(&error)) << error;
+  EXPECT_FALSE(absl::StrContains(tls.Log(), "--insecure")) << tls.Log();
+}
+
+}  // namespace
+}  // namespace cairn
