@@ -4,11 +4,13 @@
 // a/<id>, store/store.h); with record_reads, every other call of the
 // permission table too. server/audit_interceptor.h feeds it from gRPC.
 //
-// Durability: Record returns once the event is durable (the store's WAL
-// fsynced, in the store's group commit like every acknowledged write), and
-// cairnd sends a call's response only after that, so a client never learns
-// the outcome of a call the log could still lose: the log survives restarts
-// and kill -9.
+// Durability: Record returns once the event is in the store's WAL (see
+// Store::PutAuditEvent), and cairnd sends a call's response only after
+// that, so the log survives restarts and kill -9 of cairnd like every
+// acknowledged write. Events are not fsynced one by one (that doubled a
+// write call's latency): the store syncs its WAL at the next synced write
+// or within about a second, so a power loss can take the events of the
+// last second.
 //
 // Ids: microseconds since the Unix epoch of the event's time, raised by one
 // where needed so that they are unique and increase in the order Record

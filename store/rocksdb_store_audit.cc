@@ -29,7 +29,18 @@ absl::Status RocksDbStore::PutAuditEvent(int64_t id,
                       keys::AuditKey(delete_before));
   }
   batch.Put(keys::AuditKey(id), event.SerializeAsString());
-  return Write(&batch, absl::StrCat("audit event ", id));
+  // Unsynced, outside the commit queue: in the WAL (so it survives a crash
+  // of cairnd) when this returns; the next synced write or the durable-mark
+  // recorder's SyncWAL (within about a second) puts it on disk.
+  if (absl::Status s = WriteHealth(); !s.ok()) return s;
+  if (rocksdb::Status s = CheckRoomToWrite(); !s.ok()) {
+    return FromRocks(s, absl::StrCat("writing audit event ", id));
+  }
+  rocksdb::WriteOptions unsynced = write_options_;
+  unsynced.sync = false;
+  return FromRocks(db_->Write(unsynced, &batch),
+                   absl::StrCat("writing audit event ", id, " in store at ",
+                                path_));
 }
 
 absl::Status RocksDbStore::DeleteAuditEventsBefore(int64_t before) {
