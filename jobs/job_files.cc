@@ -98,9 +98,9 @@ absl::StatusOr<std::string> ReadAt(int fd, int64_t offset, size_t max_bytes) {
   std::string data(max_bytes, '\0');
   size_t done = 0;
   while (done < max_bytes) {
-    const ssize_t n = pread(fd, data.data() + done, max_bytes - done,
-                            static_cast<off_t>(offset) +
-                                static_cast<off_t>(done));
+    const ssize_t n =
+        pread(fd, data.data() + done, max_bytes - done,
+              static_cast<off_t>(offset) + static_cast<off_t>(done));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       return absl::InternalError(

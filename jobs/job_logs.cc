@@ -49,15 +49,14 @@ absl::StatusOr<LogChunk> ReadJobLog(StudyManager* manager,
   if (fd.ok()) {
     struct stat st;
     const int64_t left = fstat(fd->get(), &st) == 0 ? st.st_size - offset : 0;
-    absl::StatusOr<std::string> data = ReadAt(
-        fd->get(), offset,
-        static_cast<size_t>(std::clamp<int64_t>(left, 0, max_bytes)));
+    absl::StatusOr<std::string> data =
+        ReadAt(fd->get(), offset,
+               static_cast<size_t>(std::clamp<int64_t>(left, 0, max_bytes)));
     if (!data.ok()) return data.status();
     chunk.data = *std::move(data);
   } else if (!absl::IsNotFound(fd.status())) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("job log of trial ", trial_name, ": ",
-                     fd.status().message()));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "job log of trial ", trial_name, ": ", fd.status().message()));
   }
   chunk.next_offset = offset + static_cast<int64_t>(chunk.data.size());
   const bool at_end = static_cast<int>(chunk.data.size()) < max_bytes;
@@ -74,10 +73,10 @@ absl::Status AppendAttemptHeader(const std::string& log_path,
   absl::StatusOr<ScopedFd> fd =
       OpenJobFile(log_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
   if (!fd.ok()) return fd.status();
-  const std::string line = absl::StrCat(
-      "=== cairn: attempt ", attempt, resume ? " (resume)" : "", " of trial ",
-      trial_name, " at ", absl::FormatTime(now), ": ",
-      absl::StrJoin(argv, " "), "\n");
+  const std::string line =
+      absl::StrCat("=== cairn: attempt ", attempt, resume ? " (resume)" : "",
+                   " of trial ", trial_name, " at ", absl::FormatTime(now),
+                   ": ", absl::StrJoin(argv, " "), "\n");
   if (write(fd->get(), line.data(), line.size()) !=
       static_cast<ssize_t>(line.size())) {
     return absl::InternalError(

@@ -498,9 +498,9 @@ void JobRunner::StopUnstarted(const Trial& trial) {
 
 void JobRunner::StartQueued(const JobStudyView& view, const Trial& trial) {
   std::optional<std::vector<int>> gpus;
-  const bool capped = options_.max_running_jobs > 0 &&
-                      static_cast<int>(running_.size()) >=
-                          options_.max_running_jobs;
+  const bool capped =
+      options_.max_running_jobs > 0 &&
+      static_cast<int>(running_.size()) >= options_.max_running_jobs;
   if (!capped && !InRestartBackoff(trial.name())) {
     gpus = gpus_.Acquire(view.study.spec().job_template().gpus_per_trial());
   }
@@ -533,9 +533,8 @@ absl::StatusOr<JobHandle> JobRunner::StartJob(const JobStudyView& view,
                                               const Trial& trial,
                                               const std::vector<int>& gpus,
                                               TrialJob& job) {
-  absl::StatusOr<fs::path> dir =
-      CreateTrialJobDir(roots_, view.study.spec(), view.study_id, trial.id(),
-                        options_.job_user);
+  absl::StatusOr<fs::path> dir = CreateTrialJobDir(
+      roots_, view.study.spec(), view.study_id, trial.id(), options_.job_user);
   if (!dir.ok()) return dir.status();
   const bool resume = job.attempts() > 0;
   job.set_attempts(job.attempts() + 1);

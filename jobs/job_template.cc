@@ -43,8 +43,8 @@ absl::StatusOr<fs::path> ResolveInRoots(const JobRoots& roots,
                                         const std::string& job_dir,
                                         const std::string& default_name) {
   const fs::path jobs_root = RealPrefixPath(roots.jobs_root);
-  const fs::path p = RealPrefixPath(
-      job_dir.empty() ? jobs_root / default_name : jobs_root / job_dir);
+  const fs::path p = RealPrefixPath(job_dir.empty() ? jobs_root / default_name
+                                                    : jobs_root / job_dir);
   std::vector<std::string> allowed = {jobs_root.string()};
   if (StrictlyInside(p, jobs_root)) return p;
   for (const std::string& root : roots.allowed_job_dirs) {
@@ -73,8 +73,8 @@ absl::Status ValidateEnv(const cairn::v1::TrialJobTemplate& t) {
 // Makes the job user the owner of directory `dir` (opened without following
 // a link at its name).
 absl::Status GiveTo(const fs::path& dir, const JobUser& owner) {
-  ScopedFd fd(open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-                                    O_CLOEXEC));
+  ScopedFd fd(
+      open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (fd.get() < 0 || fchown(fd.get(), owner.uid, owner.gid) != 0) {
     return absl::FailedPreconditionError(
         absl::StrCat("cannot give job dir '", dir.string(), "' to user '",
@@ -105,9 +105,8 @@ absl::StatusOr<fs::path> CreateTrialJobDir(const JobRoots& roots,
                                            const cairn::v1::StudySpec& spec,
                                            int64_t study_id, int64_t trial_id,
                                            const JobUser& owner) {
-  absl::StatusOr<fs::path> study_dir =
-      ResolveInRoots(roots, spec.job_template().job_dir(),
-                     absl::StrCat("study-", study_id));
+  absl::StatusOr<fs::path> study_dir = ResolveInRoots(
+      roots, spec.job_template().job_dir(), absl::StrCat("study-", study_id));
   if (!study_dir.ok()) {
     return absl::FailedPreconditionError(study_dir.status().message());
   }

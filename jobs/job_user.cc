@@ -75,9 +75,9 @@ absl::StatusOr<JobUser> ResolveJobUser(const std::string& name,
   std::vector<char> buf(16384);
   if (getpwnam_r(name.c_str(), &pw_buf, buf.data(), buf.size(), &pw) != 0 ||
       pw == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--job-user: no user '", name.substr(0, 64),
-        "' on this machine; name an unprivileged user for jobs"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--job-user: no user '", name.substr(0, 64),
+                     "' on this machine; name an unprivileged user for jobs"));
   }
   if (pw->pw_uid == 0) {
     return absl::InvalidArgumentError(absl::StrCat(

@@ -1,8 +1,8 @@
 // LocalProcessExecutor: fork/exec in a new session as the job user, output
 // to a log.
 #include <errno.h>
-#include <linux/close_range.h>
 #include <fcntl.h>
+#include <linux/close_range.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -57,11 +57,12 @@ constexpr char kJobPath[] = "/usr/local/bin:/usr/bin:/bin";
 // job dir (CAIRN_JOB_DIR) when the user has none (nobody).
 std::vector<std::string> JobEnvironment(const JobUser& user,
                                         const JobSpec& spec) {
-  std::map<std::string, std::string> env = {
-      {"PATH", kJobPath}, {"USER", user.name}, {"LOGNAME", user.name},
-      {"LANG", "C.UTF-8"}};
+  std::map<std::string, std::string> env = {{"PATH", kJobPath},
+                                            {"USER", user.name},
+                                            {"LOGNAME", user.name},
+                                            {"LANG", "C.UTF-8"}};
   auto job_dir = spec.env.find("CAIRN_JOB_DIR");
-  env["HOME"] = !user.home.empty()         ? user.home
+  env["HOME"] = !user.home.empty()          ? user.home
                 : job_dir != spec.env.end() ? job_dir->second
                                             : "/";
   for (const auto& [k, v] : spec.env) env[k] = v;
@@ -195,9 +196,9 @@ class LocalProcessExecutor : public Executor {
     if (pipe2(err_pipe, O_CLOEXEC) != 0) {
       return absl::InternalError("pipe2 failed");
     }
-    ChildPlan plan{getpid(),        log->get(),  err_pipe[1],
-                   spec.working_dir.c_str(), &user_, candidates.data(),
-                   argv.data(),     envp.data()};
+    ChildPlan plan{
+        getpid(), log->get(),        err_pipe[1], spec.working_dir.c_str(),
+        &user_,   candidates.data(), argv.data(), envp.data()};
     const pid_t pid = fork();
     if (pid == 0) RunChild(plan);
     close(err_pipe[1]);
@@ -263,7 +264,7 @@ class LocalProcessExecutor : public Executor {
 }  // namespace
 
 std::unique_ptr<Executor> NewLocalProcessExecutor(Clock* clock,
-                                                 const JobUser& user) {
+                                                  const JobUser& user) {
   return std::make_unique<LocalProcessExecutor>(clock, user);
 }
 

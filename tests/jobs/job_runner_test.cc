@@ -125,8 +125,8 @@ class JobsTest : public ::testing::Test {
   std::string JobWritableDir() {
     const std::string dir = dir_.path() + "/shared";
     std::filesystem::create_directories(dir);
-    std::filesystem::permissions(dir, std::filesystem::perms::all |
-                                          std::filesystem::perms::sticky_bit);
+    std::filesystem::permissions(
+        dir, std::filesystem::perms::all | std::filesystem::perms::sticky_bit);
     return dir;
   }
 
