@@ -1,6 +1,7 @@
 // Assembles and runs the server components.
 #include "server/cairnd.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -213,6 +214,9 @@ absl::Status Cairnd::StartJobUser(const CairndOptions& options,
     s = jobs::CheckUserCanReach(job_user_, dir, "--allowed-job-dirs");
   }
   if (!s.ok()) return s;
+  // Jobs run as another user: they must not read the store (every study,
+  // token hashes) beside their jobs root.
+  if (job_user_.switch_user) chmod(StorePath(options.data_dir).c_str(), 0700);
   if (geteuid() == 0 && !job_user_.switch_user) {
     spdlog::warn(
         "cairnd: --allow-root-jobs: TRIAL JOBS RUN AS ROOT: any study's "

@@ -161,6 +161,9 @@ TEST_F(JobSandboxTest, RootCairndRunsJobsAsTheJobUserUnlessAllowed) {
   struct stat st;
   ASSERT_EQ(stat((dir_.path() + "/data/jobs/study-1/trial-1").c_str(), &st), 0);
   EXPECT_EQ(st.st_uid, nobody->pw_uid);
+  // Nor may jobs read the store beside their jobs root.
+  ASSERT_EQ(stat((dir_.path() + "/data/store").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 077, 0u);
 
   server_->Kill9();
   StartServer({"--allow-root-jobs"});
