@@ -270,6 +270,7 @@ monitoring::Snapshot Cairnd::MetricsSnapshot() {
   const jobs::JobCounts counts = runner_->Counts();
   snapshot.jobs_queued = counts.queued;
   snapshot.jobs_running = counts.running;
+  snapshot.jobs_max_running = counts.max_running;
   snapshot.gpu_slots_used = counts.gpus_in_use;
   snapshot.gpu_slots_total = counts.gpus_total;
   snapshot.store_bytes = store_->ApproximateSizeBytes();
