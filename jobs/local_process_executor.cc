@@ -127,6 +127,7 @@ struct ChildPlan {
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
+  signal(SIGPIPE, SIG_DFL);  // Should cairnd ignore it: exec keeps SIG_IGN.
   dup2(plan.log_fd, 1);
   dup2(plan.log_fd, 2);
   int null_fd = open("/dev/null", O_RDONLY);

@@ -243,13 +243,13 @@ TEST_F(JobSandboxTest, JobDirsMustLieInTheJobsRootOrAnAllowedDir) {
                                             dir_.path() + "/data/jobs/out");
   ExpectInvalid(R"pb(job_template { job_dir: "out/x" })pb",
                 "job_template.job_dir", "out/x");
-  ExpectInvalid(absl::StrCat(R"pb(job_template { job_dir: ")pb", allowed,
-                             R"pb(/../elsewhere " })pb"),
-                "job_template.job_dir", "elsewhere");
+  ExpectInvalid(
+      absl::StrCat("job_template { job_dir: \"", allowed, "/../elsewhere\" }"),
+      "job_template.job_dir", "elsewhere");
   // Inside an allowed dir: accepted, and the job runs there.
-  Study study = CreateOk("echo ran > \"$CAIRN_JOB_DIR/ran\"",
-                         absl::StrCat(R"pb(job_template { job_dir: ")pb",
-                                      allowed, R"pb(/study " })pb"));
+  Study study = CreateOk(
+      "echo ran > \"$CAIRN_JOB_DIR/ran\"",
+      absl::StrCat("job_template { job_dir: \"", allowed, "/study\" }"));
   std::vector<Trial> trials = WaitTrials(study.name());
   ASSERT_EQ(trials.size(), 1u);
   EXPECT_EQ(trials[0].job().job_dir(), allowed + "/study/trial-1");
