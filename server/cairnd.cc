@@ -203,6 +203,16 @@ absl::Status Cairnd::StartJobUser(const CairndOptions& options,
       jobs::ResolveJobUser(options.job_user, options.allow_root_jobs);
   if (!user.ok()) return user.status();
   job_user_ = *std::move(user);
+  // The default jobs root lies in the data dir, which may be 0700 (a backup,
+  // mktemp -d): let the job user pass through it (o+x, not o+r); the store
+  // inside stays 0700 below.
+  struct stat st;
+  if (job_user_.switch_user && options.jobs_root.empty() &&
+      stat(options.data_dir.c_str(), &st) == 0 && (st.st_mode & S_IXOTH) == 0 &&
+      chmod(options.data_dir.c_str(), (st.st_mode & 07777) | S_IXOTH) == 0) {
+    spdlog::info("cairnd: made --data-dir {} searchable (o+x) for the job user",
+                 options.data_dir);
+  }
   absl::Status s =
       jobs::CheckUserCanReach(job_user_, roots.jobs_root, "--jobs-root");
   for (const std::string& dir : roots.allowed_job_dirs) {
