@@ -13,15 +13,17 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "jobs/job_user.h"
 #include "trials/clock.h"
 
 namespace cairn::jobs {
 
 struct JobSpec {
-  // argv[0] is resolved through PATH when it has no '/'. Never run through a
-  // shell.
+  // argv[0] is resolved through the job's PATH when it has no '/'. Never run
+  // through a shell.
   std::vector<std::string> argv;
-  // Added to (and overriding) the executor's own environment.
+  // Added to (and overriding) the executor's clean base environment; the
+  // job never sees the executor's own environment.
   std::map<std::string, std::string> env;
   // Working directory; must exist.
   std::string working_dir;
@@ -71,10 +73,17 @@ class Executor {
   virtual bool KillOrphan(int64_t pid, int64_t start_ticks) = 0;
 };
 
-// Runs jobs as local child processes, each in its own process group, with
-// PR_SET_PDEATHSIG so they die with cairnd. Terminate's grace period is
-// measured on `clock` (not owned; must outlive the executor).
-std::unique_ptr<Executor> NewLocalProcessExecutor(Clock* clock);
+// Runs jobs as local child processes as `user` (jobs/job_user.h; default:
+// the current user, no switch), each in its own session and process group
+// (setsid), with PR_SET_NO_NEW_PRIVS, and PR_SET_PDEATHSIG so they die with
+// cairnd. None of cairnd's descriptors reach a job. A job's environment is
+// a clean base, not cairnd's: PATH=/usr/local/bin:/usr/bin:/bin,
+// HOME (the user's home, else the job dir from CAIRN_JOB_DIR), USER,
+// LOGNAME, LANG=C.UTF-8; then JobSpec::env. The log is opened with
+// OpenJobFile (jobs/job_files.h): never through a link. Terminate's grace
+// period is measured on `clock` (not owned; must outlive the executor).
+std::unique_ptr<Executor> NewLocalProcessExecutor(
+    Clock* clock, const JobUser& user = CurrentUser());
 
 // Start time of `pid` in clock ticks since boot (from /proc), or 0 if the
 // process does not exist.

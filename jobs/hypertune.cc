@@ -1,17 +1,35 @@
 // cloudml-hypertune metric file parsing.
 #include "jobs/hypertune.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "jobs/job_files.h"
 #include "nlohmann/json.hpp"
 
 namespace cairn::jobs {
 namespace {
+
+// The writer keeps 100 short lines; a file larger than this is read from
+// its last kMaxReadBytes only (its first, partial line is skipped).
+constexpr int64_t kMaxReadBytes = 4 << 20;
+
+// The text of the file at `path` (its tail past kMaxReadBytes), or "" when
+// it is missing or not a plain file (OpenJobFile: never through a link).
+std::string ReadTail(const std::string& path) {
+  absl::StatusOr<ScopedFd> fd = OpenJobFile(path, O_RDONLY);
+  struct stat st;
+  if (!fd.ok() || fstat(fd->get(), &st) != 0) return "";
+  const int64_t start = std::max<int64_t>(0, st.st_size - kMaxReadBytes);
+  absl::StatusOr<std::string> text =
+      ReadAt(fd->get(), start, static_cast<size_t>(st.st_size - start));
+  return text.ok() ? *std::move(text) : "";
+}
 
 bool ToDouble(const nlohmann::json& v, double* out) {
   if (v.is_number()) {
@@ -60,11 +78,7 @@ std::vector<HypertuneEntry> ParseHypertune(const std::string& text) {
 
 std::vector<HypertuneEntry> ReadHypertuneSince(const std::string& path,
                                                double after_timestamp) {
-  std::ifstream in(path);
-  if (!in) return {};
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
+  const std::string text = ReadTail(path);
   const std::vector<absl::string_view> lines = absl::StrSplit(text, '\n');
   // From the end back to the first entry already read: the writer adds
   // entries in time order, so only the new lines are parsed.

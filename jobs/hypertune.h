@@ -35,7 +35,9 @@ bool ParseHypertuneLine(absl::string_view line, HypertuneEntry* out);
 // Entries of the file at `path` newer than `after_timestamp`, in file order.
 // The writer adds entries in time order, so the file is read from its end
 // back to the first entry not newer than `after_timestamp`: a poll parses
-// only the new lines, not all 100. A missing file yields no entries.
+// only the new lines, not all 100. A missing file yields no entries, and so
+// does a link or anything but a regular file (the job owns its job dir:
+// jobs/job_files.h); of a file over 4 MiB only the last 4 MiB are read.
 std::vector<HypertuneEntry> ReadHypertuneSince(const std::string& path,
                                                double after_timestamp);
 

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "nlohmann/json.hpp"
@@ -84,6 +85,18 @@ JobSpec MakeJobSpec(const cairn::v1::TrialJobTemplate& tmpl,
   spec.env["CUDA_VISIBLE_DEVICES"] = absl::StrJoin(context.gpus, ",");
   spec.env["TF_CONFIG"] = TfConfig(trial_id, context.job_dir);
   return spec;
+}
+
+std::string ReservedVariableReason(absl::string_view name) {
+  if (absl::StartsWith(name, "LD_")) {
+    return "LD_* variables steer the dynamic loader of every program the job "
+           "runs";
+  }
+  if (absl::StartsWith(name, "CAIRN_") || absl::StartsWith(name, "CLOUD_ML_") ||
+      name == "TF_CONFIG" || name == "CUDA_VISIBLE_DEVICES") {
+    return "cairnd sets it for each job";
+  }
+  return "";
 }
 
 }  // namespace cairn::jobs

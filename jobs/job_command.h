@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "cairn/v1/study.pb.h"
 #include "jobs/executor.h"
 
@@ -37,6 +38,12 @@ std::filesystem::path HypertunePath(const std::filesystem::path& job_dir);
 // own directory is --job-dir. Its log is JobLogPath(context.job_dir).
 JobSpec MakeJobSpec(const cairn::v1::TrialJobTemplate& tmpl,
                     const cairn::v1::Trial& trial, const JobContext& context);
+
+// Why a job template may not set the environment variable `name`, or "" if
+// it may: the dynamic loader's LD_* (LD_PRELOAD, LD_LIBRARY_PATH, ...) and
+// the variables cairnd sets for jobs (CAIRN_*, CLOUD_ML_*, TF_CONFIG,
+// CUDA_VISIBLE_DEVICES).
+std::string ReservedVariableReason(absl::string_view name);
 
 }  // namespace cairn::jobs
 

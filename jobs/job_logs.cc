@@ -1,10 +1,15 @@
 // Reading and opening job logs. See job_logs.h.
 #include "jobs/job_logs.h"
 
-#include <fstream>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "jobs/job_files.h"
 #include "proto/cairn/v1/trial_states.h"
 
 namespace cairn::jobs {
@@ -40,12 +45,18 @@ absl::StatusOr<LogChunk> ReadJobLog(StudyManager* manager,
   if (!trial.ok()) return trial.status();
   if (trial->job().log_path().empty()) return ChunkWithoutLog(*trial, offset);
   LogChunk chunk;
-  std::ifstream in(trial->job().log_path(), std::ios::binary);
-  if (in) {
-    in.seekg(offset);
-    chunk.data.resize(max_bytes);
-    in.read(chunk.data.data(), max_bytes);
-    chunk.data.resize(static_cast<size_t>(in.gcount()));
+  absl::StatusOr<ScopedFd> fd = OpenJobFile(trial->job().log_path(), O_RDONLY);
+  if (fd.ok()) {
+    struct stat st;
+    const int64_t left = fstat(fd->get(), &st) == 0 ? st.st_size - offset : 0;
+    absl::StatusOr<std::string> data =
+        ReadAt(fd->get(), offset,
+               static_cast<size_t>(std::clamp<int64_t>(left, 0, max_bytes)));
+    if (!data.ok()) return data.status();
+    chunk.data = *std::move(data);
+  } else if (!absl::IsNotFound(fd.status())) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "job log of trial ", trial_name, ": ", fd.status().message()));
   }
   chunk.next_offset = offset + static_cast<int64_t>(chunk.data.size());
   const bool at_end = static_cast<int>(chunk.data.size()) < max_bytes;
@@ -59,12 +70,15 @@ absl::Status AppendAttemptHeader(const std::string& log_path,
                                  const std::string& trial_name, int attempt,
                                  bool resume, absl::Time now,
                                  const std::vector<std::string>& argv) {
-  std::ofstream log(log_path, std::ios::app);
-  log << "=== cairn: attempt " << attempt << (resume ? " (resume)" : "")
-      << " of trial " << trial_name << " at " << absl::FormatTime(now) << ": "
-      << absl::StrJoin(argv, " ") << "\n";
-  log.close();
-  if (!log) {
+  absl::StatusOr<ScopedFd> fd =
+      OpenJobFile(log_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+  if (!fd.ok()) return fd.status();
+  const std::string line =
+      absl::StrCat("=== cairn: attempt ", attempt, resume ? " (resume)" : "",
+                   " of trial ", trial_name, " at ", absl::FormatTime(now),
+                   ": ", absl::StrJoin(argv, " "), "\n");
+  if (write(fd->get(), line.data(), line.size()) !=
+      static_cast<ssize_t>(line.size())) {
     return absl::InternalError(
         absl::StrCat("cannot write job log '", log_path, "'"));
   }

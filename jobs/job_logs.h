@@ -30,13 +30,17 @@ struct LogChunk {
 // from `offset`. InvalidArgument for a negative offset; NotFound for an
 // unknown trial; FailedPrecondition for a finished trial that never ran as
 // a job. A pending trial whose job has not started yet gives an empty chunk.
+// The log is opened with OpenJobFile (jobs/job_files.h): a job that replaced
+// it with a link (or anything but a regular file) gets FailedPrecondition
+// naming the trial and the path, never the link's target.
 absl::StatusOr<LogChunk> ReadJobLog(StudyManager* manager,
                                     const std::string& trial_name,
                                     int64_t offset, int max_bytes);
 
 // Appends the line that opens an attempt ("=== cairn: attempt N (resume)
-// of trial NAME at TIME: ARGV") to the log at `log_path`. Internal if the
-// file cannot be written.
+// of trial NAME at TIME: ARGV") to the log at `log_path`, created if
+// missing, never through a link (OpenJobFile's errors). Internal if the file
+// cannot be written.
 absl::Status AppendAttemptHeader(const std::string& log_path,
                                  const std::string& trial_name, int attempt,
                                  bool resume, absl::Time now,

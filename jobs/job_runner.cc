@@ -1,6 +1,8 @@
 // Job runner implementation. See job_runner.h for what a pass does.
 #include "jobs/job_runner.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <set>
 #include <utility>
@@ -66,8 +68,15 @@ JobRunner::JobRunner(StudyManager* manager, Executor* executor, Clock* clock,
       executor_(executor),
       clock_(clock),
       options_(options),
+      roots_{options.jobs_root, options.allowed_job_dirs},
       gpus_(options.gpus >= 0 ? options.gpus : DetectGpuCount()) {
   counts_.gpus_total = gpus_.total();
+  counts_.max_running = options.max_running_jobs;
+}
+
+int DefaultMaxRunningJobs(int gpus) {
+  if (gpus > 0) return gpus;
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
 JobRunner::~JobRunner() { Stop(); }
@@ -257,13 +266,17 @@ std::string JobRunner::TerminateReason(const Running& r,
 void JobRunner::Collect(Running& r) {
   // Every pass polls every running job: skip the read and parse unless the
   // writer replaced or grew the file since the last look.
-  std::error_code ec;
-  const auto mtime = fs::last_write_time(r.hypertune_path, ec);
-  if (ec) return;  // Not written yet.
-  const std::uintmax_t size = fs::file_size(r.hypertune_path, ec);
-  if (ec || (mtime == r.hypertune_mtime && size == r.hypertune_size)) return;
-  r.hypertune_mtime = mtime;
-  r.hypertune_size = size;
+  // lstat: a link the job left there is never followed (nor read below).
+  struct stat st;
+  if (lstat(r.hypertune_path.c_str(), &st) != 0) return;  // Not written yet.
+  const int64_t mtime =
+      int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec;
+  if (!S_ISREG(st.st_mode) ||
+      (mtime == r.hypertune_mtime_ns && st.st_size == r.hypertune_size)) {
+    return;
+  }
+  r.hypertune_mtime_ns = mtime;
+  r.hypertune_size = st.st_size;
   std::vector<HypertuneEntry> entries =
       ReadHypertuneSince(r.hypertune_path, r.hypertune_timestamp);
   if (entries.empty()) return;
@@ -477,7 +490,10 @@ void JobRunner::StopUnstarted(const Trial& trial) {
 
 void JobRunner::StartQueued(const JobStudyView& view, const Trial& trial) {
   std::optional<std::vector<int>> gpus;
-  if (!InRestartBackoff(trial.name())) {
+  const bool capped =
+      options_.max_running_jobs > 0 &&
+      static_cast<int>(running_.size()) >= options_.max_running_jobs;
+  if (!capped && !InRestartBackoff(trial.name())) {
     gpus = gpus_.Acquire(view.study.spec().job_template().gpus_per_trial());
   }
   if (!gpus.has_value()) return KeepQueued(trial);
@@ -510,7 +526,7 @@ absl::StatusOr<JobHandle> JobRunner::StartJob(const JobStudyView& view,
                                               const std::vector<int>& gpus,
                                               TrialJob& job) {
   absl::StatusOr<fs::path> dir = CreateTrialJobDir(
-      options_.jobs_root, view.study.spec(), view.study_id, trial.id());
+      roots_, view.study.spec(), view.study_id, trial.id(), options_.job_user);
   if (!dir.ok()) return dir.status();
   const bool resume = job.attempts() > 0;
   job.set_attempts(job.attempts() + 1);

@@ -17,8 +17,10 @@
 //    restarted;
 //  - tops up each ACTIVE job study with new trials (SuggestTrials) up to its
 //    parallelism, each starting QUEUED;
-//  - starts QUEUED trials as soon as their GPUs are free (GpuSlots), with
-//    the command and environment of jobs/job_command.h.
+//  - starts QUEUED trials as soon as their GPUs are free (GpuSlots) and
+//    fewer than max_running_jobs jobs run (server-wide), with the command
+//    and environment of jobs/job_command.h, in a job dir owned by the job
+//    user (jobs/job_template.h).
 // Before the first pass, Recover() takes over from an earlier cairnd: jobs it
 // left running are killed (orphans, found by pid and start time) and resumed
 // from their job dirs.
@@ -53,14 +55,24 @@
 #include "jobs/gpu_slots.h"
 #include "jobs/hypertune.h"
 #include "jobs/job_logs.h"
+#include "jobs/job_template.h"
+#include "jobs/job_user.h"
 #include "trials/clock.h"
 #include "trials/study_manager.h"
 
 namespace cairn::jobs {
 
 struct JobRunnerOptions {
-  // Root under which every study's job dir must lie. Required.
+  // Root under which a study's job dir lies by default. Required.
   std::string jobs_root;
+  // Further roots a template's absolute job_dir may lie in.
+  std::vector<std::string> allowed_job_dirs;
+  // Owner of the job dirs (chowned when job_user.switch_user). Default: the
+  // current user, nothing chowned. The executor runs the jobs as it.
+  JobUser job_user;
+  // At most this many jobs run at once, all studies together; the others
+  // stay QUEUED. 0: no cap. cairnd passes DefaultMaxRunningJobs.
+  int max_running_jobs = 0;
   // Address jobs use to reach cairnd (CAIRN_SERVER). Required.
   std::string server_address;
   // GPUs to schedule; -1 means DetectGpuCount (jobs/gpu_detect.h).
@@ -88,9 +100,14 @@ struct JobRunnerOptions {
       mint_token;
 };
 
+// The cap cairnd uses without --max-running-jobs: the number of GPU slots
+// when there are GPUs (`gpus` > 0), else the number of CPU cores.
+int DefaultMaxRunningJobs(int gpus);
+
 struct JobCounts {
   int queued = 0;
   int running = 0;
+  int max_running = 0;  // The cap (0: none).
   int gpus_in_use = 0;
   int gpus_total = 0;
   int64_t restarts_total = 0;
@@ -141,10 +158,10 @@ class JobRunner {
     absl::Duration timeout = absl::InfiniteDuration();
     std::string hypertune_path;
     double hypertune_timestamp = 0;
-    // Last seen modification time and size of the hypertune file: the file
-    // is read and parsed only when they change.
-    std::filesystem::file_time_type hypertune_mtime;
-    std::uintmax_t hypertune_size = 0;
+    // Last seen modification time (ns) and size of the hypertune file: the
+    // file is read and parsed only when they change.
+    int64_t hypertune_mtime_ns = 0;
+    int64_t hypertune_size = 0;
     // In a resumed attempt: the highest step stored for the trial; entries
     // at or below it are dropped. -1 in a first attempt (nothing dropped).
     int64_t step_floor = -1;
@@ -227,6 +244,7 @@ class JobRunner {
   Executor* const executor_;
   Clock* const clock_;
   const JobRunnerOptions options_;
+  const JobRoots roots_;
   GpuSlots gpus_;
 
   // Serializes passes (Recover, RunOnce). Held across store writes and

@@ -1,42 +1,97 @@
-// Job dirs under the jobs root, and the placement checks of job templates.
+// Job dirs under the allowed roots, and the checks of job templates that
+// depend on this cairnd.
 #include "jobs/job_template.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstring>
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "jobs/job_command.h"
+#include "jobs/job_files.h"
 
 namespace cairn::jobs {
 namespace {
 
 namespace fs = std::filesystem;
 
-// Resolves a template's job_dir against the jobs root; InvalidArgument if
-// it escapes the root.
-absl::StatusOr<fs::path> ResolveUnderRoot(const std::string& root,
-                                          const std::string& job_dir,
-                                          const std::string& default_name) {
+// At most the first 64 characters of user input in a message.
+std::string Clip(const std::string& s) {
+  return s.size() <= 64 ? s : s.substr(0, 64) + "...";
+}
+
+fs::path RealPrefixPath(const fs::path& p) {
   std::error_code ec;
-  const fs::path root_c = fs::weakly_canonical(fs::absolute(root), ec);
-  fs::path p = job_dir.empty()                   ? root_c / default_name
-               : fs::path(job_dir).is_absolute() ? fs::path(job_dir)
-                                                 : root_c / job_dir;
-  p = fs::weakly_canonical(p, ec);
-  const fs::path rel = p.lexically_relative(root_c);
-  if (rel.empty() || rel == "." || *rel.begin() == "..") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("job_template.job_dir: '", job_dir,
-                     "' is outside the jobs root '", root_c.string(), "'"));
+  fs::path out = fs::weakly_canonical(fs::absolute(p, ec), ec);
+  return ec ? p.lexically_normal() : out;
+}
+
+// True if `p` lies strictly inside `root` (both resolved).
+bool StrictlyInside(const fs::path& p, const fs::path& root) {
+  const fs::path rel = p.lexically_relative(root);
+  return !rel.empty() && rel != "." && *rel.begin() != "..";
+}
+
+// Resolves a template's job_dir (default: jobs_root/default_name) to the
+// real path of its longest existing prefix; InvalidArgument unless it lies
+// inside one of the roots.
+absl::StatusOr<fs::path> ResolveInRoots(const JobRoots& roots,
+                                        const std::string& job_dir,
+                                        const std::string& default_name) {
+  const fs::path jobs_root = RealPrefixPath(roots.jobs_root);
+  const fs::path p = RealPrefixPath(job_dir.empty() ? jobs_root / default_name
+                                                    : jobs_root / job_dir);
+  std::vector<std::string> allowed = {jobs_root.string()};
+  if (StrictlyInside(p, jobs_root)) return p;
+  for (const std::string& root : roots.allowed_job_dirs) {
+    const fs::path r = RealPrefixPath(root);
+    if (StrictlyInside(p, r)) return p;
+    allowed.push_back(r.string());
   }
-  return p;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "job_template.job_dir: '", Clip(job_dir), "' resolves to '",
+      Clip(p.string()), "', outside the jobs root and the allowed job dirs (",
+      Clip(absl::StrJoin(allowed, ", ")),
+      "); the admin can allow more with --allowed-job-dirs"));
+}
+
+absl::Status ValidateEnv(const cairn::v1::TrialJobTemplate& t) {
+  for (const auto& [name, value] : t.env()) {
+    const std::string why = ReservedVariableReason(name);
+    if (!why.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "job_template.env: may not set ", Clip(name), ": ", why));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Makes the job user the owner of directory `dir` (opened without following
+// a link at its name).
+absl::Status GiveTo(const fs::path& dir, const JobUser& owner) {
+  ScopedFd fd(
+      open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (fd.get() < 0 || fchown(fd.get(), owner.uid, owner.gid) != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot give job dir '", dir.string(), "' to user '",
+                     owner.name, "': ", strerror(errno)));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
 
-absl::Status ValidateJobPlacement(const std::string& jobs_root, int gpus,
-                                  const cairn::v1::StudySpec& spec) {
+absl::Status ValidateJobTemplate(const JobRoots& roots, int gpus,
+                                 const cairn::v1::StudySpec& spec) {
   if (!spec.has_job_template()) return absl::OkStatus();
   const cairn::v1::TrialJobTemplate& t = spec.job_template();
-  absl::StatusOr<fs::path> dir = ResolveUnderRoot(jobs_root, t.job_dir(), "x");
+  absl::Status env = ValidateEnv(t);
+  if (!env.ok()) return env;
+  absl::StatusOr<fs::path> dir = ResolveInRoots(roots, t.job_dir(), "x");
   if (!dir.ok()) return dir.status();
   if (t.gpus_per_trial() > gpus) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -46,15 +101,14 @@ absl::Status ValidateJobPlacement(const std::string& jobs_root, int gpus,
   return absl::OkStatus();
 }
 
-absl::StatusOr<fs::path> CreateTrialJobDir(const std::string& jobs_root,
+absl::StatusOr<fs::path> CreateTrialJobDir(const JobRoots& roots,
                                            const cairn::v1::StudySpec& spec,
-                                           int64_t study_id, int64_t trial_id) {
-  absl::StatusOr<fs::path> study_dir =
-      ResolveUnderRoot(jobs_root, spec.job_template().job_dir(),
-                       absl::StrCat("study-", study_id));
+                                           int64_t study_id, int64_t trial_id,
+                                           const JobUser& owner) {
+  absl::StatusOr<fs::path> study_dir = ResolveInRoots(
+      roots, spec.job_template().job_dir(), absl::StrCat("study-", study_id));
   if (!study_dir.ok()) {
-    return absl::FailedPreconditionError(
-        "job_template.job_dir is outside the jobs root");
+    return absl::FailedPreconditionError(study_dir.status().message());
   }
   const fs::path dir = *study_dir / absl::StrCat("trial-", trial_id);
   std::error_code ec;
@@ -62,6 +116,10 @@ absl::StatusOr<fs::path> CreateTrialJobDir(const std::string& jobs_root,
   if (ec) {
     return absl::FailedPreconditionError(absl::StrCat(
         "cannot create job dir '", dir.string(), "': ", ec.message()));
+  }
+  if (owner.switch_user) {
+    absl::Status given = GiveTo(dir, owner);
+    if (!given.ok()) return given;
   }
   return dir;
 }

@@ -1,9 +1,12 @@
-// LocalProcessExecutor: fork/exec in a new process group, output to a log.
+// LocalProcessExecutor: fork/exec in a new session as the job user, output
+// to a log.
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/close_range.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,11 +17,11 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "jobs/executor.h"
-
-extern char** environ;
+#include "jobs/job_files.h"
 
 namespace cairn::jobs {
 
@@ -45,19 +48,43 @@ int64_t ProcessStartTicks(int64_t pid) {
 
 namespace {
 
-// cairnd's environment with `overrides` replacing or adding variables, as
-// "KEY=VALUE" strings.
-std::vector<std::string> MergedEnvironment(
-    const std::map<std::string, std::string>& overrides) {
-  std::vector<std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) {
-    std::string kv(*e);
-    if (overrides.count(kv.substr(0, kv.find('='))) == 0) {
-      env.push_back(std::move(kv));
-    }
+// Where jobs look for programs: the job user's PATH, not cairnd's.
+constexpr char kJobPath[] = "/usr/local/bin:/usr/bin:/bin";
+
+// The environment of a job: a clean base (PATH, HOME, USER, LOGNAME, LANG;
+// nothing of cairnd's own), then `spec.env` (Cairn's variables and the
+// template's), as "KEY=VALUE" strings. HOME is the job user's home, or the
+// job dir (CAIRN_JOB_DIR) when the user has none (nobody).
+std::vector<std::string> JobEnvironment(const JobUser& user,
+                                        const JobSpec& spec) {
+  std::map<std::string, std::string> env = {{"PATH", kJobPath},
+                                            {"USER", user.name},
+                                            {"LOGNAME", user.name},
+                                            {"LANG", "C.UTF-8"}};
+  auto job_dir = spec.env.find("CAIRN_JOB_DIR");
+  env["HOME"] = !user.home.empty()          ? user.home
+                : job_dir != spec.env.end() ? job_dir->second
+                                            : "/";
+  for (const auto& [k, v] : spec.env) env[k] = v;
+  std::vector<std::string> out;
+  for (const auto& [k, v] : env) out.push_back(k + "=" + v);
+  return out;
+}
+
+// The paths execvp would try for `program`, searched in the job's PATH
+// (execvpe would search cairnd's): computed before fork.
+std::vector<std::string> ExecCandidates(const std::string& program,
+                                        const std::vector<std::string>& env) {
+  if (program.find('/') != std::string::npos) return {program};
+  std::string path = kJobPath;
+  for (const std::string& kv : env) {
+    if (kv.rfind("PATH=", 0) == 0) path = kv.substr(5);
   }
-  for (const auto& [k, v] : overrides) env.push_back(k + "=" + v);
-  return env;
+  std::vector<std::string> out;
+  for (absl::string_view dir : absl::StrSplit(path, ':')) {
+    out.push_back(absl::StrCat(dir.empty() ? "." : dir, "/", program));
+  }
+  return out;
 }
 
 // A null-terminated array of pointers into `strings` (which must outlive it).
@@ -68,43 +95,70 @@ std::vector<char*> CStrings(std::vector<std::string>& strings) {
   return out;
 }
 
-// The child after fork: only async-signal-safe calls. Execs the job, or
-// writes errno to `err_fd` and exits 127.
-[[noreturn]] void RunChild(pid_t parent, int log_fd, int err_fd,
-                           const char* working_dir, char** argv, char** envp) {
-  setpgid(0, 0);
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() != parent) _exit(127);
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, nullptr);
-  dup2(log_fd, 1);
-  dup2(log_fd, 2);
-  int null_fd = open("/dev/null", O_RDONLY);
-  if (null_fd >= 0) dup2(null_fd, 0);
-  int err = 0;
-  if (working_dir[0] != '\0' && chdir(working_dir) != 0) {
-    err = errno;
-  } else {
-    execvpe(argv[0], argv, envp);
-    err = errno;
-  }
+// What the child needs, all prepared before fork.
+struct ChildPlan {
+  pid_t parent = 0;
+  int log_fd = -1;
+  int err_fd = -1;
+  const char* working_dir = "";
+  const JobUser* user = nullptr;
+  char** candidates = nullptr;  // Paths to try, null-terminated.
+  char** argv = nullptr;
+  char** envp = nullptr;
+};
+
+// Reports `err` to the parent and exits 127.
+[[noreturn]] void ChildFail(int err_fd, int err) {
   ssize_t ignored = write(err_fd, &err, sizeof(err));
   (void)ignored;
   _exit(127);
 }
 
+// The child after fork: only async-signal-safe calls. A new session and
+// process group, the job user with no new privileges, then exec; or writes
+// errno to plan.err_fd and exits 127.
+[[noreturn]] void RunChild(const ChildPlan& plan) {
+  setsid();
+  const int drop_err = DropPrivileges(*plan.user);
+  if (drop_err != 0) ChildFail(plan.err_fd, drop_err);
+  // After the credentials change, which clears the death signal.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != plan.parent) _exit(127);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  signal(SIGPIPE, SIG_DFL);  // Should cairnd ignore it: exec keeps SIG_IGN.
+  dup2(plan.log_fd, 1);
+  dup2(plan.log_fd, 2);
+  int null_fd = open("/dev/null", O_RDONLY);
+  if (null_fd >= 0) dup2(null_fd, 0);
+  // No descriptor of cairnd's (its store, its sockets) reaches the job.
+  syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
+  if (plan.working_dir[0] != '\0' && chdir(plan.working_dir) != 0) {
+    ChildFail(plan.err_fd, errno);
+  }
+  int err = ENOENT;
+  for (char** c = plan.candidates; *c != nullptr; ++c) {
+    execve(*c, plan.argv, plan.envp);
+    // As execvp: remember a permission error, go on past missing files.
+    if (errno != ENOENT && errno != ENOTDIR) err = errno;
+  }
+  ChildFail(plan.err_fd, err);
+}
+
 // The parent after fork: waits for the exec (the pipe's write end closes
 // on success) and reports the child's exec error if it sent one.
 absl::StatusOr<JobHandle> AwaitExec(pid_t pid, int err_read_fd,
-                                    const std::string& program) {
+                                    const std::string& program,
+                                    const JobUser& user) {
   int child_err = 0;
   const ssize_t n = read(err_read_fd, &child_err, sizeof(child_err));
   close(err_read_fd);
   if (n == sizeof(child_err)) {
     waitpid(pid, nullptr, 0);
-    return absl::FailedPreconditionError(absl::StrCat(
-        "command: cannot execute '", program, "': ", strerror(child_err)));
+    return absl::FailedPreconditionError(
+        absl::StrCat("command: cannot execute '", program, "' as user '",
+                     user.name, "': ", strerror(child_err)));
   }
   JobHandle handle;
   handle.id = pid;
@@ -115,7 +169,8 @@ absl::StatusOr<JobHandle> AwaitExec(pid_t pid, int err_read_fd,
 
 class LocalProcessExecutor : public Executor {
  public:
-  explicit LocalProcessExecutor(Clock* clock) : clock_(clock) {}
+  LocalProcessExecutor(Clock* clock, JobUser user)
+      : clock_(clock), user_(std::move(user)) {}
 
   absl::StatusOr<JobHandle> Start(const JobSpec& spec) override {
     if (spec.argv.empty()) {
@@ -123,36 +178,37 @@ class LocalProcessExecutor : public Executor {
     }
     // Everything the child needs is prepared before fork: after it, only
     // async-signal-safe calls.
-    std::vector<std::string> env_strings = MergedEnvironment(spec.env);
+    std::vector<std::string> env_strings = JobEnvironment(user_, spec);
     std::vector<char*> envp = CStrings(env_strings);
     std::vector<std::string> args = spec.argv;
     std::vector<char*> argv = CStrings(args);
-    const int log_fd = open(spec.log_path.c_str(),
-                            O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (log_fd < 0) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "cannot open job log '", spec.log_path, "': ", strerror(errno)));
+    std::vector<std::string> paths = ExecCandidates(spec.argv[0], env_strings);
+    std::vector<char*> candidates = CStrings(paths);
+    // The job writes to the log through this descriptor: opened by cairnd,
+    // never through a link the job left in its place.
+    absl::StatusOr<ScopedFd> log =
+        OpenJobFile(spec.log_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (!log.ok()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("job log: ", log.status().message()));
     }
     // A pipe whose write end closes on a successful exec reports exec errors.
     int err_pipe[2];
     if (pipe2(err_pipe, O_CLOEXEC) != 0) {
-      close(log_fd);
       return absl::InternalError("pipe2 failed");
     }
-    const pid_t parent = getpid();
+    ChildPlan plan{
+        getpid(), log->get(),        err_pipe[1], spec.working_dir.c_str(),
+        &user_,   candidates.data(), argv.data(), envp.data()};
     const pid_t pid = fork();
-    if (pid == 0) {
-      RunChild(parent, log_fd, err_pipe[1], spec.working_dir.c_str(),
-               argv.data(), envp.data());
-    }
-    close(log_fd);
+    if (pid == 0) RunChild(plan);
     close(err_pipe[1]);
     if (pid < 0) {
       close(err_pipe[0]);
       return absl::ResourceExhaustedError("fork failed");
     }
-    setpgid(pid, pid);
-    return AwaitExec(pid, err_pipe[0], spec.argv[0]);
+    // The child's setsid made it the leader of its own process group.
+    return AwaitExec(pid, err_pipe[0], spec.argv[0], user_);
   }
 
   std::optional<JobExit> Poll(const JobHandle& job) override {
@@ -200,6 +256,7 @@ class LocalProcessExecutor : public Executor {
 
  private:
   Clock* const clock_;
+  const JobUser user_;
   absl::Mutex mu_;
   // pid -> when SIGKILL follows the SIGTERM. Protected by mu_.
   std::map<int64_t, absl::Time> kill_deadlines_ ABSL_GUARDED_BY(mu_);
@@ -207,8 +264,9 @@ class LocalProcessExecutor : public Executor {
 
 }  // namespace
 
-std::unique_ptr<Executor> NewLocalProcessExecutor(Clock* clock) {
-  return std::make_unique<LocalProcessExecutor>(clock);
+std::unique_ptr<Executor> NewLocalProcessExecutor(Clock* clock,
+                                                  const JobUser& user) {
+  return std::make_unique<LocalProcessExecutor>(clock, user);
 }
 
 }  // namespace cairn::jobs

@@ -584,7 +584,8 @@ class MetricsImpl final : public Metrics {
     early_stopping_decisions_.RetainFirstLabelIn(names, display_by_name);
   }
 
-  // cairn_jobs, cairn_gpu_slots, cairn_store_bytes and cairn_store_writable.
+  // cairn_jobs, cairn_jobs_max_running, cairn_gpu_slots, cairn_store_bytes
+  // and cairn_store_writable.
   static std::vector<MetricFamily> ServiceFamilies(const Snapshot& snapshot) {
     MetricFamily jobs =
         GaugeFamily("cairn_jobs", "Training jobs, by state (queued, running).");
@@ -592,6 +593,11 @@ class MetricsImpl final : public Metrics {
              static_cast<double>(snapshot.jobs_queued));
     AddGauge(jobs, {{"state", "running"}},
              static_cast<double>(snapshot.jobs_running));
+    MetricFamily max_running = GaugeFamily(
+        "cairn_jobs_max_running",
+        "Most training jobs that run at once (--max-running-jobs; 0: no "
+        "cap); the rest wait queued.");
+    AddGauge(max_running, {}, static_cast<double>(snapshot.jobs_max_running));
     MetricFamily gpus = GaugeFamily(
         "cairn_gpu_slots",
         "GPU slots for training jobs, by state (used, free); sum is the "
@@ -613,6 +619,7 @@ class MetricsImpl final : public Metrics {
     AddGauge(writable, {}, snapshot.store_writable ? 1 : 0);
     std::vector<MetricFamily> out;
     out.push_back(std::move(jobs));
+    out.push_back(std::move(max_running));
     out.push_back(std::move(gpus));
     out.push_back(std::move(store_bytes));
     out.push_back(std::move(writable));

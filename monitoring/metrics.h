@@ -133,6 +133,8 @@ struct Snapshot {
   std::vector<StudySnapshot> studies;
   int64_t jobs_queued = 0;
   int64_t jobs_running = 0;
+  // --max-running-jobs: the cap on running jobs (0: none).
+  int64_t jobs_max_running = 0;
   int64_t gpu_slots_used = 0;
   int64_t gpu_slots_total = 0;
   // Store::ApproximateSizeBytes().

@@ -77,6 +77,9 @@ cairn_setup() {
 cairn_start_cairnd() {
   local bin="$1" dir="$2"
   mkdir -p "$dir"
+  # mktemp -d makes DIR 0700; a root cairnd runs trial jobs as nobody, and
+  # they must reach their job dirs in DIR/data/jobs (search, not list).
+  chmod 711 "$dir"
   "$bin/cairnd" --data-dir "$dir/data" --listen 127.0.0.1:0 --metrics-listen "" \
     --port-file "$dir/port" >"$dir/cairnd.log" 2>&1 &
   CAIRND_PID=$!

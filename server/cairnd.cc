@@ -1,6 +1,9 @@
 // Assembles and runs the server components.
 #include "server/cairnd.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -57,10 +60,11 @@ absl::StatusOr<std::unique_ptr<Cairnd>> Cairnd::Start(
     const CairndOptions& options) {
   std::unique_ptr<Cairnd> d(new Cairnd());
   const std::string store_path = StorePath(options.data_dir);
-  const std::string jobs_root =
+  const jobs::JobRoots roots{
       options.jobs_root.empty()
           ? (std::filesystem::path(options.data_dir) / "jobs").string()
-          : options.jobs_root;
+          : options.jobs_root,
+      options.allowed_job_dirs};
   const int gpus = options.gpus >= 0 ? options.gpus : jobs::DetectGpuCount();
   const ListenSecurity listen_security{options.listen, options.auth,
                                        options.tls.enabled(), options.insecure};
@@ -76,12 +80,13 @@ absl::StatusOr<std::unique_ptr<Cairnd>> Cairnd::Start(
   if (s.ok()) s = CreateDir("--data-dir", store_path);
   if (s.ok()) s = d->StartMetrics(options);
   if (s.ok()) {
-    s = d->OpenController(store_path, jobs_root, gpus, options.min_free_space);
+    s = d->OpenController(store_path, roots, gpus, options.min_free_space);
   }
+  if (s.ok()) s = d->StartJobUser(options, roots);
   if (s.ok()) s = d->StartAuth(options);
   if (s.ok()) s = d->StartAudit(options);
   if (s.ok()) s = d->StartGrpc(options);
-  if (s.ok()) s = d->StartJobs(jobs_root, gpus, options.grace_seconds);
+  if (s.ok()) s = d->StartJobs(options, roots, gpus);
   if (s.ok() && !options.port_file.empty()) {
     s = WritePortFile(options.port_file, d->port_);
   }
@@ -113,20 +118,20 @@ absl::Status Cairnd::StartMetrics(const CairndOptions& options) {
 }
 
 absl::Status Cairnd::OpenController(const std::string& store_path,
-                                    const std::string& jobs_root, int gpus,
+                                    const jobs::JobRoots& roots, int gpus,
                                     uint64_t min_free_space) {
   absl::StatusOr<std::unique_ptr<Store>> store =
       Store::Open(StoreOptions(), store_path);
   if (!store.ok()) return store.status();
   store_ = std::move(*store);
-  absl::Status s = CreateDir("--jobs-root", jobs_root);
+  absl::Status s = CreateDir("--jobs-root", roots.jobs_root);
   if (!s.ok()) return s;
   StudyManagerOptions manager_options;
   manager_options.observer = observer_.get();
   manager_options.min_free_bytes = min_free_space;
-  manager_options.validate_spec = [jobs_root,
+  manager_options.validate_spec = [roots,
                                    gpus](const cairn::v1::StudySpec& spec) {
-    return jobs::ValidateJobPlacement(jobs_root, gpus, spec);
+    return jobs::ValidateJobTemplate(roots, gpus, spec);
   };
   absl::StatusOr<std::unique_ptr<StudyManager>> manager =
       StudyManager::Open(store_.get(), manager_options);
@@ -175,7 +180,7 @@ absl::Status Cairnd::StartAudit(const CairndOptions& options) {
 
 absl::Status Cairnd::StartGrpc(const CairndOptions& options) {
   const std::string& listen = options.listen;
-  executor_ = jobs::NewLocalProcessExecutor(Clock::Real());
+  executor_ = jobs::NewLocalProcessExecutor(Clock::Real(), job_user_);
   service_ = std::make_unique<StudyServiceImpl>(manager_.get());
   admin_service_ =
       std::make_unique<AdminServiceImpl>(store_.get(), options.data_dir);
@@ -232,13 +237,65 @@ absl::Status Cairnd::StartGrpc(const CairndOptions& options) {
   return absl::OkStatus();
 }
 
-absl::Status Cairnd::StartJobs(const std::string& jobs_root, int gpus,
-                               double grace_seconds) {
+absl::Status Cairnd::StartJobUser(const CairndOptions& options,
+                                  const jobs::JobRoots& roots) {
+  absl::StatusOr<jobs::JobUser> user =
+      jobs::ResolveJobUser(options.job_user, options.allow_root_jobs);
+  if (!user.ok()) return user.status();
+  job_user_ = *std::move(user);
+  // The default jobs root lies in the data dir, which may be 0700 (a backup,
+  // mktemp -d): let the job user pass through it (o+x, not o+r); the store
+  // inside stays 0700 below.
+  struct stat st;
+  if (job_user_.switch_user && options.jobs_root.empty() &&
+      stat(options.data_dir.c_str(), &st) == 0 && (st.st_mode & S_IXOTH) == 0 &&
+      chmod(options.data_dir.c_str(), (st.st_mode & 07777) | S_IXOTH) == 0) {
+    spdlog::info("cairnd: made --data-dir {} searchable (o+x) for the job user",
+                 options.data_dir);
+  }
+  absl::Status s =
+      jobs::CheckUserCanReach(job_user_, roots.jobs_root, "--jobs-root");
+  for (const std::string& dir : roots.allowed_job_dirs) {
+    if (!s.ok()) break;
+    if (!std::filesystem::is_directory(dir)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "--allowed-job-dirs: '", dir, "' is not an existing directory"));
+    }
+    s = jobs::CheckUserCanReach(job_user_, dir, "--allowed-job-dirs");
+  }
+  if (!s.ok()) return s;
+  // Jobs run as another user: they must not read the store (every study,
+  // token hashes) beside their jobs root.
+  if (job_user_.switch_user) chmod(StorePath(options.data_dir).c_str(), 0700);
+  if (geteuid() == 0 && !job_user_.switch_user) {
+    spdlog::warn(
+        "cairnd: --allow-root-jobs: TRIAL JOBS RUN AS ROOT: any study's "
+        "job_template can do anything on this machine. Drop the flag to run "
+        "them as --job-user (default nobody)");
+  } else {
+    spdlog::info("cairnd: jobs run as user {} (uid {}){}", job_user_.name,
+                 job_user_.uid,
+                 job_user_.switch_user
+                     ? ""
+                     : ": cairnd is not root, so --job-user does not apply");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Cairnd::StartJobs(const CairndOptions& options,
+                               const jobs::JobRoots& roots, int gpus) {
   jobs::JobRunnerOptions runner_options;
-  runner_options.jobs_root = jobs_root;
+  runner_options.jobs_root = roots.jobs_root;
+  runner_options.allowed_job_dirs = roots.allowed_job_dirs;
+  runner_options.job_user = job_user_;
+  runner_options.max_running_jobs = options.max_running_jobs > 0
+                                        ? options.max_running_jobs
+                                        : jobs::DefaultMaxRunningJobs(gpus);
+  spdlog::info("cairnd: at most {} trial jobs run at once (--max-running-jobs)",
+               runner_options.max_running_jobs);
   runner_options.server_address = absl::StrCat("127.0.0.1:", jobs_port());
   runner_options.gpus = gpus;
-  runner_options.grace_period = absl::Seconds(grace_seconds);
+  runner_options.grace_period = absl::Seconds(options.grace_seconds);
   runner_options.observer = observer_.get();
   if (tokens_ != nullptr) {
     runner_options.mint_token = [tokens =
@@ -263,6 +320,7 @@ monitoring::Snapshot Cairnd::MetricsSnapshot() {
   const jobs::JobCounts counts = runner_->Counts();
   snapshot.jobs_queued = counts.queued;
   snapshot.jobs_running = counts.running;
+  snapshot.jobs_max_running = counts.max_running;
   snapshot.gpu_slots_used = counts.gpus_in_use;
   snapshot.gpu_slots_total = counts.gpus_total;
   snapshot.store_bytes = store_->ApproximateSizeBytes();

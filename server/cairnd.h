@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -14,6 +15,8 @@
 #include "auth/token_registry.h"
 #include "grpcpp/server.h"
 #include "jobs/job_runner.h"
+#include "jobs/job_template.h"
+#include "jobs/job_user.h"
 #include "monitoring/metrics.h"
 #include "monitoring/study_observer.h"
 #include "server/admin_service.h"
@@ -34,8 +37,21 @@ struct CairndOptions {
   // If non-empty, the bound port is written there once serving (for tests
   // and scripts that start cairnd on port 0).
   std::string port_file;
-  // Root of every study's trial job dirs. Empty means <data_dir>/jobs.
+  // Root of every study's trial job dirs. Empty means <data_dir>/jobs. The
+  // job user must be able to reach it (checked at start).
   std::string jobs_root;
+  // Further roots a job template's absolute job_dir may lie in
+  // (--allowed-job-dirs); each must be an existing directory.
+  std::vector<std::string> allowed_job_dirs;
+  // As root, cairnd runs jobs as this user (jobs/job_user.h) and gives it
+  // their job dirs. Ignored when cairnd is not root: jobs then run as
+  // cairnd's own user. Default: nobody.
+  std::string job_user = "nobody";
+  // As root: run jobs as root (an explicit opt-out, warned at every start).
+  bool allow_root_jobs = false;
+  // At most this many jobs run at once; 0 means jobs::DefaultMaxRunningJobs
+  // (the GPU count, or the CPU cores without GPUs).
+  int max_running_jobs = 0;
   // GPUs the job runner schedules; -1 asks the CUDA driver (jobs/gpu_detect.h).
   int gpus = -1;
   // Seconds a job has between SIGTERM and SIGKILL.
@@ -100,19 +116,23 @@ class Cairnd {
   // The steps of Start, in order; each error names the flag at fault.
   absl::Status StartMetrics(const CairndOptions& options);
   absl::Status OpenController(const std::string& store_path,
-                              const std::string& jobs_root, int gpus,
+                              const jobs::JobRoots& roots, int gpus,
                               uint64_t min_free_space);
+  // Resolves the job user and checks that it reaches every job root.
+  absl::Status StartJobUser(const CairndOptions& options,
+                            const jobs::JobRoots& roots);
   absl::Status StartAuth(const CairndOptions& options);
   absl::Status StartAudit(const CairndOptions& options);
   absl::Status StartGrpc(const CairndOptions& options);
-  absl::Status StartJobs(const std::string& jobs_root, int gpus,
-                         double grace_seconds);
+  absl::Status StartJobs(const CairndOptions& options,
+                         const jobs::JobRoots& roots, int gpus);
   // The service's state for a Prometheus scrape.
   monitoring::Snapshot MetricsSnapshot();
   std::unique_ptr<monitoring::Metrics> metrics_;
   std::unique_ptr<monitoring::MetricsStudyObserver> observer_;
   std::unique_ptr<Store> store_;
   std::unique_ptr<StudyManager> manager_;
+  jobs::JobUser job_user_;
   std::unique_ptr<jobs::Executor> executor_;
   std::unique_ptr<jobs::JobRunner> runner_;
   // Null with --auth=none.

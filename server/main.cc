@@ -60,6 +60,24 @@ int main(int argc, char** argv) {
                  "Write the bound port to this file once serving");
   app.add_option("--jobs-root", options.jobs_root,
                  "Root of the trial job dirs (default <data-dir>/jobs)");
+  app.add_option("--allowed-job-dirs", options.allowed_job_dirs,
+                 "DIR[,DIR...]: further roots a job template's absolute "
+                 "job_dir may lie in (besides --jobs-root)")
+      ->delimiter(',');
+  app.add_option("--job-user", options.job_user,
+                 "As root, run trial jobs as this user and give it their job "
+                 "dirs (ignored when cairnd is not root: jobs run as cairnd's "
+                 "user)")
+      ->capture_default_str();
+  app.add_flag("--allow-root-jobs", options.allow_root_jobs,
+               "As root, run trial jobs as root instead of --job-user "
+               "(dangerous; warned at every start)");
+  app.add_option("--max-running-jobs", options.max_running_jobs,
+                 "At most N trial jobs run at once, all studies together; "
+                 "the others stay QUEUED (0: the GPU count, or the CPU cores "
+                 "without GPUs)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app.add_option("--gpus", options.gpus,
                  "GPUs to schedule trial jobs on (-1: ask the CUDA driver)")
       ->capture_default_str();

@@ -20,6 +20,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -447,6 +448,8 @@ class Cairnd {
   Cairnd(const std::string& binary, bool metrics_on) {
     char dir_template[] = "/tmp/cairn-bench-XXXXXX";
     dir_ = mkdtemp(dir_template);
+    // A root cairnd checks that its job user (nobody) reaches the jobs root.
+    chmod(dir_.c_str(), 0755);
     grpc_port_ = FreePort();
     metrics_port_ = metrics_on ? FreePort() : 0;
     std::fflush(nullptr);  // the child must not repeat buffered output

@@ -8,6 +8,6 @@ for a in "$@"; do
   case "$a" in --x=*) x="${a#--x=}" ;; esac
 done
 for step in 1 2 3 4; do
-  "$CAIRN_BIN_DIR/cairn" trial report "$CAIRN_STUDY" "$CAIRN_TRIAL_ID" --step "$step" "loss=$x.$step"
+  "$TOY_BIN_DIR/cairn" trial report "$CAIRN_STUDY" "$CAIRN_TRIAL_ID" --step "$step" "loss=$x.$step"
 done
 echo "reported through the CLI"

@@ -2,7 +2,7 @@
 """A training job that reports over the Cairn gRPC API and completes itself.
 
 Uses CAIRN_SERVER, CAIRN_STUDY and CAIRN_TRIAL_ID as cairnd sets them; the
-Python stubs are generated from $CAIRN_PROTO_DIR at start. Reports steps
+Python stubs are generated from $TOY_PROTO_DIR at start. Reports steps
 1..5 with AddTrialMeasurement (loss = x + 1/step), then CompleteTrial with a
 final measurement of its own (loss = x, step 99).
 """
@@ -14,7 +14,7 @@ import tempfile
 args = dict(a[2:].split("=", 1) for a in sys.argv[1:] if a.startswith("--") and "=" in a)
 x = float(args["x"])
 gen = tempfile.mkdtemp(prefix="cairn-stubs-")
-proto_dir = os.environ["CAIRN_PROTO_DIR"]
+proto_dir = os.environ["TOY_PROTO_DIR"]
 subprocess.run([sys.executable, "-m", "grpc_tools.protoc", "-I", proto_dir,
                 "--python_out=" + gen, "--grpc_python_out=" + gen,
                 "cairn/v1/study.proto", "cairn/v1/study_service.proto"], check=True)

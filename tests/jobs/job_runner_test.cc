@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -120,6 +121,15 @@ class JobsTest : public ::testing::Test {
     return out;
   }
 
+  // A directory the jobs (the job user) may write to, e.g. a record file.
+  std::string JobWritableDir() {
+    const std::string dir = dir_.path() + "/shared";
+    std::filesystem::create_directories(dir);
+    std::filesystem::permissions(
+        dir, std::filesystem::perms::all | std::filesystem::perms::sticky_bit);
+    return dir;
+  }
+
   testing::TempDir dir_;
   std::unique_ptr<testing::CairndProcess> server_;
   std::unique_ptr<cairn::v1::StudyService::Stub> stub_;
@@ -145,7 +155,7 @@ std::vector<Event> ReadRecord(const std::string& path) {
 
 TEST_F(JobsTest, GpuSlotsAreNeverSharedAndEveryTrialSucceeds) {
   StartServer({"--gpus", "2"});
-  const std::string record = dir_.path() + "/record.txt";
+  const std::string record = JobWritableDir() + "/record.txt";
   Study study = Create("gpus",
                        R"pb(max_trials: 12
                             max_parallel_trials: 3
@@ -402,7 +412,7 @@ TEST_F(JobsTest, JobsReportOverGrpcAndCompleteTheirOwnTrials) {
   const char* src = std::getenv("CAIRN_SOURCE_DIR");
   Study study = CreateWithProgram(
       stub_.get(), "grpc-route", "grpc_reporter.py",
-      {{"CAIRN_PROTO_DIR", std::string(src ? src : ".") + "/proto"}});
+      {{"TOY_PROTO_DIR", std::string(src ? src : ".") + "/proto"}});
   Study done = WaitDone(study.name(), 90);
   EXPECT_EQ(done.state(), Study::COMPLETED);
   // The trials completed before their processes exited: wait for the jobs.
@@ -428,7 +438,7 @@ TEST_F(JobsTest, JobsReportOverGrpcAndCompleteTheirOwnTrials) {
 TEST_F(JobsTest, ShellScriptJobsReportThroughTheCli) {
   StartServer();
   Study study = CreateWithProgram(stub_.get(), "cli-route", "cli_reporter.sh",
-                                  {{"CAIRN_BIN_DIR", testing::BinDir()}});
+                                  {{"TOY_BIN_DIR", testing::BinDir()}});
   Study done = WaitDone(study.name(), 60);
   EXPECT_EQ(done.state(), Study::COMPLETED);
   for (const Trial& t : Trials(study.name(), true)) {

@@ -211,6 +211,7 @@ Snapshot TwoStudies(bool trial_3_running) {
   snapshot.studies = {a, b};
   snapshot.jobs_queued = 2;
   snapshot.jobs_running = 1;
+  snapshot.jobs_max_running = 4;
   snapshot.gpu_slots_used = 1;
   snapshot.gpu_slots_total = 4;
   snapshot.store_bytes = 123456;
@@ -258,6 +259,7 @@ TEST(MetricsTest, SnapshotGaugesAtScrapeTime) {
   EXPECT_THAT(Sample(text, "cairn_jobs", {{"state", "queued"}}), Optional(2.0));
   EXPECT_THAT(Sample(text, "cairn_jobs", {{"state", "running"}}),
               Optional(1.0));
+  EXPECT_THAT(Sample(text, "cairn_jobs_max_running", {}), Optional(4.0));
   EXPECT_THAT(Sample(text, "cairn_gpu_slots", {{"state", "used"}}),
               Optional(1.0));
   EXPECT_THAT(Sample(text, "cairn_gpu_slots", {{"state", "free"}}),

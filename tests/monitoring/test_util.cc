@@ -217,6 +217,9 @@ std::string MakeTempDir(const std::string& prefix) {
   std::vector<char> buffer(pattern.begin(), pattern.end());
   buffer.push_back('\0');
   if (mkdtemp(buffer.data()) == nullptr) return "";
+  // 0755, not mkdtemp's 0700: a root cairnd's jobs (run as nobody) must
+  // reach the jobs root of a data dir inside it, or cairnd refuses to start.
+  chmod(buffer.data(), 0755);
   return buffer.data();
 }
 

@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,6 +28,9 @@ TempDir::TempDir() {
   std::vector<char> buf(templ.begin(), templ.end());
   buf.push_back('\0');
   path_ = mkdtemp(buf.data());
+  // mkdtemp makes it 0700; trial jobs run as the job user (nobody, when the
+  // tests run as root) and must reach the jobs root inside it.
+  chmod(path_.c_str(), 0755);
 }
 
 TempDir::~TempDir() {

@@ -14,7 +14,9 @@
 
 namespace cairn::testing {
 
-// A fresh directory under $TMPDIR, removed (recursively) on destruction.
+// A fresh directory under $TMPDIR (mode 0755, so that trial jobs running as
+// the job user reach a cairnd data dir inside it), removed (recursively) on
+// destruction.
 class TempDir {
  public:
   TempDir();

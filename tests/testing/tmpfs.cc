@@ -26,7 +26,9 @@ ScopedTmpfs::ScopedTmpfs(uint64_t size_bytes) {
     return;
   }
   path_ = tmpl;
-  const std::string opts = absl::StrCat("size=", size_bytes, ",mode=0700");
+  // 0755: a root cairnd with its data dir here runs jobs as nobody, which
+  // must reach the jobs root inside (cairnd checks at start).
+  const std::string opts = absl::StrCat("size=", size_bytes, ",mode=0755");
   if (mount("tmpfs", path_.c_str(), "tmpfs", 0, opts.c_str()) != 0) {
     status_ = absl::FailedPreconditionError(
         absl::StrCat("cannot mount a tmpfs on ", path_, " (", strerror(errno),
