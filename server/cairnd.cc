@@ -13,6 +13,7 @@
 #include "jobs/job_template.h"
 #include "monitoring/grpc_metrics_interceptor.h"
 #include "monitoring/study_summary.h"
+#include "server/unparsable_request_interceptor.h"
 #include "spdlog/spdlog.h"
 #include "store/backup.h"
 
@@ -180,8 +181,11 @@ absl::Status Cairnd::StartGrpc(const std::string& listen,
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.RegisterService(service_.get());
   builder.RegisterService(admin_service_.get());
-  builder.experimental().SetInterceptorCreators(
-      monitoring::MakeGrpcMetricsInterceptors(metrics_.get()));
+  // First, so the metrics interceptor records the status it rewrites.
+  auto interceptors = monitoring::MakeGrpcMetricsInterceptors(metrics_.get());
+  interceptors.insert(interceptors.begin(),
+                      std::make_unique<UnparsableRequestInterceptorFactory>());
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
   builder.SetMaxReceiveMessageSize(64 << 20);
   server_ = builder.BuildAndStart();
   if (server_ == nullptr || port_ == 0) {

@@ -337,9 +337,8 @@ absl::StatusOr<Study> StudyManager::LookupStudy(
     absl::MutexLock lock(&mu_);
     auto it = by_display_name_.find(display_name);
     if (it == by_display_name_.end()) {
-      return absl::NotFoundError(
-          absl::StrCat("no study with display_name ",
-                       QuoteForError(display_name)));
+      return absl::NotFoundError(absl::StrCat("no study with display_name ",
+                                              QuoteForError(display_name)));
     }
     id = it->second;
   }

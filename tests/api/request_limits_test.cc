@@ -139,15 +139,18 @@ TEST(RequestLimitsTest, StringLengths) {
              r.set_trial_name(Q(n));
            })},
       {"page_token", v1::kMaxResourceNameLength,
-       Req<v1::ListStudiesRequest>(
-           [](int64_t n, v1::ListStudiesRequest& r) { r.set_page_token(Q(n)); })},
+       Req<v1::ListStudiesRequest>([](int64_t n, v1::ListStudiesRequest& r) {
+         r.set_page_token(Q(n));
+       })},
       {"display_name", v1::kMaxDisplayNameLength,
        Req<v1::LookupStudyRequest>([](int64_t n, v1::LookupStudyRequest& r) {
          r.set_display_name(Q(n));
        })},
       {"client_id", v1::kMaxClientIdLength,
        Req<v1::SuggestTrialsRequest>(
-           [](int64_t n, v1::SuggestTrialsRequest& r) { r.set_client_id(Q(n)); })},
+           [](int64_t n, v1::SuggestTrialsRequest& r) {
+             r.set_client_id(Q(n));
+           })},
       {"measurement.metrics[0].metric_id", v1::kMaxIdLength,
        Req<v1::AddTrialMeasurementRequest>(
            [](int64_t n, v1::AddTrialMeasurementRequest& r) {
@@ -177,9 +180,10 @@ TEST(RequestLimitsTest, StringLengths) {
          (*r.mutable_trial()->mutable_labels())[Q(n)] = "";
        })},
       {"infeasible_reason", v1::kMaxFreeTextLength,
-       Req<v1::CompleteTrialRequest>([](int64_t n, v1::CompleteTrialRequest& r) {
-         r.set_infeasible_reason(Q(n));
-       })},
+       Req<v1::CompleteTrialRequest>(
+           [](int64_t n, v1::CompleteTrialRequest& r) {
+             r.set_infeasible_reason(Q(n));
+           })},
       {"destination", v1::kMaxPathLength,
        Req<v1::BackupRequest>(
            [](int64_t n, v1::BackupRequest& r) { r.set_destination(Q(n)); })},
@@ -221,8 +225,7 @@ TEST(RequestLimitsTest, Counts) {
            s.mutable_spec()->add_metrics()->set_metric_id(absl::StrCat("m", i));
          }
        })},
-      {"study.spec.labels", v1::kMaxLabels,
-       Study([](int64_t n, v1::Study& s) {
+      {"study.spec.labels", v1::kMaxLabels, Study([](int64_t n, v1::Study& s) {
          for (int64_t i = 0; i < n; ++i) {
            (*s.mutable_spec()->mutable_labels())[absl::StrCat("k", i)] = "v";
          }
@@ -236,8 +239,9 @@ TEST(RequestLimitsTest, Counts) {
       {"study.spec.job_template.env", v1::kMaxEnvVars,
        Study([](int64_t n, v1::Study& s) {
          for (int64_t i = 0; i < n; ++i) {
-           (*s.mutable_spec()->mutable_job_template()->mutable_env())
-               [absl::StrCat("V", i)] = "1";
+           (*s.mutable_spec()
+                 ->mutable_job_template()
+                 ->mutable_env())[absl::StrCat("V", i)] = "1";
          }
        })},
       {"measurement.metrics", v1::kMaxMetrics,
@@ -270,23 +274,25 @@ TEST(RequestLimitsTest, Counts) {
       // Any other repeated field: the default.
       {"trial.job.gpus", v1::kMaxRepeated,
        Req<v1::CreateTrialRequest>([](int64_t n, v1::CreateTrialRequest& r) {
-         for (int64_t i = 0; i < n; ++i) r.mutable_trial()->mutable_job()->add_gpus(0);
+         for (int64_t i = 0; i < n; ++i)
+           r.mutable_trial()->mutable_job()->add_gpus(0);
        })},
   });
 }
 
 // One top-level parameter with n - 1 conditional children: n in total.
 TEST(RequestLimitsTest, ParametersPerStudyCountConditionalOnes) {
-  RunCases({{"study.spec.parameters[0].conditional_parameter_specs[999]."
-             "parameter_spec",
-             v1::kMaxParametersPerStudy, Study([](int64_t n, v1::Study& s) {
-               auto* p = s.mutable_spec()->mutable_parameters(0);
-               for (int64_t i = 1; i < n; ++i) {
-                 p->add_conditional_parameter_specs()
-                     ->mutable_parameter_spec()
-                     ->set_parameter_id(absl::StrCat("c", i));
-               }
-             })}});
+  RunCases(
+      {{"study.spec.parameters[0].conditional_parameter_specs[999]."
+        "parameter_spec",
+        v1::kMaxParametersPerStudy, Study([](int64_t n, v1::Study& s) {
+          auto* p = s.mutable_spec()->mutable_parameters(0);
+          for (int64_t i = 1; i < n; ++i) {
+            p->add_conditional_parameter_specs()
+                ->mutable_parameter_spec()
+                ->set_parameter_id(absl::StrCat("c", i));
+          }
+        })}});
 }
 
 TEST(RequestLimitsTest, IntegerRanges) {
@@ -297,9 +303,10 @@ TEST(RequestLimitsTest, IntegerRanges) {
   };
   const std::vector<Range> ranges = {
       {"suggestion_count", 0, v1::kMaxSuggestionCount,
-       Req<v1::SuggestTrialsRequest>([](int64_t n, v1::SuggestTrialsRequest& r) {
-         r.set_suggestion_count(static_cast<int32_t>(n));
-       })},
+       Req<v1::SuggestTrialsRequest>(
+           [](int64_t n, v1::SuggestTrialsRequest& r) {
+             r.set_suggestion_count(static_cast<int32_t>(n));
+           })},
       {"page_size", 0, v1::kMaxListStudiesPageSize,
        Req<v1::ListStudiesRequest>([](int64_t n, v1::ListStudiesRequest& r) {
          r.set_page_size(static_cast<int32_t>(n));
@@ -319,9 +326,10 @@ TEST(RequestLimitsTest, IntegerRanges) {
              r.set_max_points(static_cast<int32_t>(n));
            })},
       {"max_bytes", 0, v1::kMaxReadLogBytes,
-       Req<v1::ReadTrialLogsRequest>([](int64_t n, v1::ReadTrialLogsRequest& r) {
-         r.set_max_bytes(static_cast<int32_t>(n));
-       })},
+       Req<v1::ReadTrialLogsRequest>(
+           [](int64_t n, v1::ReadTrialLogsRequest& r) {
+             r.set_max_bytes(static_cast<int32_t>(n));
+           })},
   };
   for (const Range& r : ranges) {
     SCOPED_TRACE(r.field);

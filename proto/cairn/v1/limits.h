@@ -25,7 +25,6 @@ inline constexpr int kMaxListTrialsBytes = 3 << 20;
 inline constexpr int kDefaultHistoryPageSize = 10000;
 inline constexpr int kMaxHistoryPageSize = 100000;
 
-
 // ---------------------------------------------------------------- input limits
 // Every string and repeated field of every request has a limit, checked by
 // CheckRequestLimits (proto/cairn/v1/request_limits.h) before anything is

@@ -46,7 +46,8 @@ struct IntRange {
 FieldRule RuleFor(const google::protobuf::FieldDescriptor& field);
 
 // The range of an integer field, if it has one.
-std::optional<IntRange> RangeFor(const google::protobuf::FieldDescriptor& field);
+std::optional<IntRange> RangeFor(
+    const google::protobuf::FieldDescriptor& field);
 
 // "at most 128 characters of [A-Za-z0-9_.-], starting with a letter or '_'",
 // for errors.

@@ -86,14 +86,16 @@ bool IsReservedParameterId(absl::string_view v) {
 absl::Status CheckString(absl::string_view path, absl::string_view v,
                          int max_length, Charset charset) {
   if (v.size() > static_cast<size_t>(max_length)) {
-    return Fail(path, absl::StrCat(v.size(), " characters, more than the limit "
-                                             "of ",
+    return Fail(path, absl::StrCat(v.size(),
+                                   " characters, more than the limit "
+                                   "of ",
                                    max_length, ": ", QuoteForError(v)));
   }
   if (v.empty()) return absl::OkStatus();
   if (!CharsetAllows(charset, v)) {
-    return Fail(path, absl::StrCat(QuoteForError(v), " is not allowed: at most ",
-                                   max_length, " ", DescribeCharset(charset)));
+    return Fail(path,
+                absl::StrCat(QuoteForError(v), " is not allowed: at most ",
+                             max_length, " ", DescribeCharset(charset)));
   }
   if (charset == Charset::kParameterId && IsReservedParameterId(v)) {
     return Fail(path, absl::StrCat(QuoteForError(v),
@@ -106,11 +108,11 @@ absl::Status CheckString(absl::string_view path, absl::string_view v,
 absl::Status CheckRange(absl::string_view path, int64_t v,
                         const IntRange& range) {
   if (v >= range.min && v <= range.max) return absl::OkStatus();
-  return Fail(path, absl::StrCat(v, " is outside the limits [", range.min, ", ",
-                                 range.max, "]",
-                                 range.note == nullptr
-                                     ? ""
-                                     : absl::StrCat(" (", range.note, ")")));
+  return Fail(
+      path,
+      absl::StrCat(
+          v, " is outside the limits [", range.min, ", ", range.max, "]",
+          range.note == nullptr ? "" : absl::StrCat(" (", range.note, ")")));
 }
 
 // One message still to check.

@@ -32,8 +32,9 @@ absl::StatusOr<int64_t> ParseStudyName(absl::string_view name,
   std::vector<absl::string_view> parts = absl::StrSplit(name, '/');
   int64_t id = 0;
   if (parts.size() != 2 || parts[0] != "studies" || !ParseId(parts[1], &id)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        field, ": ", QuoteForError(name), " is not a study name (expected studies/{id})"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": ", QuoteForError(name),
+                     " is not a study name (expected studies/{id})"));
   }
   return id;
 }
