@@ -318,12 +318,14 @@ absl::StatusOr<std::vector<int>> GivenPositions(const SearchSpace& space,
     const int i = space.IndexOf(id);
     if (i < 0) {
       return absl::InvalidArgumentError(
-          absl::StrCat("parameters[", k, "]: unknown parameter ", Quote(id),
+          absl::StrCat("parameters[", k, "] (", ShortenForError(id, 64),
+                       "): unknown parameter ", Quote(id),
                        " (not in the study's search space)"));
     }
     if (given[i] >= 0) {
       return absl::InvalidArgumentError(
-          absl::StrCat("parameters[", k, "]: duplicate parameter ", Quote(id),
+          absl::StrCat("parameters[", k, "] (", ShortenForError(id, 64),
+                       "): duplicate parameter ", Quote(id),
                        " (also at parameters[", given[i], "])"));
     }
     given[i] = k++;
