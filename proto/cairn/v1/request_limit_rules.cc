@@ -5,6 +5,10 @@
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
+#include "cairn/v1/admin_service.pb.h"
+#include "cairn/v1/study.pb.h"
+#include "cairn/v1/study_service.pb.h"
+#include "google/protobuf/struct.pb.h"
 #include "proto/cairn/v1/limits.h"
 
 namespace cairn::request_limits_internal {
@@ -121,9 +125,9 @@ const RangeTable& Ranges() {
   return *table;
 }
 
-}  // namespace
-
-FieldRule RuleFor(const google::protobuf::FieldDescriptor& field) {
+// The rule of `field` by name: its own entry, else the rule of the fields
+// named name/parent/trial_name/page_token in cairn.v1, else the defaults.
+FieldRule RuleByName(const google::protobuf::FieldDescriptor& field) {
   const RuleTable& rules = Rules();
   if (auto it = rules.find(field.full_name()); it != rules.end()) {
     return it->second;
@@ -136,13 +140,59 @@ FieldRule RuleFor(const google::protobuf::FieldDescriptor& field) {
   return FieldRule();
 }
 
-std::optional<IntRange> RangeFor(
-    const google::protobuf::FieldDescriptor& field) {
-  const RangeTable& ranges = Ranges();
-  if (auto it = ranges.find(field.full_name()); it != ranges.end()) {
-    return it->second;
+// Rules and ranges by descriptor, resolved once for every field of the
+// generated cairn.v1 messages and google.protobuf.Value: a lookup per field
+// is then one pointer hash, not a string hash of the field's full name.
+struct ByField {
+  absl::flat_hash_map<const google::protobuf::FieldDescriptor*, FieldRule>
+      rules;
+  absl::flat_hash_map<const google::protobuf::FieldDescriptor*, IntRange>
+      ranges;
+};
+
+void AddMessage(const google::protobuf::Descriptor& d, ByField& out) {
+  for (int i = 0; i < d.nested_type_count(); ++i) {
+    AddMessage(*d.nested_type(i), out);  // map entries are nested types
   }
-  return std::nullopt;
+  for (int i = 0; i < d.field_count(); ++i) {
+    const google::protobuf::FieldDescriptor* f = d.field(i);
+    out.rules[f] = RuleByName(*f);
+    if (auto it = Ranges().find(f->full_name()); it != Ranges().end()) {
+      out.ranges[f] = it->second;
+    }
+  }
+}
+
+const ByField& Resolved() {
+  static const ByField* by_field = [] {
+    auto* out = new ByField;
+    for (const google::protobuf::FileDescriptor* file :
+         {cairn::v1::Study::descriptor()->file(),
+          cairn::v1::CreateStudyRequest::descriptor()->file(),
+          cairn::v1::BackupRequest::descriptor()->file(),
+          google::protobuf::Value::descriptor()->file()}) {
+      for (int i = 0; i < file->message_type_count(); ++i) {
+        AddMessage(*file->message_type(i), *out);
+      }
+    }
+    return out;
+  }();
+  return *by_field;
+}
+
+}  // namespace
+
+const FieldRule& RuleFor(const google::protobuf::FieldDescriptor& field) {
+  static const FieldRule kDefault;
+  const ByField& resolved = Resolved();
+  auto it = resolved.rules.find(&field);
+  return it == resolved.rules.end() ? kDefault : it->second;
+}
+
+const IntRange* RangeFor(const google::protobuf::FieldDescriptor& field) {
+  const ByField& resolved = Resolved();
+  auto it = resolved.ranges.find(&field);
+  return it == resolved.ranges.end() ? nullptr : &it->second;
 }
 
 const char* DescribeCharset(Charset charset) {

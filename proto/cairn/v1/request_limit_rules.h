@@ -4,7 +4,6 @@
 #define CAIRN_PROTO_CAIRN_V1_REQUEST_LIMIT_RULES_H_
 
 #include <cstdint>
-#include <optional>
 
 #include "absl/strings/string_view.h"
 #include "google/protobuf/descriptor.h"
@@ -42,12 +41,12 @@ struct IntRange {
 
 // The rule of `field`: its own entry in the table, else the rule of fields
 // with its name in cairn.v1 (name, parent, trial_name, page_token), else the
-// defaults.
-FieldRule RuleFor(const google::protobuf::FieldDescriptor& field);
+// defaults. Fields of the generated descriptors are resolved once; a field of
+// another descriptor pool gets the defaults.
+const FieldRule& RuleFor(const google::protobuf::FieldDescriptor& field);
 
-// The range of an integer field, if it has one.
-std::optional<IntRange> RangeFor(
-    const google::protobuf::FieldDescriptor& field);
+// The range of an integer field, or nullptr if it has none.
+const IntRange* RangeFor(const google::protobuf::FieldDescriptor& field);
 
 // "at most 128 characters of [A-Za-z0-9_.-], starting with a letter or '_'",
 // for errors.

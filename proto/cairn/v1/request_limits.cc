@@ -8,6 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "cairn/v1/study.pb.h"
 #include "proto/cairn/v1/limits.h"
 #include "proto/cairn/v1/quote.h"
 #include "proto/cairn/v1/request_limit_rules.h"
@@ -21,7 +22,6 @@ using google::protobuf::Reflection;
 using request_limits_internal::Charset;
 using request_limits_internal::DescribeCharset;
 using request_limits_internal::FieldRule;
-using request_limits_internal::IntRange;
 
 // Paths longer than this are shortened in errors, so every message stays
 // under 1 KB (the rest of a message is at most about 350 bytes). The path of
@@ -31,11 +31,6 @@ constexpr size_t kMaxPathInError = 600;
 absl::Status Fail(absl::string_view path, absl::string_view what) {
   return absl::InvalidArgumentError(
       absl::StrCat(ShortenForError(path, kMaxPathInError), ": ", what));
-}
-
-std::string Join(absl::string_view parent, absl::string_view name) {
-  if (parent.empty()) return std::string(name);
-  return absl::StrCat(parent, ".", name);
 }
 
 bool IsControl(char c) {
@@ -83,42 +78,44 @@ bool IsReservedParameterId(absl::string_view v) {
          "job_dir";
 }
 
-absl::Status CheckString(absl::string_view path, absl::string_view v,
-                         int max_length, Charset charset) {
+// What is wrong with string `v`, or "" if nothing.
+std::string StringProblem(absl::string_view v, int max_length,
+                          Charset charset) {
   if (v.size() > static_cast<size_t>(max_length)) {
-    return Fail(path, absl::StrCat(v.size(),
-                                   " characters, more than the limit "
-                                   "of ",
-                                   max_length, ": ", QuoteForError(v)));
+    return absl::StrCat(v.size(), " characters, more than the limit of ",
+                        max_length, ": ", QuoteForError(v));
   }
-  if (v.empty()) return absl::OkStatus();
+  if (v.empty()) return "";
   if (!CharsetAllows(charset, v)) {
-    return Fail(path,
-                absl::StrCat(QuoteForError(v), " is not allowed: at most ",
-                             max_length, " ", DescribeCharset(charset)));
+    return absl::StrCat(QuoteForError(v), " is not allowed: at most ",
+                        max_length, " ", DescribeCharset(charset));
   }
   if (charset == Charset::kParameterId && IsReservedParameterId(v)) {
-    return Fail(path, absl::StrCat(QuoteForError(v),
-                                   " is reserved: Cairn passes --job-dir to "
-                                   "every training job; choose another id"));
+    return absl::StrCat(QuoteForError(v),
+                        " is reserved: Cairn passes --job-dir to every "
+                        "training job; choose another id");
   }
-  return absl::OkStatus();
+  return "";
 }
 
-absl::Status CheckRange(absl::string_view path, int64_t v,
-                        const IntRange& range) {
-  if (v >= range.min && v <= range.max) return absl::OkStatus();
-  return Fail(
-      path,
-      absl::StrCat(
-          v, " is outside the limits [", range.min, ", ", range.max, "]",
-          range.note == nullptr ? "" : absl::StrCat(" (", range.note, ")")));
+std::string CountProblem(int n, int max_count) {
+  if (n <= max_count) return "";
+  return absl::StrCat(n, " entries, more than the limit of ", max_count);
 }
+
+// One step of a path: a field, an index into it, or a map key. Paths are
+// spelled out only for an error, so a request that passes builds no strings.
+struct PathNode {
+  int parent;  // -1 for the root
+  const FieldDescriptor* field;
+  int index;        // -1: none
+  std::string key;  // a map entry's key (with index -2)
+};
 
 // One message still to check.
 struct Frame {
   const Message* message;
-  std::string path;
+  int node;               // its path, in Walker::nodes_
   int depth;              // messages above it
   int conditional_depth;  // ConditionalParameterSpecs above it and itself
 };
@@ -126,9 +123,10 @@ struct Frame {
 class Walker {
  public:
   absl::Status Run(const Message& root, absl::string_view path) {
-    stack_.push_back({&root, std::string(path), 0, 0});
+    root_ = std::string(path);
+    stack_.push_back({&root, -1, 0, 0});
     while (!stack_.empty()) {
-      Frame frame = std::move(stack_.back());
+      Frame frame = stack_.back();
       stack_.pop_back();
       if (absl::Status s = Visit(frame); !s.ok()) return s;
     }
@@ -136,42 +134,67 @@ class Walker {
   }
 
  private:
+  // The path of `node`, then `field`, `[index]` (index >= 0) or `[key]`
+  // (index -2), or ` key` (index -3: a map's key itself).
+  std::string PathOf(int node, const FieldDescriptor* field = nullptr,
+                     int index = -1, absl::string_view key = "") const {
+    std::vector<const PathNode*> chain;
+    for (int n = node; n >= 0; n = nodes_[n].parent)
+      chain.push_back(&nodes_[n]);
+    std::string path = root_;
+    auto append = [&path](const FieldDescriptor* f, int i,
+                          absl::string_view k) {
+      if (f != nullptr) {
+        if (!path.empty()) path += '.';
+        path += f->name();
+      }
+      if (i >= 0) absl::StrAppend(&path, "[", i, "]");
+      if (i == -2) absl::StrAppend(&path, "[", QuoteForError(k), "]");
+      if (i == -3) path += " key";
+    };
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+      append((*it)->field, (*it)->index, (*it)->key);
+    }
+    append(field, index, key);
+    return path;
+  }
+
   // Checks the message's own fields and queues its sub-messages (in reverse,
   // so that they are checked in field order).
   absl::Status Visit(const Frame& frame) {
     if (absl::Status s = CheckShape(frame); !s.ok()) return s;
     const Message& m = *frame.message;
-    std::vector<const FieldDescriptor*> fields;
-    m.GetReflection()->ListFields(m, &fields);
-    std::vector<Frame> children;
-    for (const FieldDescriptor* field : fields) {
-      if (absl::Status s = VisitField(frame, *field, children); !s.ok()) {
-        return s;
-      }
+    fields_.clear();
+    m.GetReflection()->ListFields(m, &fields_);
+    const size_t first_child = children_.size();
+    // VisitField never comes back here, so fields_ stays as it is.
+    for (const FieldDescriptor* field : fields_) {
+      if (absl::Status s = VisitField(frame, *field); !s.ok()) return s;
     }
-    for (auto it = children.rbegin(); it != children.rend(); ++it) {
-      stack_.push_back(std::move(*it));
+    for (size_t i = children_.size(); i > first_child; --i) {
+      stack_.push_back(children_[i - 1]);
     }
+    children_.resize(first_child);
     return absl::OkStatus();
   }
 
   // Depth, conditional nesting and the number of parameters.
   absl::Status CheckShape(const Frame& frame) {
     if (frame.depth > cairn::v1::kMaxMessageDepth) {
-      return Fail(frame.path,
+      return Fail(PathOf(frame.node),
                   absl::StrCat("nested more than the limit of ",
                                cairn::v1::kMaxMessageDepth, " messages deep"));
     }
     if (frame.conditional_depth > cairn::v1::kMaxConditionalDepth) {
-      return Fail(frame.path,
+      return Fail(PathOf(frame.node),
                   absl::StrCat("conditional parameters nest more than the "
                                "limit of ",
                                cairn::v1::kMaxConditionalDepth, " deep"));
     }
-    if (frame.message->GetDescriptor()->full_name() ==
-            "cairn.v1.ParameterSpec" &&
+    if (frame.message->GetDescriptor() ==
+            cairn::v1::ParameterSpec::descriptor() &&
         ++parameter_specs_ > cairn::v1::kMaxParametersPerStudy) {
-      return Fail(frame.path,
+      return Fail(PathOf(frame.node),
                   absl::StrCat("more than the limit of ",
                                cairn::v1::kMaxParametersPerStudy,
                                " parameters in one study (conditional ones "
@@ -180,32 +203,27 @@ class Walker {
     return absl::OkStatus();
   }
 
-  absl::Status VisitField(const Frame& frame, const FieldDescriptor& field,
-                          std::vector<Frame>& children) {
-    const std::string path = Join(frame.path, field.name());
-    const FieldRule rule = request_limits_internal::RuleFor(field);
+  absl::Status VisitField(const Frame& frame, const FieldDescriptor& field) {
+    const FieldRule& rule = request_limits_internal::RuleFor(field);
     const Message& m = *frame.message;
     const Reflection& r = *m.GetReflection();
-    if (field.is_map()) return VisitMap(frame, field, rule, path, children);
+    if (field.is_map()) return VisitMap(frame, field, rule);
     if (field.is_repeated()) {
       const int n = r.FieldSize(m, &field);
-      if (n > rule.max_count) {
-        return Fail(path, absl::StrCat(n, " entries, more than the limit of ",
-                                       rule.max_count));
+      if (std::string what = CountProblem(n, rule.max_count); !what.empty()) {
+        return Fail(PathOf(frame.node, &field), what);
       }
       for (int i = 0; i < n; ++i) {
-        const std::string item = absl::StrCat(path, "[", i, "]");
         if (field.cpp_type() == FieldDescriptor::CPPTYPE_STRING) {
           std::string scratch;
-          if (absl::Status s = CheckString(
-                  item, r.GetRepeatedStringReference(m, &field, i, &scratch),
+          if (std::string what = StringProblem(
+                  r.GetRepeatedStringReference(m, &field, i, &scratch),
                   rule.max_length, rule.charset);
-              !s.ok()) {
-            return s;
+              !what.empty()) {
+            return Fail(PathOf(frame.node, &field, i), what);
           }
         } else if (field.cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
-          children.push_back(
-              Child(frame, r.GetRepeatedMessage(m, &field, i), item));
+          AddChild(frame, r.GetRepeatedMessage(m, &field, i), &field, i, "");
         }
       }
       return absl::OkStatus();
@@ -213,42 +231,50 @@ class Walker {
     switch (field.cpp_type()) {
       case FieldDescriptor::CPPTYPE_STRING: {
         std::string scratch;
-        return CheckString(path, r.GetStringReference(m, &field, &scratch),
-                           rule.max_length, rule.charset);
+        std::string what =
+            StringProblem(r.GetStringReference(m, &field, &scratch),
+                          rule.max_length, rule.charset);
+        if (what.empty()) return absl::OkStatus();
+        return Fail(PathOf(frame.node, &field), what);
       }
       case FieldDescriptor::CPPTYPE_MESSAGE:
-        children.push_back(Child(frame, r.GetMessage(m, &field), path));
+        AddChild(frame, r.GetMessage(m, &field), &field, -1, "");
         return absl::OkStatus();
       case FieldDescriptor::CPPTYPE_INT32:
       case FieldDescriptor::CPPTYPE_INT64:
-        return CheckInt(m, field, path);
+        return CheckInt(frame, field);
       default:
         return absl::OkStatus();
     }
   }
 
-  absl::Status CheckInt(const Message& m, const FieldDescriptor& field,
-                        const std::string& path) {
-    std::optional<IntRange> range = request_limits_internal::RangeFor(field);
-    if (!range.has_value()) return absl::OkStatus();
+  absl::Status CheckInt(const Frame& frame, const FieldDescriptor& field) {
+    const request_limits_internal::IntRange* range =
+        request_limits_internal::RangeFor(field);
+    if (range == nullptr) return absl::OkStatus();
+    const Message& m = *frame.message;
     const Reflection& r = *m.GetReflection();
     const int64_t v = field.cpp_type() == FieldDescriptor::CPPTYPE_INT32
                           ? r.GetInt32(m, &field)
                           : r.GetInt64(m, &field);
-    return CheckRange(path, v, *range);
+    if (v >= range->min && v <= range->max) return absl::OkStatus();
+    return Fail(PathOf(frame.node, &field),
+                absl::StrCat(v, " is outside the limits [", range->min, ", ",
+                             range->max, "]",
+                             range->note == nullptr
+                                 ? ""
+                                 : absl::StrCat(" (", range->note, ")")));
   }
 
   // A map<string, ...>: its size, its keys, and its values (strings checked
-  // here, messages queued) at path "labels[\"key\"]".
+  // here, messages queued) at path `labels["key"]`.
   absl::Status VisitMap(const Frame& frame, const FieldDescriptor& field,
-                        const FieldRule& rule, const std::string& path,
-                        std::vector<Frame>& children) {
+                        const FieldRule& rule) {
     const Message& m = *frame.message;
     const Reflection& r = *m.GetReflection();
     const int n = r.FieldSize(m, &field);
-    if (n > rule.max_count) {
-      return Fail(path, absl::StrCat(n, " entries, more than the limit of ",
-                                     rule.max_count));
+    if (std::string what = CountProblem(n, rule.max_count); !what.empty()) {
+      return Fail(PathOf(frame.node, &field), what);
     }
     const FieldDescriptor* key_field = field.message_type()->map_key();
     const FieldDescriptor* value_field = field.message_type()->map_value();
@@ -258,37 +284,42 @@ class Walker {
       std::string key;
       if (key_field->cpp_type() == FieldDescriptor::CPPTYPE_STRING) {
         key = er.GetString(entry, key_field);
-        if (absl::Status s = CheckString(absl::StrCat(path, " key"), key,
-                                         rule.max_length, rule.charset);
-            !s.ok()) {
-          return s;
+        if (std::string what =
+                StringProblem(key, rule.max_length, rule.charset);
+            !what.empty()) {
+          return Fail(PathOf(frame.node, &field, -3), what);
         }
       }
-      const std::string item = absl::StrCat(path, "[", QuoteForError(key), "]");
       if (value_field->cpp_type() == FieldDescriptor::CPPTYPE_STRING) {
-        if (absl::Status s =
-                CheckString(item, er.GetString(entry, value_field),
-                            rule.value_max_length, rule.value_charset);
-            !s.ok()) {
-          return s;
+        std::string scratch;
+        if (std::string what = StringProblem(
+                er.GetStringReference(entry, value_field, &scratch),
+                rule.value_max_length, rule.value_charset);
+            !what.empty()) {
+          return Fail(PathOf(frame.node, &field, -2, key), what);
         }
       } else if (value_field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
-        children.push_back(
-            Child(frame, er.GetMessage(entry, value_field), item));
+        AddChild(frame, er.GetMessage(entry, value_field), &field, -2, key);
       }
     }
     return absl::OkStatus();
   }
 
-  static Frame Child(const Frame& parent, const Message& child,
-                     std::string path) {
-    const bool conditional = child.GetDescriptor()->full_name() ==
-                             "cairn.v1.ConditionalParameterSpec";
-    return {&child, std::move(path), parent.depth + 1,
-            parent.conditional_depth + (conditional ? 1 : 0)};
+  void AddChild(const Frame& parent, const Message& child,
+                const FieldDescriptor* field, int index, std::string key) {
+    nodes_.push_back({parent.node, field, index, std::move(key)});
+    const bool conditional = child.GetDescriptor() ==
+                             cairn::v1::ConditionalParameterSpec::descriptor();
+    children_.push_back({&child, static_cast<int>(nodes_.size()) - 1,
+                         parent.depth + 1,
+                         parent.conditional_depth + (conditional ? 1 : 0)});
   }
 
+  std::string root_;
+  std::vector<PathNode> nodes_;
   std::vector<Frame> stack_;
+  std::vector<Frame> children_;
+  std::vector<const FieldDescriptor*> fields_;
   int parameter_specs_ = 0;
 };
 
