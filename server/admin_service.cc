@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "server/authorize_call.h"
+#include "server/check_limits.h"
 #include "server/status_util.h"
 #include "spdlog/spdlog.h"
 #include "store/backup.h"
@@ -21,6 +22,7 @@ grpc::Status AdminServiceImpl::Backup(grpc::ServerContext* context,
                                       cairn::v1::BackupResponse* response) {
   absl::StatusOr<auth::Principal> caller = Authorize(context, "Backup");
   if (!caller.ok()) return ToGrpcStatus(caller.status());
+  if (grpc::Status s = CheckLimits(*request); !s.ok()) return s;
   absl::StatusOr<BackupResult> result =
       BackupStore(*store_, data_dir_, request->destination());
   if (!result.ok()) return ToGrpcStatus(result.status());

@@ -3,6 +3,7 @@
 #include "absl/time/time.h"
 #include "auth/permissions.h"
 #include "server/admin_service.h"
+#include "server/check_limits.h"
 #include "server/status_util.h"
 #include "spdlog/spdlog.h"
 
@@ -19,6 +20,7 @@ grpc::Status AdminServiceImpl::CreateToken(
     cairn::v1::CreateTokenResponse* response) {
   absl::StatusOr<auth::Principal> caller = Authorize(context, "CreateToken");
   if (!caller.ok()) return ToGrpcStatus(caller.status());
+  if (grpc::Status s = CheckLimits(*request); !s.ok()) return s;
   if (grpc::Status s = CheckTokens(); !s.ok()) return s;
   const absl::Duration ttl = absl::Seconds(request->ttl().seconds()) +
                              absl::Nanoseconds(request->ttl().nanos());
@@ -54,6 +56,7 @@ grpc::Status AdminServiceImpl::RevokeToken(
     cairn::v1::Token* response) {
   absl::StatusOr<auth::Principal> caller = Authorize(context, "RevokeToken");
   if (!caller.ok()) return ToGrpcStatus(caller.status());
+  if (grpc::Status s = CheckLimits(*request); !s.ok()) return s;
   if (grpc::Status s = CheckTokens(); !s.ok()) return s;
   absl::StatusOr<cairn::v1::Token> token = tokens_->Revoke(request->name());
   if (!token.ok()) return ToGrpcStatus(token.status());

@@ -20,6 +20,7 @@
 #include "monitoring/study_summary.h"
 #include "server/audit_interceptor.h"
 #include "server/listen_policy.h"
+#include "server/unparsable_request_interceptor.h"
 #include "spdlog/spdlog.h"
 #include "store/backup.h"
 
@@ -178,6 +179,28 @@ absl::Status Cairnd::StartAudit(const CairndOptions& options) {
   return absl::OkStatus();
 }
 
+std::vector<
+    std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
+Cairnd::Interceptors() {
+  // The unparsable-request rewrite first, so that the audit log and the
+  // metrics see the status it sends; audit before metrics, so that the
+  // latency the metrics record includes the audit write.
+  std::vector<
+      std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
+      interceptors;
+  interceptors.push_back(
+      std::make_unique<UnparsableRequestInterceptorFactory>());
+  if (audit_log_ != nullptr) {
+    interceptors.push_back(std::make_unique<AuditInterceptorFactory>(
+        audit_log_.get(), authorizer_.get()));
+  }
+  for (auto& metrics :
+       monitoring::MakeGrpcMetricsInterceptors(metrics_.get())) {
+    interceptors.push_back(std::move(metrics));
+  }
+  return interceptors;
+}
+
 absl::Status Cairnd::StartGrpc(const CairndOptions& options) {
   const std::string& listen = options.listen;
   executor_ = jobs::NewLocalProcessExecutor(Clock::Real(), job_user_);
@@ -204,19 +227,7 @@ absl::Status Cairnd::StartGrpc(const CairndOptions& options) {
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.RegisterService(service_.get());
   builder.RegisterService(admin_service_.get());
-  // Audit first: the latency the metrics record includes the audit write.
-  std::vector<
-      std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
-      interceptors;
-  if (audit_log_ != nullptr) {
-    interceptors.push_back(std::make_unique<AuditInterceptorFactory>(
-        audit_log_.get(), authorizer_.get()));
-  }
-  for (auto& metrics :
-       monitoring::MakeGrpcMetricsInterceptors(metrics_.get())) {
-    interceptors.push_back(std::move(metrics));
-  }
-  builder.experimental().SetInterceptorCreators(std::move(interceptors));
+  builder.experimental().SetInterceptorCreators(Interceptors());
   builder.SetMaxReceiveMessageSize(64 << 20);
   server_ = builder.BuildAndStart();
   if (server_ == nullptr || port_ == 0 ||

@@ -14,6 +14,7 @@
 #include "auth/authorizer.h"
 #include "auth/token_registry.h"
 #include "grpcpp/server.h"
+#include "grpcpp/support/server_interceptor.h"
 #include "jobs/job_runner.h"
 #include "jobs/job_template.h"
 #include "jobs/job_user.h"
@@ -124,6 +125,10 @@ class Cairnd {
   absl::Status StartAuth(const CairndOptions& options);
   absl::Status StartAudit(const CairndOptions& options);
   absl::Status StartGrpc(const CairndOptions& options);
+  // The server interceptors, in order (see cairnd.cc).
+  std::vector<
+      std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
+  Interceptors();
   absl::Status StartJobs(const CairndOptions& options,
                          const jobs::JobRoots& roots, int gpus);
   // The service's state for a Prometheus scrape.

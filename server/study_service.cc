@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "proto/cairn/v1/resource_names.h"
 #include "server/authorize_call.h"
+#include "server/check_limits.h"
 #include "server/status_util.h"
 
 namespace cairn {
@@ -49,6 +50,7 @@ grpc::Status StudyServiceImpl::CreateStudy(
   absl::StatusOr<auth::Principal> caller =
       Authorize(context, "CreateStudy", "");
   if (!caller.ok()) return ToGrpcStatus(caller.status());
+  if (grpc::Status s = CheckLimits(*request); !s.ok()) return s;
   cairn::v1::Study study = request->study();
   study.set_creator(caller->name);
   return Reply(manager_->CreateStudy(study), response);
@@ -59,6 +61,7 @@ grpc::Status StudyServiceImpl::GetStudy(
     cairn::v1::Study* response) {
   absl::StatusOr<auth::Principal> caller = Authorize(context, "GetStudy", "");
   if (!caller.ok()) return ToGrpcStatus(caller.status());
+  if (grpc::Status s = CheckLimits(*request); !s.ok()) return s;
   return Reply(manager_->GetStudy(request->name()), response);
 }
 
@@ -68,6 +71,7 @@ grpc::Status StudyServiceImpl::ListStudies(
   absl::StatusOr<auth::Principal> caller =
       Authorize(context, "ListStudies", "");
   if (!caller.ok()) return ToGrpcStatus(caller.status());
+  if (grpc::Status s = CheckLimits(*request); !s.ok()) return s;
   absl::StatusOr<StudyPage> page =
       manager_->ListStudies(request->page_size(), request->page_token());
   if (!page.ok()) return ToGrpcStatus(page.status());
@@ -82,6 +86,7 @@ grpc::Status StudyServiceImpl::LookupStudy(
   absl::StatusOr<auth::Principal> caller =
       Authorize(context, "LookupStudy", "");
   if (!caller.ok()) return ToGrpcStatus(caller.status());
+  if (grpc::Status s = CheckLimits(*request); !s.ok()) return s;
   return Reply(manager_->LookupStudy(request->display_name()), response);
 }
 
@@ -91,6 +96,7 @@ grpc::Status StudyServiceImpl::DeleteStudy(
   absl::StatusOr<auth::Principal> caller =
       Authorize(context, "DeleteStudy", "");
   if (!caller.ok()) return ToGrpcStatus(caller.status());
+  if (grpc::Status s = CheckLimits(*request); !s.ok()) return s;
   if (absl::Status s =
           CheckMayDelete(*caller, request->name(), request->name());
       !s.ok()) {
@@ -106,6 +112,7 @@ grpc::Status StudyServiceImpl::SetStudyState(
   absl::StatusOr<auth::Principal> caller =
       Authorize(context, "SetStudyState", "");
   if (!caller.ok()) return ToGrpcStatus(caller.status());
+  if (grpc::Status s = CheckLimits(*request); !s.ok()) return s;
   return Reply(manager_->SetStudyState(request->name(), request->state()),
                response);
 }
@@ -117,6 +124,7 @@ grpc::Status StudyServiceImpl::SuggestTrials(
   absl::StatusOr<auth::Principal> caller =
       Authorize(context, "SuggestTrials", "");
   if (!caller.ok()) return ToGrpcStatus(caller.status());
+  if (grpc::Status s = CheckLimits(*request); !s.ok()) return s;
   const int count =
       request->suggestion_count() == 0 ? 1 : request->suggestion_count();
   absl::StatusOr<SuggestResult> result =
@@ -134,6 +142,7 @@ grpc::Status StudyServiceImpl::CreateTrial(
   absl::StatusOr<auth::Principal> caller =
       Authorize(context, "CreateTrial", "");
   if (!caller.ok()) return ToGrpcStatus(caller.status());
+  if (grpc::Status s = CheckLimits(*request); !s.ok()) return s;
   return Reply(manager_->CreateTrial(request->parent(), request->trial()),
                response);
 }
@@ -144,6 +153,7 @@ grpc::Status StudyServiceImpl::GetTrial(
   absl::StatusOr<auth::Principal> caller =
       Authorize(context, "GetTrial", request->name());
   if (!caller.ok()) return ToGrpcStatus(caller.status());
+  if (grpc::Status s = CheckLimits(*request); !s.ok()) return s;
   return Reply(manager_->GetTrial(request->name()), response);
 }
 
@@ -152,6 +162,7 @@ grpc::Status StudyServiceImpl::ListTrials(
     cairn::v1::ListTrialsResponse* response) {
   absl::StatusOr<auth::Principal> caller = Authorize(context, "ListTrials", "");
   if (!caller.ok()) return ToGrpcStatus(caller.status());
+  if (grpc::Status s = CheckLimits(*request); !s.ok()) return s;
   absl::StatusOr<TrialPage> page = manager_->ListTrials(
       request->parent(), request->page_size(), request->page_token(),
       request->include_measurements());
@@ -167,6 +178,7 @@ grpc::Status StudyServiceImpl::DeleteTrial(
   absl::StatusOr<auth::Principal> caller =
       Authorize(context, "DeleteTrial", "");
   if (!caller.ok()) return ToGrpcStatus(caller.status());
+  if (grpc::Status s = CheckLimits(*request); !s.ok()) return s;
   absl::StatusOr<TrialName> trial = ParseTrialName(request->name(), "name");
   if (!trial.ok()) return ToGrpcStatus(trial.status());
   if (absl::Status s =
@@ -184,6 +196,7 @@ grpc::Status StudyServiceImpl::AddTrialMeasurement(
   absl::StatusOr<auth::Principal> caller =
       Authorize(context, "AddTrialMeasurement", request->trial_name());
   if (!caller.ok()) return ToGrpcStatus(caller.status());
+  if (grpc::Status s = CheckLimits(*request); !s.ok()) return s;
   return Reply(
       manager_->AddMeasurement(request->trial_name(), request->measurement()),
       response);
@@ -221,6 +234,11 @@ grpc::Status StudyServiceImpl::ReportMeasurements(
                        " earlier measurements of this stream were "
                        "written)")));
     }
+    if (absl::Status s = CheckRequestLimits(request); !s.ok()) {
+      return ToGrpcStatus(absl::InvalidArgumentError(
+          absl::StrCat(s.message(), " (", written,
+                       " earlier measurements of this stream were written)")));
+    }
     batch.push_back(
         {request.trial_name(), std::move(*request.mutable_measurement())});
     if (batch.size() >= kStreamBatch) {
@@ -239,6 +257,7 @@ grpc::Status StudyServiceImpl::CompleteTrial(
   absl::StatusOr<auth::Principal> caller =
       Authorize(context, "CompleteTrial", request->name());
   if (!caller.ok()) return ToGrpcStatus(caller.status());
+  if (grpc::Status s = CheckLimits(*request); !s.ok()) return s;
   std::optional<cairn::v1::Measurement> final_measurement;
   if (request->has_final_measurement()) {
     final_measurement = request->final_measurement();
@@ -254,6 +273,7 @@ grpc::Status StudyServiceImpl::StopTrial(
     cairn::v1::Trial* response) {
   absl::StatusOr<auth::Principal> caller = Authorize(context, "StopTrial", "");
   if (!caller.ok()) return ToGrpcStatus(caller.status());
+  if (grpc::Status s = CheckLimits(*request); !s.ok()) return s;
   return Reply(manager_->StopTrial(request->name()), response);
 }
 
@@ -264,6 +284,7 @@ grpc::Status StudyServiceImpl::CheckTrialEarlyStoppingState(
   absl::StatusOr<auth::Principal> caller =
       Authorize(context, "CheckTrialEarlyStoppingState", request->trial_name());
   if (!caller.ok()) return ToGrpcStatus(caller.status());
+  if (grpc::Status s = CheckLimits(*request); !s.ok()) return s;
   auto result = manager_->CheckEarlyStopping(request->trial_name());
   if (!result.ok()) return ToGrpcStatus(result.status());
   response->set_should_stop(result->first);
@@ -278,6 +299,7 @@ grpc::Status StudyServiceImpl::ListOptimalTrials(
   absl::StatusOr<auth::Principal> caller =
       Authorize(context, "ListOptimalTrials", "");
   if (!caller.ok()) return ToGrpcStatus(caller.status());
+  if (grpc::Status s = CheckLimits(*request); !s.ok()) return s;
   auto trials = manager_->ListOptimalTrials(request->parent());
   if (!trials.ok()) return ToGrpcStatus(trials.status());
   for (auto& t : *trials) *response->add_optimal_trials() = std::move(t);
@@ -291,6 +313,7 @@ grpc::Status StudyServiceImpl::GetMetricHistory(
   absl::StatusOr<auth::Principal> caller =
       Authorize(context, "GetMetricHistory", "");
   if (!caller.ok()) return ToGrpcStatus(caller.status());
+  if (grpc::Status s = CheckLimits(*request); !s.ok()) return s;
   MetricHistoryQuery query;
   query.metric_id = request->metric_id();
   query.page_size = request->page_size();
@@ -318,6 +341,7 @@ grpc::Status StudyServiceImpl::ReadTrialLogs(
   absl::StatusOr<auth::Principal> caller =
       Authorize(context, "ReadTrialLogs", "");
   if (!caller.ok()) return ToGrpcStatus(caller.status());
+  if (grpc::Status s = CheckLimits(*request); !s.ok()) return s;
   if (runner_ == nullptr) {
     return grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
                         "this server runs no training jobs");

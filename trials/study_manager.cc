@@ -8,6 +8,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "proto/cairn/v1/quote.h"
+#include "proto/cairn/v1/request_limits.h"
 #include "proto/cairn/v1/resource_names.h"
 #include "proto/cairn/v1/trial_states.h"
 #include "spdlog/spdlog.h"
@@ -263,9 +265,11 @@ absl::Status StudyManager::ValidateNewStudy(const Study& request) const {
   if (request.display_name().empty()) {
     return absl::InvalidArgumentError("study.display_name: must not be empty");
   }
-  if (request.display_name().size() > 256) {
-    return absl::InvalidArgumentError(
-        "study.display_name: longer than 256 characters");
+  // Lengths, characters, counts and nesting (proto/cairn/v1/limits.h), also
+  // for callers in the same process: before the spec's own validation, which
+  // recurses into conditional parameters.
+  if (absl::Status s = CheckRequestLimits(request, "study"); !s.ok()) {
+    return s;
   }
   if (absl::Status s = tuner::ValidateStudySpec(request.spec()); !s.ok()) {
     return s;
@@ -292,8 +296,8 @@ absl::StatusOr<Study> StudyManager::CreateStudy(const Study& request) {
   absl::MutexLock lock(&mu_);
   if (by_display_name_.count(study.display_name()) > 0) {
     return absl::AlreadyExistsError(
-        absl::StrCat("study.display_name: a study named '",
-                     study.display_name(), "' already exists"));
+        absl::StrCat("study.display_name: a study named ",
+                     QuoteForError(study.display_name()), " already exists"));
   }
   absl::StatusOr<int64_t> id;
   {
@@ -333,8 +337,8 @@ absl::StatusOr<Study> StudyManager::LookupStudy(
     absl::MutexLock lock(&mu_);
     auto it = by_display_name_.find(display_name);
     if (it == by_display_name_.end()) {
-      return absl::NotFoundError(
-          absl::StrCat("no study with display_name '", display_name, "'"));
+      return absl::NotFoundError(absl::StrCat("no study with display_name ",
+                                              QuoteForError(display_name)));
     }
     id = it->second;
   }

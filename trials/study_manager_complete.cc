@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "proto/cairn/v1/quote.h"
 #include "trials/study_manager.h"
 #include "trials/study_manager_internal.h"
 #include "trials/study_state.h"
@@ -33,9 +34,9 @@ absl::Status ValidateGivenFinal(const StudySpec& spec,
       known = known || ms.metric_id() == metric.metric_id();
     }
     if (!known) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("final_measurement.metrics: metric '",
-                       metric.metric_id(), "' is not in the study spec"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "final_measurement.metrics: metric ",
+          QuoteForError(metric.metric_id()), " is not in the study spec"));
     }
   }
   return absl::OkStatus();

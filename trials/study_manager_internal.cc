@@ -3,6 +3,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "proto/cairn/v1/quote.h"
 
 namespace cairn::study_manager_internal {
 
@@ -27,8 +28,7 @@ absl::StatusOr<int64_t> ParsePageToken(const std::string& token) {
   int64_t after = 0;
   if (!absl::SimpleAtoi(token, &after) || after < 0) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "page_token: '", token.substr(0, 64),
-        token.size() > 64 ? "...' " : "' ", "is not a valid page token"));
+        "page_token: ", QuoteForError(token), " is not a valid page token"));
   }
   return after;
 }

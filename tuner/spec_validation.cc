@@ -7,9 +7,10 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "proto/cairn/v1/limits.h"
+#include "proto/cairn/v1/quote.h"
 #include "tuner/internal.h"
 #include "tuner/search_space.h"
 
@@ -27,14 +28,13 @@ constexpr double kMaxExactInteger = 9007199254740992.0;  // 2^53
 // Bounds the work and memory of one parameter's grid.
 constexpr int kMaxGridResolution = 100000;
 
-std::string Quote(const std::string& s) {
-  return absl::StrCat("\"", absl::CEscape(s), "\"");
-}
+std::string Quote(const std::string& s) { return QuoteForError(s); }
 
-// "parameters[1] (lr)" or "parameters[1]" when the id is empty.
+// "parameters[1] (lr)" or "parameters[1]" when the id is empty; at most 64
+// characters of the id.
 std::string Where(const std::string& path, const std::string& id) {
   if (id.empty()) return path;
-  return absl::StrCat(path, " (", id, ")");
+  return absl::StrCat(path, " (", ShortenForError(id, 64), ")");
 }
 
 absl::Status Bad(const std::string& where, const std::string& what) {
@@ -63,8 +63,16 @@ bool IsLogScale(int scale) {
 
 class SpaceValidator {
  public:
+  // `depth`: how many conditional parameters this one is nested in. The
+  // recursion stops at kMaxConditionalDepth.
   absl::Status ValidateParameter(const ParameterSpec& p,
-                                 const std::string& path) {
+                                 const std::string& path, int depth = 0) {
+    if (depth > cairn::v1::kMaxConditionalDepth) {
+      return Bad(ShortenForError(path, 500),
+                 absl::StrCat("conditional parameters nest more than the "
+                              "limit of ",
+                              cairn::v1::kMaxConditionalDepth, " deep"));
+    }
     const std::string& id = p.parameter_id();
     const std::string where = Where(path, id);
     if (id.empty()) return Bad(path, "parameter_id is empty");
@@ -115,7 +123,8 @@ class SpaceValidator {
         return s;
       }
       if (absl::Status s = ValidateParameter(
-              c.parameter_spec(), absl::StrCat(child_path, ".parameter_spec"));
+              c.parameter_spec(), absl::StrCat(child_path, ".parameter_spec"),
+              depth + 1);
           !s.ok()) {
         return s;
       }

@@ -27,7 +27,7 @@ TEST(ResourceNamesTest, RejectsMalformedStudyNames) {
     absl::StatusOr<int64_t> id = ParseStudyName(bad, "parent");
     ASSERT_FALSE(id.ok()) << bad;
     EXPECT_EQ(id.status().code(), absl::StatusCode::kInvalidArgument);
-    EXPECT_THAT(id.status().message(), HasSubstr("parent: '"));
+    EXPECT_THAT(id.status().message(), HasSubstr("parent: \""));
     EXPECT_THAT(id.status().message(), HasSubstr(bad));
   }
 }
@@ -40,6 +40,14 @@ TEST(ResourceNamesTest, RejectsMalformedTrialNames) {
     ASSERT_FALSE(t.ok()) << bad;
     EXPECT_THAT(t.status().message(), HasSubstr("is not a trial name"));
   }
+}
+
+TEST(ResourceNamesTest, EchoesAtMost64CharactersOfAName) {
+  const std::string huge = "studies/" + std::string(1 << 20, '7') + "x";
+  absl::StatusOr<TrialName> t = ParseTrialName(huge, "name");
+  ASSERT_FALSE(t.ok());
+  EXPECT_LT(t.status().message().size(), 200u);
+  EXPECT_THAT(t.status().message(), HasSubstr("(1048585 bytes)"));
 }
 
 }  // namespace

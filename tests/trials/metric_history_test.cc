@@ -199,7 +199,7 @@ TEST_F(MetricHistoryTest, BadInputNamesFieldAndValue) {
   cases[3].q.end_step = 4;
   cases[3].message = "start_step: 5 is after end_step 4";
   cases[4].q.page_token = "x";
-  cases[4].message = "page_token: 'x' is not a valid page token";
+  cases[4].message = "page_token: \"x\" is not a valid page token";
   cases[5].q.page_token = std::string(5000, 'y');
   cases[5].message = "is not a valid page token";
   for (const Case& c : cases) {

@@ -665,3 +665,42 @@ TEST(ValidateMeasurementTest, FinalNeedsEveryObjective) {
 
 }  // namespace
 }  // namespace cairn::tuner
+
+namespace cairn::tuner {
+namespace {
+
+// A CATEGORICAL x with conditional children nested `depth` deep.
+StudySpec NestedSpec(int depth) {
+  StudySpec spec;
+  spec.add_metrics()->set_metric_id("loss");
+  spec.mutable_metrics(0)->set_goal(cairn::v1::MetricSpec::MINIMIZE);
+  ParameterSpec* p = spec.add_parameters();
+  p->set_parameter_id("x");
+  for (int d = 1; d <= depth; ++d) {
+    p->set_type(ParameterSpec::CATEGORICAL);
+    p->add_categorical_values("a");
+    auto* c = p->add_conditional_parameter_specs();
+    c->add_parent_categorical_values("a");
+    p = c->mutable_parameter_spec();
+    p->set_parameter_id("x" + std::to_string(d));
+  }
+  p->set_type(ParameterSpec::DOUBLE);
+  p->set_max_value(1);
+  return spec;
+}
+
+// In-process callers get the nesting limit too, and the recursion stops
+// there however deep the spec goes.
+TEST(ValidateStudySpecTest, ConditionalNestingStopsAtTheLimit) {
+  EXPECT_TRUE(ValidateStudySpec(NestedSpec(10)).ok())
+      << ValidateStudySpec(NestedSpec(10));
+  for (int depth : {11, 49, 2000}) {
+    const absl::Status s = ValidateStudySpec(NestedSpec(depth));
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << depth;
+    EXPECT_THAT(s.message(), HasSubstr("nest more than the limit of 10 deep"));
+    EXPECT_LT(s.message().size(), 1024u);
+  }
+}
+
+}  // namespace
+}  // namespace cairn::tuner

@@ -25,6 +25,86 @@ inline constexpr int kMaxListTrialsBytes = 3 << 20;
 inline constexpr int kDefaultHistoryPageSize = 10000;
 inline constexpr int kMaxHistoryPageSize = 100000;
 
+// ---------------------------------------------------------------- input limits
+// Every string and repeated field of every request has a limit, checked by
+// CheckRequestLimits (proto/cairn/v1/request_limits.h) before anything is
+// stored; a field not named below gets the defaults at the end. README
+// "Security / Input limits" has the same table.
+
+// Parameter ids (ParameterSpec.parameter_id, Parameter.parameter_id): at most
+// kMaxIdLength characters of [A-Za-z0-9_.-] starting with a letter or '_'
+// (they become a training job's `--ID=VALUE` arguments); `job_dir` and
+// `job-dir` (any case) are Cairn's own argument and refused.
+// Metric ids (MetricSpec.metric_id, Metric.metric_id,
+// GetMetricHistoryRequest.metric_id): the same, plus '/' (TensorBoard-style
+// tags such as `val/loss`).
+inline constexpr int kMaxIdLength = 128;
+
+// Resource names ("studies/{id}/trials/{id}"), page tokens: at most
+// kMaxResourceNameLength printable characters.
+inline constexpr int kMaxResourceNameLength = 128;
+
+// Study.display_name (and LookupStudyRequest.display_name): at most
+// kMaxDisplayNameLength printable characters (no control characters), no '/'.
+inline constexpr int kMaxDisplayNameLength = 256;
+
+// Labels (StudySpec.labels, Trial.labels) and Trial.metadata: at most
+// kMaxLabels entries; keys and label values at most kMaxLabelLength
+// characters, metadata values at most kMaxFreeTextLength.
+inline constexpr int kMaxLabels = 64;
+inline constexpr int kMaxLabelLength = 256;
+
+// Parameters of one study, conditional ones included (also the entries of
+// Trial.parameters).
+inline constexpr int kMaxParametersPerStudy = 1000;
+
+// Conditional parameters nest at most this deep (a top-level parameter is at
+// depth 0, its conditional children at depth 1, ...).
+inline constexpr int kMaxConditionalDepth = 10;
+
+// categorical_values, discrete_values and parent_*_values: at most
+// kMaxParameterValues entries; a categorical value (and a trial's string
+// parameter value) at most kMaxCategoricalValueLength printable characters.
+inline constexpr int kMaxParameterValues = 1000;
+inline constexpr int kMaxCategoricalValueLength = 256;
+
+// Metrics in one Measurement, and MetricSpecs in one StudySpec (a final
+// measurement carries every objective, so both have the same limit).
+inline constexpr int kMaxMetrics = 100;
+
+// SuggestTrialsRequest.client_id: at most kMaxClientIdLength printable
+// characters.
+inline constexpr int kMaxClientIdLength = 256;
+
+// ListStudiesRequest.page_size: 0 (means 100) to kMaxListStudiesPageSize;
+// ListTrialsRequest.page_size: 0 (means 1000) to kMaxListTrialsPageSize.
+inline constexpr int kMaxListStudiesPageSize = 1000;
+inline constexpr int kMaxListTrialsPageSize = 10000;
+
+// ReadTrialLogsRequest: offset >= 0; max_bytes 0 (means 1 MiB) to
+// kMaxReadLogBytes.
+inline constexpr int kMaxReadLogBytes = 1 << 20;
+
+// TrialJobTemplate: at most kMaxCommandArgs command entries and kMaxEnvVars
+// env entries; each argument, env value and job_dir at most kMaxPathLength
+// characters, env names at most kMaxLabelLength. (What env and job_dir may
+// name is checked by the job sandbox, not here.)
+inline constexpr int kMaxCommandArgs = 1024;
+inline constexpr int kMaxEnvVars = 256;
+inline constexpr int kMaxPathLength = 4096;
+
+// Any other string (infeasible_reason, metadata values, ...): at most
+// kMaxFreeTextLength characters; any other repeated field: at most
+// kMaxRepeated entries; messages nest at most kMaxMessageDepth deep (this
+// bounds google.protobuf.Value lists and structs).
+inline constexpr int kMaxFreeTextLength = 4096;
+inline constexpr int kMaxRepeated = 1000;
+inline constexpr int kMaxMessageDepth = 32;
+
+// An error echoes at most kMaxEchoedValueLength characters of a value
+// (QuoteForError, proto/cairn/v1/quote.h); every error stays under 1 KB.
+inline constexpr int kMaxEchoedValueLength = 64;
+
 }  // namespace cairn::v1
 
 #endif  // CAIRN_PROTO_CAIRN_V1_LIMITS_H_

@@ -7,6 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "proto/cairn/v1/quote.h"
 
 namespace cairn {
 namespace {
@@ -31,8 +32,9 @@ absl::StatusOr<int64_t> ParseStudyName(absl::string_view name,
   std::vector<absl::string_view> parts = absl::StrSplit(name, '/');
   int64_t id = 0;
   if (parts.size() != 2 || parts[0] != "studies" || !ParseId(parts[1], &id)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        field, ": '", name, "' is not a study name (expected studies/{id})"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": ", QuoteForError(name),
+                     " is not a study name (expected studies/{id})"));
   }
   return id;
 }
@@ -44,8 +46,8 @@ absl::StatusOr<TrialName> ParseTrialName(absl::string_view name,
   if (parts.size() != 4 || parts[0] != "studies" || parts[2] != "trials" ||
       !ParseId(parts[1], &out.study_id) || !ParseId(parts[3], &out.trial_id)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        field, ": '", name,
-        "' is not a trial name (expected studies/{id}/trials/{id})"));
+        field, ": ", QuoteForError(name),
+        " is not a trial name (expected studies/{id}/trials/{id})"));
   }
   return out;
 }

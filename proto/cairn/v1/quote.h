@@ -1,0 +1,24 @@
+// One way to echo a user's value in an error message: quoted, escaped, and
+// at most kMaxEchoedValueLength characters of it, so no error grows with its
+// input (a 1 MB parameter_id gives a message of a few hundred bytes).
+#ifndef CAIRN_PROTO_CAIRN_V1_QUOTE_H_
+#define CAIRN_PROTO_CAIRN_V1_QUOTE_H_
+
+#include <string>
+
+#include "absl/strings/string_view.h"
+
+namespace cairn {
+
+// "value" with C-style hex escapes (control and non-ASCII bytes as \xNN),
+// of at most the first 64 bytes of `value`; a longer value is followed by
+// `... (N bytes)`. The result is at most 4 * 64 + 30 characters.
+std::string QuoteForError(absl::string_view value);
+
+// `text` cut to at most `max` bytes: its first and last parts joined by
+// "...", for messages built from user-controlled paths.
+std::string ShortenForError(absl::string_view text, size_t max);
+
+}  // namespace cairn
+
+#endif  // CAIRN_PROTO_CAIRN_V1_QUOTE_H_

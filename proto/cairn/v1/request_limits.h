@@ -1,0 +1,32 @@
+// The input limits of the cairn.v1 API (proto/cairn/v1/limits.h) checked on
+// any request before the server acts on it: every string (length and, for
+// ids and names, character set), every repeated field and map (entries),
+// the integers with a range (page sizes, suggestion_count, max_bytes), the
+// parameters of a study and the nesting of conditional parameters.
+//
+// Errors are InvalidArgument, name the field by its full path, e.g.
+//   study.spec.parameters[3].parameter_id: 1048576 characters, more than the
+//   limit of 128: "xxxx..."... (1048576 bytes)
+// echo at most 64 characters of the value (QuoteForError) and stay under
+// 1 KB. The first problem found, in field order, is reported.
+//
+// Pure and thread-safe. The walk is iterative: a message nested arbitrarily
+// deep costs no stack, and the check stops at kMaxMessageDepth.
+#ifndef CAIRN_PROTO_CAIRN_V1_REQUEST_LIMITS_H_
+#define CAIRN_PROTO_CAIRN_V1_REQUEST_LIMITS_H_
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "google/protobuf/message.h"
+
+namespace cairn {
+
+// Checks `message` and everything in it. `path` is put before every field's
+// path in errors: a StudyManager checking the Study of a CreateStudyRequest
+// passes "study", so its errors read like the service's.
+absl::Status CheckRequestLimits(const google::protobuf::Message& message,
+                                absl::string_view path = "");
+
+}  // namespace cairn
+
+#endif  // CAIRN_PROTO_CAIRN_V1_REQUEST_LIMITS_H_

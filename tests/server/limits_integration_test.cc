@@ -1,0 +1,171 @@
+// Input limits through a real cairnd and the real CLI: a 1 MB parameter_id
+// is refused with a short message, conditional parameters nested far too
+// deep give INVALID_ARGUMENT (not INTERNAL), and a refused CreateStudy
+// stores nothing.
+#include <fstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "cairn/v1/study_service.grpc.pb.h"
+#include "gmock/gmock.h"
+#include "grpcpp/client_context.h"
+#include "gtest/gtest.h"
+#include "proto/cairn/v1/limits.h"
+#include "tests/testing/test_util.h"
+
+namespace cairn {
+namespace {
+
+using ::testing::HasSubstr;
+namespace v1 = cairn::v1;
+
+class LimitsIntegrationTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new testing::TempDir();
+    server_ = new testing::CairndProcess(dir_->path() + "/data",
+                                         {"--metrics-listen", ""});
+    start_error_ = new std::string();
+    server_->Start(start_error_);
+  }
+
+  static void TearDownTestSuite() {
+    server_->Terminate(std::chrono::seconds(5));
+    delete server_;
+    delete dir_;
+    delete start_error_;
+  }
+
+  void SetUp() override {
+    ASSERT_EQ(*start_error_, "") << server_->Log();
+    stub_ = server_->NewStub();
+  }
+
+  grpc::Status Create(const v1::Study& study) {
+    grpc::ClientContext ctx;
+    v1::CreateStudyRequest request;
+    *request.mutable_study() = study;
+    v1::Study response;
+    return stub_->CreateStudy(&ctx, request, &response);
+  }
+
+  int StudyCount() {
+    grpc::ClientContext ctx;
+    v1::ListStudiesResponse response;
+    EXPECT_TRUE(
+        stub_->ListStudies(&ctx, v1::ListStudiesRequest(), &response).ok());
+    return response.studies_size();
+  }
+
+  // A valid study with a parameter x, conditional children nested `depth`
+  // deep under it (each CATEGORICAL parent with value "a").
+  static v1::Study Nested(int depth) {
+    v1::Study study = Simple("nested");
+    v1::ParameterSpec* p = study.mutable_spec()->mutable_parameters(0);
+    for (int d = 1; d <= depth; ++d) {
+      p->set_type(v1::ParameterSpec::CATEGORICAL);
+      p->clear_max_value();
+      p->add_categorical_values("a");
+      v1::ConditionalParameterSpec* c = p->add_conditional_parameter_specs();
+      c->add_parent_categorical_values("a");
+      p = c->mutable_parameter_spec();
+      p->set_parameter_id(absl::StrCat("x", d));
+      p->set_type(v1::ParameterSpec::DOUBLE);
+      p->set_max_value(1);
+    }
+    return study;
+  }
+
+  static v1::Study Simple(const std::string& name) {
+    v1::Study study;
+    study.set_display_name(name);
+    v1::ParameterSpec* p = study.mutable_spec()->add_parameters();
+    p->set_parameter_id("x");
+    p->set_type(v1::ParameterSpec::DOUBLE);
+    p->set_max_value(1);
+    v1::MetricSpec* m = study.mutable_spec()->add_metrics();
+    m->set_metric_id("loss");
+    m->set_goal(v1::MetricSpec::MINIMIZE);
+    return study;
+  }
+
+  static testing::TempDir* dir_;
+  static testing::CairndProcess* server_;
+  static std::string* start_error_;
+  std::unique_ptr<v1::StudyService::Stub> stub_;
+};
+
+testing::TempDir* LimitsIntegrationTest::dir_ = nullptr;
+testing::CairndProcess* LimitsIntegrationTest::server_ = nullptr;
+std::string* LimitsIntegrationTest::start_error_ = nullptr;
+
+TEST_F(LimitsIntegrationTest, MegabyteParameterIdIsRefusedBriefly) {
+  const int before = StudyCount();
+  v1::Study study = Simple("huge-id");
+  study.mutable_spec()->mutable_parameters(0)->set_parameter_id(
+      std::string(1 << 20, 'q'));
+  const grpc::Status s = Create(study);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(s.error_message(),
+              HasSubstr("study.spec.parameters[0].parameter_id: 1048576 "
+                        "characters, more than the limit of 128"));
+  EXPECT_LT(s.error_message().size(), 1024u);
+  EXPECT_EQ(StudyCount(), before);  // nothing stored
+}
+
+TEST_F(LimitsIntegrationTest, DeepNestingIsInvalidArgumentNotInternal) {
+  const grpc::Status at_limit = Create(Nested(v1::kMaxConditionalDepth));
+  ASSERT_TRUE(at_limit.ok()) << at_limit.error_message();
+  const int before = StudyCount();
+  for (int depth : {v1::kMaxConditionalDepth + 1, 49, 200}) {
+    SCOPED_TRACE(depth);
+    const grpc::Status s = Create(Nested(depth));
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+        << s.error_message();
+    EXPECT_THAT(s.error_message(), HasSubstr("nest"));
+    EXPECT_THAT(s.error_message(), HasSubstr("10"));
+    EXPECT_LT(s.error_message().size(), 1024u);
+  }
+  EXPECT_EQ(StudyCount(), before);
+}
+
+TEST_F(LimitsIntegrationTest, OtherRequestsAreChecked) {
+  grpc::ClientContext ctx;
+  v1::SuggestTrialsRequest request;
+  request.set_parent("studies/1");
+  request.set_suggestion_count(v1::kMaxSuggestionCount + 1);
+  v1::SuggestTrialsResponse response;
+  const grpc::Status s = stub_->SuggestTrials(&ctx, request, &response);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(s.error_message(), HasSubstr("suggestion_count: 1001"));
+
+  grpc::ClientContext ctx2;
+  v1::ReadTrialLogsRequest logs;
+  logs.set_name("studies/1/trials/1");
+  logs.set_max_bytes(-1);
+  v1::ReadTrialLogsResponse chunk;
+  EXPECT_EQ(stub_->ReadTrialLogs(&ctx2, logs, &chunk).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+TEST_F(LimitsIntegrationTest, CliShowsTheMessageAndFails) {
+  const int before = StudyCount();
+  const std::string config = dir_->path() + "/reserved.yaml";
+  std::ofstream(config) << "parameters:\n"
+                           "  - parameter_id: job-dir\n"
+                           "    type: DOUBLE\n"
+                           "    min_value: 0\n"
+                           "    max_value: 1\n"
+                           "metrics: [{metric_id: loss, goal: MINIMIZE}]\n";
+  const testing::CommandResult r = testing::RunCommand(
+      {testing::BinDir() + "/cairn", "--server", server_->address(), "study",
+       "create", "--config", config, "--name", "reserved"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.err, HasSubstr("INVALID_ARGUMENT: "
+                               "study.spec.parameters[0].parameter_id: "
+                               "\"job-dir\" is reserved"));
+  EXPECT_EQ(StudyCount(), before);
+}
+
+}  // namespace
+}  // namespace cairn
