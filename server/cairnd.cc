@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/server_builder.h"
 #include "jobs/gpu_detect.h"
@@ -20,6 +19,7 @@
 #include "monitoring/study_summary.h"
 #include "server/audit_interceptor.h"
 #include "server/listen_policy.h"
+#include "server/reflection_service.h"
 #include "server/unparsable_request_interceptor.h"
 #include "spdlog/spdlog.h"
 #include "store/backup.h"
@@ -212,7 +212,6 @@ absl::Status Cairnd::StartGrpc(const CairndOptions& options) {
   admin_service_->set_token_registry(tokens_.get());
   admin_service_->set_audit_log(audit_log_.get());
   grpc::EnableDefaultHealthCheckService(true);
-  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   if (options.tls.enabled()) {
     builder.AddListeningPort(listen, NewServerTlsCredentials(options.tls),
@@ -227,6 +226,13 @@ absl::Status Cairnd::StartGrpc(const CairndOptions& options) {
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.RegisterService(service_.get());
   builder.RegisterService(admin_service_.get());
+  reflection_service_ = std::make_unique<ReflectionService>(
+      std::vector<std::string>{
+          cairn::v1::StudyService::service_full_name(),
+          cairn::v1::AdminService::service_full_name(),
+          grpc::reflection::v1alpha::ServerReflection::service_full_name()},
+      authorizer_.get());
+  builder.RegisterService(reflection_service_.get());
   builder.experimental().SetInterceptorCreators(Interceptors());
   builder.SetMaxReceiveMessageSize(64 << 20);
   server_ = builder.BuildAndStart();

@@ -21,6 +21,7 @@
 #include "monitoring/metrics.h"
 #include "monitoring/study_observer.h"
 #include "server/admin_service.h"
+#include "server/reflection_service.h"
 #include "server/study_service.h"
 #include "server/tls.h"
 #include "store/store.h"
@@ -146,6 +147,7 @@ class Cairnd {
   std::unique_ptr<audit::AuditLog> audit_log_;
   std::unique_ptr<StudyServiceImpl> service_;
   std::unique_ptr<AdminServiceImpl> admin_service_;
+  std::unique_ptr<ReflectionService> reflection_service_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
   int jobs_port_ = 0;  // 0 without TLS.

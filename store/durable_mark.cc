@@ -85,9 +85,9 @@ absl::Status WriteDurableMark(const std::string& dir, const DurableMark& mark) {
   return SyncDir(dir);
 }
 
-DurableMarkRecorder::DurableMarkRecorder(rocksdb::DB* db, std::string dir,
-                                         bool writes_synced)
-    : db_(db), dir_(std::move(dir)), writes_synced_(writes_synced) {
+DurableMarkRecorder::DurableMarkRecorder(
+    rocksdb::DB* db, std::string dir, std::function<WalSyncState()> sync_state)
+    : db_(db), dir_(std::move(dir)), sync_state_(std::move(sync_state)) {
   Record();
   thread_ = std::thread([this] { Loop(); });
 }
@@ -108,7 +108,15 @@ void DurableMarkRecorder::Record() {
   // SyncWAL returns.
   const uint64_t seq = db_->GetLatestSequenceNumber();
   if (has_recorded_ && seq == recorded_) return;
-  if (!writes_synced_ && !db_->SyncWAL().ok()) return;
+  switch (sync_state_()) {
+    case WalSyncState::kSynced:
+      break;
+    case WalSyncState::kUnsynced:
+      if (!db_->SyncWAL().ok()) return;
+      break;
+    case WalSyncState::kFailed:
+      return;
+  }
   const DurableMark mark{CurrentWalNumber(db_), seq};
   if (!WriteDurableMark(dir_, mark).ok()) return;
   recorded_ = seq;

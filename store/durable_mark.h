@@ -11,6 +11,7 @@
 #define CAIRN_STORE_DURABLE_MARK_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <thread>
@@ -38,15 +39,25 @@ absl::StatusOr<std::optional<DurableMark>> ReadDurableMark(
 // Replaces <dir>/CAIRN-DURABLE atomically and durably.
 absl::Status WriteDurableMark(const std::string& dir, const DurableMark& mark);
 
+// How the writes since the last mark were made (see DurableMarkRecorder).
+enum class WalSyncState {
+  kSynced,    // Every write was synced: the latest sequence is durable.
+  kUnsynced,  // Some were not: SyncWAL makes them durable first.
+  kFailed,    // The store failed a write: record nothing (and never call
+              // SyncWAL on a WAL writer that failed: RocksDB asserts).
+};
+
 // Keeps the mark of one open DB current: Record() now, and a background
 // thread records again about once a second while writes come in. Recording
-// reads the DB's latest sequence number, makes it durable (SyncWAL unless
-// every write is synced already) and writes the mark. Errors are ignored: a
-// stale mark is only a weaker check, never a false alarm.
+// reads the DB's latest sequence number, asks `sync_state` (a store's
+// answer, which it resets), makes the writes durable (SyncWAL when
+// kUnsynced) and writes the mark. Errors are ignored: a stale mark is only a
+// weaker check, never a false alarm.
 // Thread-safe. REQUIRES: `db` outlives the recorder.
 class DurableMarkRecorder {
  public:
-  DurableMarkRecorder(rocksdb::DB* db, std::string dir, bool writes_synced);
+  DurableMarkRecorder(rocksdb::DB* db, std::string dir,
+                      std::function<WalSyncState()> sync_state);
   // Stops the thread and records a last time.
   ~DurableMarkRecorder();
 
@@ -58,7 +69,7 @@ class DurableMarkRecorder {
 
   rocksdb::DB* const db_;
   const std::string dir_;
-  const bool writes_synced_;
+  const std::function<WalSyncState()> sync_state_;
   absl::Mutex record_mu_;  // Serialises Record().
   uint64_t recorded_ ABSL_GUARDED_BY(record_mu_) = 0;
   bool has_recorded_ ABSL_GUARDED_BY(record_mu_) = false;

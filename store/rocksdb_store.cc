@@ -147,11 +147,21 @@ absl::StatusOr<std::unique_ptr<Store>> RocksDbStore::Open(
   std::unique_ptr<RocksDbStore> store(new RocksDbStore(
       path, std::move(env), std::unique_ptr<rocksdb::DB>(raw), options.sync));
   if (absl::Status st = store->Init(); !st.ok()) return st;
-  // Not every write is synced (audit events are not: PutAuditEvent), so the
-  // recorder syncs the WAL before each mark: audit events reach the disk
-  // within about a second.
+  // Audit events are written unsynced (PutAuditEvent): the recorder syncs
+  // the WAL before a mark that follows one, so they reach the disk within
+  // about a second.
+  RocksDbStore* raw_store = store.get();
   store->durable_mark_ = std::make_unique<DurableMarkRecorder>(
-      store->db_.get(), path, /*writes_synced=*/false);
+      store->db_.get(), path, [s = raw_store, sync = options.sync] {
+        if (!s->writable_.load(std::memory_order_acquire) ||
+            s->unsynced_write_failed_.load(std::memory_order_acquire)) {
+          return WalSyncState::kFailed;
+        }
+        const bool unsynced =
+            s->unsynced_writes_.exchange(false, std::memory_order_acq_rel);
+        return sync && !unsynced ? WalSyncState::kSynced
+                                 : WalSyncState::kUnsynced;
+      });
   return std::unique_ptr<Store>(std::move(store));
 }
 

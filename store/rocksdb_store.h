@@ -257,6 +257,11 @@ class RocksDbStore final : public Store {
   bool rocksdb_failed_ ABSL_GUARDED_BY(queue_mu_) = false;
   // failed_.ok(), readable without queue_mu_ (WriteHealth's fast path).
   std::atomic<bool> writable_{true};
+  // A write not synced (an audit event) since the durable mark's last look.
+  std::atomic<bool> unsynced_writes_{false};
+  // An unsynced write failed: the WAL writer may be broken, so the durable
+  // mark is no longer recorded (until a restart).
+  std::atomic<bool> unsynced_write_failed_{false};
   int64_t synced_writes_ ABSL_GUARDED_BY(queue_mu_) = 0;
   bool fail_writes_ ABSL_GUARDED_BY(queue_mu_) = false;
 };

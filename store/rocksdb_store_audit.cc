@@ -38,9 +38,14 @@ absl::Status RocksDbStore::PutAuditEvent(int64_t id,
   }
   rocksdb::WriteOptions unsynced = write_options_;
   unsynced.sync = false;
-  return FromRocks(db_->Write(unsynced, &batch),
-                   absl::StrCat("writing audit event ", id, " in store at ",
-                                path_));
+  rocksdb::Status s = db_->Write(unsynced, &batch);
+  if (s.ok()) {
+    unsynced_writes_.store(true, std::memory_order_release);
+  } else {
+    unsynced_write_failed_.store(true, std::memory_order_release);
+  }
+  return FromRocks(
+      s, absl::StrCat("writing audit event ", id, " in store at ", path_));
 }
 
 absl::Status RocksDbStore::DeleteAuditEventsBefore(int64_t before) {

@@ -16,6 +16,8 @@
 #include "cairn/v1/admin_service.grpc.pb.h"
 #include "cairn/v1/study_service.grpc.pb.h"
 #include "google/protobuf/descriptor.h"
+#include "google/protobuf/descriptor.pb.h"
+#include "grpc/reflection/v1alpha/reflection.grpc.pb.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
@@ -200,6 +202,71 @@ TEST_F(AuthIntegrationTest, HealthStaysOpen) {
                                     grpc::InsecureChannelCredentials()),
                 "/grpc.health.v1.Health/Check", "");
   EXPECT_TRUE(s.ok()) << s.error_message();
+}
+
+// One reflection exchange on a fresh stream with `token` (none if empty):
+// the stream's status, and the answer when there was one.
+grpc::Status Reflect(
+    const std::shared_ptr<grpc::Channel>& channel, const std::string& token,
+    const grpc::reflection::v1alpha::ServerReflectionRequest& request,
+    grpc::reflection::v1alpha::ServerReflectionResponse* out) {
+  auto stub = grpc::reflection::v1alpha::ServerReflection::NewStub(channel);
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  if (!token.empty()) ctx.AddMetadata("authorization", "Bearer " + token);
+  auto stream = stub->ServerReflectionInfo(&ctx);
+  stream->Write(request);
+  stream->WritesDone();
+  stream->Read(out);
+  return stream->Finish();
+}
+
+TEST_F(AuthIntegrationTest, ReflectionNeedsAViewerAndDescribesTheApi) {
+  namespace rv = grpc::reflection::v1alpha;
+  auto channel = grpc::CreateChannel(server_.address(),
+                                     grpc::InsecureChannelCredentials());
+  rv::ServerReflectionRequest list;
+  list.set_list_services("");
+  rv::ServerReflectionResponse out;
+  grpc::Status s = Reflect(channel, "", list, &out);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED)
+      << s.error_message();
+  EXPECT_EQ(out.list_services_response().service_size(), 0);
+
+  const std::string viewer = CreateToken("reflect", v1::VIEWER);
+  s = Reflect(channel, viewer, list, &out);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  std::vector<std::string> names;
+  for (const auto& service : out.list_services_response().service()) {
+    names.push_back(service.name());
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       "cairn.v1.StudyService", "cairn.v1.AdminService",
+                       "grpc.reflection.v1alpha.ServerReflection"}));
+
+  rv::ServerReflectionRequest symbol;
+  symbol.set_file_containing_symbol("cairn.v1.StudyService");
+  ASSERT_TRUE(Reflect(channel, viewer, symbol, &out).ok());
+  // The file and what it imports, imports first: enough to build a pool.
+  google::protobuf::DescriptorPool pool;
+  const google::protobuf::FileDescriptor* last = nullptr;
+  for (const std::string& bytes :
+       out.file_descriptor_response().file_descriptor_proto()) {
+    google::protobuf::FileDescriptorProto proto;
+    ASSERT_TRUE(proto.ParseFromString(bytes));
+    last = pool.BuildFile(proto);
+    ASSERT_NE(last, nullptr) << proto.name();
+  }
+  ASSERT_NE(last, nullptr);
+  EXPECT_EQ(last->name(), "cairn/v1/study_service.proto");
+  ASSERT_NE(pool.FindServiceByName("cairn.v1.StudyService"), nullptr);
+  EXPECT_NE(pool.FindMethodByName("cairn.v1.StudyService.SuggestTrials"),
+            nullptr);
+
+  symbol.set_file_containing_symbol("no.such.Symbol");
+  ASSERT_TRUE(Reflect(channel, viewer, symbol, &out).ok());
+  EXPECT_EQ(out.error_response().error_code(),
+            static_cast<int>(grpc::StatusCode::NOT_FOUND));
 }
 
 TEST_F(AuthIntegrationTest, AdminTokenFileIsPrivateAndStoreHasNoSecret) {
