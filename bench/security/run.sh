@@ -43,6 +43,8 @@ done
 command -v openssl >/dev/null || { echo "run.sh: needs the openssl command" >&2; exit 1; }
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/cairn-bench-security.XXXXXX")"
+# A root cairnd runs jobs as nobody, who must reach DIR/*/jobs (search only).
+chmod 711 "$WORK"
 PIDS=()
 declare -A PID_OF
 cleanup() {
