@@ -347,9 +347,9 @@ class Store {
   // WAL before returning, unsynced: it survives a crash or kill -9 of the
   // process at once, and a power loss once the next synced write or the
   // store's periodic WAL sync (about once a second) ran, so auditing costs
-  // no fsync per call. When `delete_before` > 0 the same batch also deletes every
-  // event whose id is smaller (one range deletion: retention costs no extra
-  // write). Default: Unimplemented (test doubles).
+  // no fsync per call. When `delete_before` > 0 the same batch also deletes
+  // every event whose id is smaller (one range deletion: retention costs no
+  // extra write). Default: Unimplemented (test doubles).
   virtual absl::Status PutAuditEvent(int64_t /*id*/,
                                      const cairn::v1::AuditEvent& /*event*/,
                                      int64_t /*delete_before*/) {
