@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "cairn/v1/admin_service.pb.h"
+#include "proto/cairn/v1/roles.h"  // RoleName, ParseRole.
 
 namespace cairn::auth {
 
@@ -47,11 +48,7 @@ bool RoleAllows(cairn::v1::Role role, Permission permission);
 
 // "studies.read", "studies.write", "admin".
 absl::string_view PermissionName(Permission permission);
-// "viewer", "editor", "admin" ("unspecified" otherwise).
-absl::string_view RoleName(cairn::v1::Role role);
-// Parses "viewer", "editor" or "admin"; InvalidArgument naming `field`.
-absl::StatusOr<cairn::v1::Role> ParseRole(absl::string_view field,
-                                          absl::string_view text);
+// RoleName and ParseRole: proto/cairn/v1/roles.h.
 
 }  // namespace cairn::auth
 

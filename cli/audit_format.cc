@@ -7,21 +7,15 @@
 #include "absl/time/time.h"
 #include "cli/format.h"
 #include "google/protobuf/util/time_util.h"
+#include "proto/cairn/v1/roles.h"
 
 namespace cairn::cli {
 namespace {
 
+// The role's name; "" for none (an unauthenticated call).
 std::string RoleText(cairn::v1::Role role) {
-  switch (role) {
-    case cairn::v1::VIEWER:
-      return "viewer";
-    case cairn::v1::EDITOR:
-      return "editor";
-    case cairn::v1::ADMIN:
-      return "admin";
-    default:
-      return "";
-  }
+  if (role == cairn::v1::ROLE_UNSPECIFIED) return "";
+  return std::string(RoleName(role));
 }
 
 std::string CodeText(int code) {

@@ -10,34 +10,13 @@
 #include "cli/handlers.h"
 #include "google/protobuf/util/time_util.h"
 #include "proto/cairn/v1/durations.h"
+#include "proto/cairn/v1/roles.h"
 
 namespace cairn::cli {
 namespace {
 
 namespace v1 = cairn::v1;
 using google::protobuf::util::TimeUtil;
-
-absl::StatusOr<v1::Role> ParseRoleFlag(const std::string& text) {
-  if (text == "viewer") return v1::VIEWER;
-  if (text == "editor") return v1::EDITOR;
-  if (text == "admin") return v1::ADMIN;
-  return absl::InvalidArgumentError(
-      absl::StrCat("--role: '", text.substr(0, 64),
-                   "' is not a role (viewer, editor or admin)"));
-}
-
-std::string RoleText(v1::Role role) {
-  switch (role) {
-    case v1::VIEWER:
-      return "viewer";
-    case v1::EDITOR:
-      return "editor";
-    case v1::ADMIN:
-      return "admin";
-    default:
-      return "?";
-  }
-}
 
 std::string TimeText(bool set, const google::protobuf::Timestamp& t,
                      const std::string& unset) {
@@ -49,7 +28,7 @@ std::string TimeText(bool set, const google::protobuf::Timestamp& t,
 absl::Status TokenCreate(Context& c) {
   v1::CreateTokenRequest request;
   request.set_name(c.opt.token_name);
-  absl::StatusOr<v1::Role> role = ParseRoleFlag(c.opt.token_role);
+  absl::StatusOr<v1::Role> role = ParseRole("--role", c.opt.token_role);
   if (!role.ok()) return role.status();
   request.set_role(*role);
   if (!c.opt.token_expires.empty()) {
@@ -75,7 +54,7 @@ absl::Status TokenList(Context& c) {
   }
   std::vector<std::vector<std::string>> rows;
   for (const v1::Token& t : response->tokens()) {
-    rows.push_back({t.name(), RoleText(t.role()),
+    rows.push_back({t.name(), std::string(RoleName(t.role())),
                     TimeText(true, t.create_time(), ""),
                     TimeText(t.has_expire_time(), t.expire_time(), "never"),
                     TimeText(t.has_last_use_time(), t.last_use_time(), "never"),
