@@ -69,6 +69,19 @@ cairn_setup() {
   cairn_build
 }
 
+# cairn_require_bins BIN_DIR NAME...: exits 1 naming the first of the
+# binaries that BIN_DIR lacks and the command that builds it.
+cairn_require_bins() {
+  local bin="$1" b
+  shift
+  for b in "$@"; do
+    [ -x "$bin/$b" ] || {
+      echo "$(basename "$0"): $bin/$b not built (cmake --build build --target $b)" >&2
+      exit 1
+    }
+  done
+}
+
 # cairn_start_cairnd BIN_DIR DIR: starts BIN_DIR/cairnd on a free loopback
 # port (metrics off) with its store in DIR/data and its log in DIR/cairnd.log;
 # sets CAIRND_PID and exports CAIRN_SERVER and CAIRN_TOKEN_FILE (the admin

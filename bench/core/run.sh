@@ -33,12 +33,10 @@ done
 case "$ROUNDS" in
   ''|*[!0-9]*|0) echo "run.sh: --rounds must be a positive integer, got '$ROUNDS'" >&2; exit 2 ;;
 esac
-for b in cairnd cairn_bench_core; do
-  [ -x "$BIN/$b" ] || { echo "run.sh: $BIN/$b not built (cmake --build build --target $b)" >&2; exit 1; }
-done
+source "$ROOT/scripts/common.sh"
+cairn_require_bins "$BIN" cairnd cairn_bench_core
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/cairn-bench-core.XXXXXX")"
-source "$ROOT/scripts/common.sh"
 trap 'cairn_stop_cairnd; rm -rf "$WORK"' EXIT
 cairn_start_cairnd "$BIN" "$WORK"
 SERVER="$CAIRN_SERVER"

@@ -14,10 +14,10 @@ PYTHON="${PYTHON:-/usr/bin/python3}"
 case "${1:-}" in
   -h|--help) sed -n '2,8p' "$0"; exec "$PYTHON" "$ROOT/bench/gp/gp_bench.py" --help ;;
 esac
-[ -x "$BIN/cairnd" ] || { echo "run.sh: $BIN/cairnd not built (cmake --build build --target cairnd)" >&2; exit 1; }
+source "$ROOT/scripts/common.sh"
+cairn_require_bins "$BIN" cairnd
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/cairn-bench-gp.XXXXXX")"
-source "$ROOT/scripts/common.sh"
 trap 'cairn_stop_cairnd; rm -rf "$WORK"' EXIT
 cairn_start_cairnd "$BIN" "$WORK"
 SERVER="$CAIRN_SERVER"

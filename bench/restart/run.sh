@@ -12,7 +12,6 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 BIN="${CAIRN_BIN_DIR:-$ROOT/build/bin}"
 PYTHON="${PYTHON:-/usr/bin/python3}"
-for b in cairnd cairn_bench_restart_fill; do
-  [ -x "$BIN/$b" ] || { echo "run.sh: $BIN/$b not built (cmake --build build --target $b)" >&2; exit 1; }
-done
+source "$ROOT/scripts/common.sh"
+cairn_require_bins "$BIN" cairnd cairn_bench_restart_fill
 exec "$PYTHON" "$ROOT/bench/restart/restart_bench.py" --bin "$BIN" "$@"

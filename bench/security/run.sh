@@ -37,9 +37,8 @@ done
 case "$ROUNDS" in
   ''|*[!0-9]*|0) echo "run.sh: --rounds must be a positive integer, got '$ROUNDS'" >&2; exit 2 ;;
 esac
-for b in cairnd cairn_bench_core; do
-  [ -x "$BIN/$b" ] || { echo "run.sh: $BIN/$b not built (cmake --build build --target $b)" >&2; exit 1; }
-done
+source "$ROOT/scripts/common.sh"
+cairn_require_bins "$BIN" cairnd cairn_bench_core
 command -v openssl >/dev/null || { echo "run.sh: needs the openssl command" >&2; exit 1; }
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/cairn-bench-security.XXXXXX")"
