@@ -201,9 +201,7 @@ Cairnd::Interceptors() {
   return interceptors;
 }
 
-absl::Status Cairnd::StartGrpc(const CairndOptions& options) {
-  const std::string& listen = options.listen;
-  executor_ = jobs::NewLocalProcessExecutor(Clock::Real(), job_user_);
+void Cairnd::MakeServices(const CairndOptions& options) {
   service_ = std::make_unique<StudyServiceImpl>(manager_.get());
   admin_service_ =
       std::make_unique<AdminServiceImpl>(store_.get(), options.data_dir);
@@ -211,8 +209,17 @@ absl::Status Cairnd::StartGrpc(const CairndOptions& options) {
   admin_service_->set_authorizer(authorizer_.get());
   admin_service_->set_token_registry(tokens_.get());
   admin_service_->set_audit_log(audit_log_.get());
-  grpc::EnableDefaultHealthCheckService(true);
-  grpc::ServerBuilder builder;
+  reflection_service_ = std::make_unique<ReflectionService>(
+      std::vector<std::string>{
+          cairn::v1::StudyService::service_full_name(),
+          cairn::v1::AdminService::service_full_name(),
+          grpc::reflection::v1alpha::ServerReflection::service_full_name()},
+      authorizer_.get());
+}
+
+void Cairnd::AddPorts(const CairndOptions& options,
+                      grpc::ServerBuilder& builder) {
+  const std::string& listen = options.listen;
   if (options.tls.enabled()) {
     builder.AddListeningPort(listen, NewServerTlsCredentials(options.tls),
                              &port_);
@@ -224,14 +231,15 @@ absl::Status Cairnd::StartGrpc(const CairndOptions& options) {
   // One port, one server: without this gRPC sets SO_REUSEPORT, and a second
   // cairnd on the same port would silently take half the connections.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+}
+
+absl::Status Cairnd::StartGrpc(const CairndOptions& options) {
+  MakeServices(options);
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::ServerBuilder builder;
+  AddPorts(options, builder);
   builder.RegisterService(service_.get());
   builder.RegisterService(admin_service_.get());
-  reflection_service_ = std::make_unique<ReflectionService>(
-      std::vector<std::string>{
-          cairn::v1::StudyService::service_full_name(),
-          cairn::v1::AdminService::service_full_name(),
-          grpc::reflection::v1alpha::ServerReflection::service_full_name()},
-      authorizer_.get());
   builder.RegisterService(reflection_service_.get());
   builder.experimental().SetInterceptorCreators(Interceptors());
   builder.SetMaxReceiveMessageSize(64 << 20);
@@ -239,7 +247,7 @@ absl::Status Cairnd::StartGrpc(const CairndOptions& options) {
   if (server_ == nullptr || port_ == 0 ||
       (options.tls.enabled() && jobs_port_ == 0)) {
     return absl::UnavailableError(
-        absl::StrCat("--listen: cannot listen on '", listen,
+        absl::StrCat("--listen: cannot listen on '", options.listen,
                      "' (address in use or invalid)"));
   }
   if (options.tls.enabled()) {
@@ -320,6 +328,7 @@ absl::Status Cairnd::StartJobs(const CairndOptions& options,
       return tokens->MintTrialToken(trial);
     };
   }
+  executor_ = jobs::NewLocalProcessExecutor(Clock::Real(), job_user_);
   runner_ = std::make_unique<jobs::JobRunner>(manager_.get(), executor_.get(),
                                               Clock::Real(), runner_options);
   service_->set_job_runner(runner_.get());

@@ -14,6 +14,7 @@
 #include "auth/authorizer.h"
 #include "auth/token_registry.h"
 #include "grpcpp/server.h"
+#include "grpcpp/server_builder.h"
 #include "grpcpp/support/server_interceptor.h"
 #include "jobs/job_runner.h"
 #include "jobs/job_template.h"
@@ -126,6 +127,10 @@ class Cairnd {
   absl::Status StartAuth(const CairndOptions& options);
   absl::Status StartAudit(const CairndOptions& options);
   absl::Status StartGrpc(const CairndOptions& options);
+  // StartGrpc's parts: the services, and the listening ports (with TLS, the
+  // TLS port and the jobs' plaintext loopback port).
+  void MakeServices(const CairndOptions& options);
+  void AddPorts(const CairndOptions& options, grpc::ServerBuilder& builder);
   // The server interceptors, in order (see cairnd.cc).
   std::vector<
       std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
