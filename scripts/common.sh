@@ -7,7 +7,7 @@ CAIRN_BUILD="${CAIRN_BUILD:-$CAIRN_ROOT/build}"
 
 # Build and run-time dependencies of every component and test.
 CAIRN_PACKAGES=(
-  cmake g++ make pkg-config ccache git
+  cmake g++ make pkg-config ccache git lld
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   librocksdb-dev libeigen3-dev prometheus-cpp-dev libabsl-dev
   libcli11-dev libyaml-cpp-dev nlohmann-json3-dev liblbfgspp-dev libspdlog-dev
