@@ -16,9 +16,10 @@ by the next flush() (so by complete() and should_stop()) or report().
 import collections
 import threading
 
+import grpc
 from google.protobuf import duration_pb2
 
-from cairn.errors import CairnError, from_rpc_error
+from cairn.errors import CairnError, from_rpc_error, make_error
 from cairn.v1 import study_pb2, study_service_pb2
 
 # Points per stream (bounded memory per batch) and per message.
@@ -82,9 +83,18 @@ class Reporter:
         self._thread.start()
 
     def add(self, trial_name, step, metrics, elapsed):
+        """Queues one point; raises the last batch's error, if any, and
+        InvalidArgumentError for a value that is not a number."""
         if self._error is not None:
             self._raise_error()
-        self._queue.append((trial_name, int(step), metrics, elapsed))
+        try:
+            metrics = {k: float(v) for k, v in metrics.items()}
+            step = int(step)
+        except (TypeError, ValueError):
+            raise make_error(grpc.StatusCode.INVALID_ARGUMENT,
+                             "report(step=%r): values must be numbers, got %s"
+                             % (step, repr(metrics)[:200])) from None
+        self._queue.append((trial_name, step, metrics, elapsed))
 
     def flush(self):
         marker = _Flush()
@@ -130,7 +140,6 @@ class Reporter:
                 elif isinstance(e, CairnError):
                     self._error = e
                 else:
-                    import grpc
                     self._error = CairnError(grpc.StatusCode.INVALID_ARGUMENT,
                                              "report: %s" % e)
 

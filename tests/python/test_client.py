@@ -117,6 +117,9 @@ def test_errors_carry_code_and_message(client, server, tmp_path):
     with pytest.raises(cairn.InvalidArgumentError) as e:
         trial.flush()
     assert "bad metric" in e.value.message
+    with pytest.raises(cairn.InvalidArgumentError) as e:
+        trial.report(1, loss="low")  # Checked at once, before queueing.
+    assert "'low'" in e.value.message
     trial.complete(loss=1.0)
     trial.report(2, loss=0.5)  # The trial is finished now.
     with pytest.raises(cairn.CairnError) as e:
