@@ -7,7 +7,10 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "proto/cairn/v1/durations.h"
 #include "proto/cairn/v1/resource_names.h"
 
 namespace cairn::cli {
@@ -113,6 +116,39 @@ absl::StatusOr<std::string> TrialName(absl::string_view study_name,
   }
   return absl::InvalidArgumentError(absl::StrCat(
       "bad trial \"", arg, "\": expected a trial id M or studies/N/trials/M"));
+}
+
+absl::StatusOr<double> ParseSeconds(absl::string_view text) {
+  double seconds = 0;
+  if (absl::SimpleAtod(text, &seconds) && std::isfinite(seconds)) {
+    if (seconds > 0) return seconds;
+  } else if (auto d = ParseFlagDuration("", text); d.ok()) {
+    return absl::ToDoubleSeconds(*d);
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("'", text.substr(0, 64),
+                   "' is not a positive number of seconds or a duration "
+                   "(e.g. 30, 90s, 5m, 1h)"));
+}
+
+absl::Status CheckServerAddress(absl::string_view server) {
+  const size_t colon = server.rfind(':');
+  const absl::string_view host =
+      colon == absl::string_view::npos ? server : server.substr(0, colon);
+  const absl::string_view port =
+      colon == absl::string_view::npos ? "" : server.substr(colon + 1);
+  int port_number = 0;
+  const bool scheme =
+      absl::StartsWith(server, "unix:") || absl::StartsWith(server, "dns:") ||
+      absl::StartsWith(server, "ipv4:") || absl::StartsWith(server, "ipv6:");
+  if (scheme || (!host.empty() && IsDigits(port) &&
+                 absl::SimpleAtoi(port, &port_number) && port_number > 0 &&
+                 port_number <= 65535 && host.back() != ':')) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--server (or $CAIRN_SERVER) '", server.substr(0, 64),
+      "' is not HOST:PORT (e.g. 127.0.0.1:50051 or localhost:50051)"));
 }
 
 }  // namespace cairn::cli

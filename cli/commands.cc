@@ -14,12 +14,26 @@
 #include "absl/strings/str_cat.h"
 #include "auth/client_tls.h"
 #include "auth/client_token.h"
+#include "cli/args.h"
 #include "cli/format.h"
 #include "cli/handlers.h"
 #include "proto/cairn/v1/limits.h"
 
 namespace cairn::cli {
 namespace {
+
+// Accepts SECONDS or a duration ("90s", "5m", "1h"), rewritten to seconds
+// for the double option behind it.
+CLI::Validator Seconds() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        absl::StatusOr<double> seconds = ParseSeconds(text);
+        if (!seconds.ok()) return std::string(seconds.status().message());
+        text = absl::StrCat(*seconds);
+        return "";
+      },
+      "SECONDS|DURATION");
+}
 
 // Builds the CLI11 command tree: options write into `opt`, and the chosen
 // subcommand records its handler in *action.
@@ -49,7 +63,9 @@ class CommandTree {
         ->required();
   }
   void AddJson(CLI::App* sub) {
-    sub->add_flag("--json", o_.json, "print JSON instead of a table");
+    sub->add_flag("--json", o_.json,
+                  "print the protobuf JSON mapping of the reply instead of a "
+                  "table");
   }
 
   void AddStudyCreate(CLI::App* study);
@@ -75,7 +91,8 @@ void CommandTree::AddGlobalOptions(CLI::App& app) {
   app.footer(
       "Global options, accepted before or after any subcommand: --server "
       "HOST:PORT (or $CAIRN_SERVER; default 127.0.0.1:50051), --timeout "
-      "SECONDS (default 30), --token-file FILE (or $CAIRN_TOKEN_FILE; "
+      "SECONDS or DURATION (default 30), --token-file FILE (or "
+      "$CAIRN_TOKEN_FILE; "
       "$CAIRN_TOKEN wins over both; default ~/.config/cairn/token), --tls-ca "
       "FILE, --tls-cert FILE, --tls-key FILE (or $CAIRN_TLS_CA, "
       "$CAIRN_TLS_CERT, $CAIRN_TLS_KEY; any of them turns TLS on).\nSTUDY is "
@@ -101,8 +118,8 @@ void CommandTree::AddGlobalOptions(CLI::App& app) {
                  "private key of --tls-cert (default $CAIRN_TLS_KEY)")
       ->envname("CAIRN_TLS_KEY");
   app.add_option("--timeout", o_.timeout_seconds,
-                 "RPC deadline in seconds (default 30)")
-      ->check(CLI::PositiveNumber);
+                 "RPC deadline: seconds or a duration such as 2m (default 30)")
+      ->transform(Seconds());
 }
 
 void CommandTree::AddStudyCommands(CLI::App& app) {
@@ -117,6 +134,7 @@ void CommandTree::AddStudyCommands(CLI::App& app) {
 
   CLI::App* get = study->add_subcommand("get", "print a study as JSON");
   AddStudyArg(get);
+  AddJson(get);  // Accepted for symmetry: the output is JSON either way.
   On(get, StudyGet);
 
   CLI::App* del = study->add_subcommand(
@@ -171,12 +189,13 @@ void CommandTree::AddStudyWait(CLI::App* study) {
       "failed");
   AddStudyArg(wait);
   wait->add_option("--interval", o_.interval_seconds,
-                   "seconds between polls (default 2)")
-      ->check(CLI::PositiveNumber);
+                   "time between polls: seconds or a duration such as 10s "
+                   "(default 2)")
+      ->transform(Seconds());
   wait->add_option("--reconnect-timeout", o_.reconnect_seconds,
-                   "seconds to keep reconnecting while cairnd is unreachable "
-                   "(default 600)")
-      ->check(CLI::PositiveNumber);
+                   "how long to keep reconnecting while cairnd is unreachable:"
+                   " seconds or a duration such as 5m (default 600)")
+      ->transform(Seconds());
   On(wait, StudyWait);
 }
 
@@ -191,6 +210,10 @@ void CommandTree::AddTrialCommands(CLI::App& app) {
   CLI::App* list = trial->add_subcommand("list", "list a study's trials");
   AddStudyArg(list);
   AddJson(list);
+  list->add_flag("--csv", o_.csv,
+                 "print CSV: one row per trial, parameters and final "
+                 "metrics as columns")
+      ->excludes("--json");
   On(list, TrialList);
 
   CLI::App* get = trial->add_subcommand("get", "show one trial");
@@ -359,6 +382,10 @@ int RunHandler(Handler action, Context& c) {
     return kExitError;
   }
   c.opt.token = *std::move(token);
+  if (absl::Status s = CheckServerAddress(c.opt.server); !s.ok()) {
+    *c.err << "cairn: error: " << StatusToLine(s) << "\n";
+    return kExitError;
+  }
   absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
       auth::NewClientChannelCredentials(c.opt.tls);
   if (!credentials.ok()) {

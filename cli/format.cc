@@ -74,15 +74,6 @@ nlohmann::ordered_json ParameterValueToJson(
   }
 }
 
-nlohmann::ordered_json ParametersToJson(const cairn::v1::Trial& trial,
-                                        const ParameterKinds& kinds) {
-  json out = json::object();
-  for (const auto& p : trial.parameters()) {
-    out[p.parameter_id()] = ParameterValueToJson(p, kinds);
-  }
-  return out;
-}
-
 int64_t TrialIdOf(const cairn::v1::Trial& trial) {
   if (trial.id() != 0) return trial.id();
   const size_t pos = trial.name().rfind('/');
@@ -94,48 +85,9 @@ int64_t TrialIdOf(const cairn::v1::Trial& trial) {
   }
 }
 
-nlohmann::ordered_json SuggestionToJson(const cairn::v1::Trial& trial,
-                                        const ParameterKinds& kinds) {
-  json out = json::object();
-  out["id"] = TrialIdOf(trial);
-  out["parameters"] = ParametersToJson(trial, kinds);
-  return out;
-}
-
-nlohmann::ordered_json TrialToFlatJson(const cairn::v1::Trial& trial,
-                                       const ParameterKinds& kinds) {
-  json out = json::object();
-  out["id"] = TrialIdOf(trial);
-  out["state"] = StateName(trial.state());
-  out["parameters"] = ParametersToJson(trial, kinds);
-  if (trial.has_final_measurement()) {
-    json metrics = json::object();
-    for (const auto& m : trial.final_measurement().metrics()) {
-      metrics[m.metric_id()] = m.value();
-    }
-    if (!metrics.empty()) out["metrics"] = metrics;
-    out["step"] = trial.final_measurement().step_count();
-  }
-  if (!trial.client_id().empty()) out["client_id"] = trial.client_id();
-  if (!trial.infeasible_reason().empty()) {
-    out["infeasible_reason"] = trial.infeasible_reason();
-  }
-  if (trial.stopped_early()) out["stopped_early"] = true;
-  if (IsSet(trial.start_time())) {
-    out["start_time"] =
-        google::protobuf::util::TimeUtil::ToString(trial.start_time());
-  }
-  if (IsSet(trial.end_time())) {
-    out["end_time"] =
-        google::protobuf::util::TimeUtil::ToString(trial.end_time());
-  }
-  return out;
-}
-
-std::string ProtoToJson(const google::protobuf::Message& message) {
+std::string ProtoToJson(const google::protobuf::Message& message, bool pretty) {
   google::protobuf::util::JsonPrintOptions options;
-  options.add_whitespace = true;
-  options.preserve_proto_field_names = true;
+  options.always_print_primitive_fields = true;
   std::string out;
   const auto status =
       google::protobuf::util::MessageToJsonString(message, &out, options);
@@ -144,8 +96,8 @@ std::string ProtoToJson(const google::protobuf::Message& message) {
     return absl::StrCat(
         "{\"error\": ", json(std::string(status.message())).dump(), "}");
   }
-  // Re-indent protobuf's one-space output with two spaces, keeping the
-  // field order.
+  if (!pretty) return out;
+  // Indent with two spaces, keeping the field order.
   return json::parse(out).dump(2);
 }
 

@@ -30,25 +30,13 @@ ParameterKinds ParameterKindsOf(const cairn::v1::StudySpec& spec);
 nlohmann::ordered_json ParameterValueToJson(
     const cairn::v1::Parameter& parameter, const ParameterKinds& kinds);
 
-// {"x1": 1.23, "opt": "adam", ...} in the trial's parameter order.
-nlohmann::ordered_json ParametersToJson(const cairn::v1::Trial& trial,
-                                        const ParameterKinds& kinds);
-
-// The element `cairn trial suggest --json` prints per trial:
-// {"id": 7, "parameters": {...}}.
-nlohmann::ordered_json SuggestionToJson(const cairn::v1::Trial& trial,
-                                        const ParameterKinds& kinds);
-
-// The flat trial object of `cairn trial list --json`: id, state, parameters,
-// metrics (final measurement), step (final step), client_id,
-// infeasible_reason, stopped_early, start_time, end_time. Fields that are
-// empty/unset are omitted (id, state and parameters are always present).
-nlohmann::ordered_json TrialToFlatJson(const cairn::v1::Trial& trial,
-                                       const ParameterKinds& kinds);
-
-// The protobuf JSON mapping of any message with proto field names, enums as
-// names, pretty-printed.
-std::string ProtoToJson(const google::protobuf::Message& message);
+// The protobuf JSON mapping of any message, the one JSON shape of every
+// `--json` output and of cairnd's REST API: lowerCamelCase field names, enums
+// as names, int64 as strings, every field printed (zeros and empty strings
+// too). Pretty-printed with two spaces, or on one line when !pretty. No
+// trailing newline.
+std::string ProtoToJson(const google::protobuf::Message& message,
+                        bool pretty = true);
 
 // A number for people: up to 6 significant digits ("%.6g").
 std::string FormatNumber(double value);

@@ -27,6 +27,7 @@ struct Options {
   std::string server = kDefaultServer;
   double timeout_seconds = 30;
   bool json = false;
+  bool csv = false;  // trial list --csv.
 
   std::string config;
   std::string display_name;

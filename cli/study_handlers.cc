@@ -10,20 +10,12 @@
 #include "cli/format.h"
 #include "cli/handlers.h"
 #include "cli/study_config.h"
-#include "nlohmann/json.hpp"
 
 namespace cairn::cli {
 namespace {
 
-using json = nlohmann::ordered_json;
 using Stub = StudyClient::Stub;
 namespace v1 = cairn::v1;
-
-// Parses a protobuf JSON string back into nlohmann::json, to embed protos in
-// JSON arrays.
-json ProtoToJsonValue(const google::protobuf::Message& message) {
-  return json::parse(ProtoToJson(message));
-}
 
 }  // namespace
 
@@ -42,21 +34,19 @@ absl::Status StudyCreate(Context& c) {
 }
 
 absl::Status StudyList(Context& c) {
-  std::vector<v1::Study> studies;
+  // Every page in one ListStudiesResponse (--json prints it).
+  v1::ListStudiesResponse all;
   v1::ListStudiesRequest request;
   do {
     auto response = c.Client().Call(&Stub::ListStudies, request);
     if (!response.ok()) return response.status();
-    studies.insert(studies.end(), response->studies().begin(),
-                   response->studies().end());
+    all.mutable_studies()->MergeFrom(response->studies());
     request.set_page_token(response->next_page_token());
   } while (!request.page_token().empty());
   if (c.opt.json) {
-    json array = json::array();
-    for (const auto& s : studies) array.push_back(ProtoToJsonValue(s));
-    *c.out << array.dump(2) << "\n";
+    *c.out << ProtoToJson(all) << "\n";
   } else {
-    *c.out << StudiesTable(studies);
+    *c.out << StudiesTable({all.studies().begin(), all.studies().end()});
   }
   return absl::OkStatus();
 }
@@ -88,11 +78,7 @@ absl::Status StudyBest(Context& c) {
   auto response = c.Client().Call(&Stub::ListOptimalTrials, request);
   if (!response.ok()) return response.status();
   if (c.opt.json) {
-    json array = json::array();
-    for (const auto& t : response->optimal_trials()) {
-      array.push_back(TrialToFlatJson(t, kinds));
-    }
-    *c.out << array.dump(2) << "\n";
+    *c.out << ProtoToJson(*response) << "\n";
     return absl::OkStatus();
   }
   if (response->optimal_trials_size() == 0) {

@@ -12,12 +12,11 @@
 #include "cli/client.h"
 #include "cli/format.h"
 #include "cli/handlers.h"
-#include "nlohmann/json.hpp"
+#include "cli/trials_csv.h"
 
 namespace cairn::cli {
 namespace {
 
-using json = nlohmann::ordered_json;
 using Stub = StudyClient::Stub;
 namespace v1 = cairn::v1;
 
@@ -79,16 +78,10 @@ absl::Status TrialSuggest(Context& c) {
     }
     *c.err << "cairn: no trials suggested for " << study->name() << ": " << why
            << "\n";
-    if (c.opt.json) *c.out << "[]\n";
-    return absl::OkStatus();
   }
   if (c.opt.json) {
-    json array = json::array();
-    for (const auto& t : response->trials()) {
-      array.push_back(SuggestionToJson(t, kinds));
-    }
-    *c.out << array.dump() << "\n";
-  } else {
+    *c.out << ProtoToJson(*response) << "\n";
+  } else if (response->trials_size() > 0) {
     std::vector<v1::Trial> trials(response->trials().begin(),
                                   response->trials().end());
     *c.out << TrialsTable(trials, kinds);
@@ -148,20 +141,21 @@ absl::Status TrialList(Context& c) {
   auto study = c.Client().ResolveStudy(c.opt.study);
   if (!study.ok()) return study.status();
   const ParameterKinds kinds = ParameterKindsOf(study->spec());
-  std::vector<v1::Trial> trials;
+  // Every page in one ListTrialsResponse (--json prints it).
+  v1::ListTrialsResponse all;
   v1::ListTrialsRequest request;
   request.set_parent(study->name());
   do {
     auto response = c.Client().Call(&Stub::ListTrials, request);
     if (!response.ok()) return response.status();
-    trials.insert(trials.end(), response->trials().begin(),
-                  response->trials().end());
+    all.mutable_trials()->MergeFrom(response->trials());
     request.set_page_token(response->next_page_token());
   } while (!request.page_token().empty());
+  const std::vector<v1::Trial> trials(all.trials().begin(), all.trials().end());
   if (c.opt.json) {
-    json array = json::array();
-    for (const auto& t : trials) array.push_back(TrialToFlatJson(t, kinds));
-    *c.out << array.dump(2) << "\n";
+    *c.out << ProtoToJson(all) << "\n";
+  } else if (c.opt.csv) {
+    *c.out << TrialsCsv(trials, study->spec());
   } else {
     *c.out << TrialsTable(trials, kinds);
   }
@@ -199,18 +193,13 @@ absl::Status TrialStop(Context& c) {
 
 namespace {
 
-// One point as `trial history` prints it: a JSON object (one line) or
-// "STEP VALUE".
+// One point as `trial history` prints it: its protobuf JSON mapping (one
+// line) or "STEP VALUE".
 std::string HistoryLine(const v1::MetricPoint& p, bool as_json) {
   if (!as_json) {
     return absl::StrCat(p.step_count(), " ", FormatNumber(p.value()));
   }
-  json point = {{"step", p.step_count()}, {"value", p.value()}};
-  if (p.has_elapsed_duration()) {
-    point["elapsed_seconds"] =
-        p.elapsed_duration().seconds() + p.elapsed_duration().nanos() * 1e-9;
-  }
-  return point.dump();
+  return ProtoToJson(p, /*pretty=*/false);
 }
 
 v1::GetMetricHistoryRequest HistoryRequest(const Options& o,
@@ -230,17 +219,19 @@ v1::GetMetricHistoryRequest HistoryRequest(const Options& o,
 }  // namespace
 
 // Prints each page as it arrives, so a curve of any length streams in
-// bounded memory. --json prints one JSON array, an element per line.
+// bounded memory. --json prints the GetMetricHistoryResponse of the whole
+// curve, {"points": [...], "nextPageToken": ""}, a point per line.
 absl::Status TrialHistory(Context& c) {
   auto name = ResolveTrialName(c);
   if (!name.ok()) return name.status();
   v1::GetMetricHistoryRequest request = HistoryRequest(c.opt, *name);
   bool first = true;
-  if (c.opt.json) *c.out << "[";
+  constexpr char kJsonEnd[] = "],\n\"nextPageToken\": \"\"}\n";
+  if (c.opt.json) *c.out << "{\"points\": [";
   do {
     auto response = c.Client().Call(&Stub::GetMetricHistory, request);
     if (!response.ok()) {
-      if (c.opt.json) *c.out << "\n]\n";  // Keep what was printed valid.
+      if (c.opt.json) *c.out << "\n" << kJsonEnd;  // Keep the output valid.
       return response.status();
     }
     for (const auto& p : response->points()) {
@@ -251,7 +242,7 @@ absl::Status TrialHistory(Context& c) {
     c.out->flush();
     request.set_page_token(response->next_page_token());
   } while (!request.page_token().empty());
-  if (c.opt.json) *c.out << (first ? "]\n" : "\n]\n");
+  if (c.opt.json) *c.out << (first ? "" : "\n") << kJsonEnd;
   return absl::OkStatus();
 }
 

@@ -35,7 +35,8 @@ best=""
 n=0
 while :; do
   suggestion="$("$BIN/cairn" trial suggest "$STUDY" --client-id demo --json 2>/dev/null)"
-  [ "$suggestion" = "[]" ] && break
+  evaluated="$(printf '%s' "$suggestion" | /usr/bin/python3 examples/objectives/branin.py)"
+  [ -z "$evaluated" ] && break
   while read -r id loss; do
     "$BIN/cairn" trial report "$STUDY" "$id" --step 1 "loss=$loss" >/dev/null
     "$BIN/cairn" trial complete "$STUDY" "$id" "loss=$loss" >/dev/null
@@ -44,7 +45,7 @@ while :; do
       best="$loss"
     fi
     printf 'trial %2d  loss %-10.5f best %.5f\n' "$n" "$loss" "$best"
-  done < <(printf '%s' "$suggestion" | /usr/bin/python3 examples/objectives/branin.py)
+  done <<<"$evaluated"
 done
 
 cairn_log "study finished after $n trials (the known optimum is 0.397887); best trial:"

@@ -239,8 +239,13 @@ grpc::Status StudyServiceImpl::ReportMeasurements(
           absl::StrCat(s.message(), " (", written,
                        " earlier measurements of this stream were written)")));
     }
-    batch.push_back(
-        {request.trial_name(), std::move(*request.mutable_measurement())});
+    if (request.measurements_size() == 0) {
+      batch.push_back(
+          {request.trial_name(), std::move(*request.mutable_measurement())});
+    }
+    for (auto& m : *request.mutable_measurements()) {
+      batch.push_back({request.trial_name(), std::move(m)});
+    }
     if (batch.size() >= kStreamBatch) {
       if (absl::Status s = flush(); !s.ok()) return ToGrpcStatus(s);
     }

@@ -31,6 +31,24 @@ using ::testing::HasSubstr;
 using ::testing::MatchesRegex;
 using ::testing::StartsWith;
 
+// Helpers over the protobuf JSON mapping that every --json prints: int64 ids
+// are strings, parameters a list of {parameterId, value}.
+int64_t Id(const json& trial) {
+  return std::stoll(trial["id"].get<std::string>());
+}
+json Params(const json& trial) {
+  json out = json::object();
+  for (const json& p : trial["parameters"]) out[p["parameterId"]] = p["value"];
+  return out;
+}
+double FinalMetric(const json& trial, const std::string& metric) {
+  for (const json& m : trial["finalMeasurement"]["metrics"]) {
+    if (m["metricId"] == metric) return m["value"].get<double>();
+  }
+  ADD_FAILURE() << "no final " << metric << " in " << trial;
+  return 0;
+}
+
 std::string Env(const char* name, const char* fallback) {
   const char* v = std::getenv(name);
   return v != nullptr ? v : fallback;
@@ -128,27 +146,28 @@ TEST_F(CliIntegrationTest, MixedStudyRunsToMaxTrials) {
   ASSERT_THAT(name, MatchesRegex("studies/[0-9]+\n"));
   const std::string study = name.substr(0, name.size() - 1);
   const json spec = CairnJson({"study", "get", "it-mixed"})["spec"];
-  const int max_trials = spec["max_trials"].get<int>();
+  const int max_trials = spec["maxTrials"].get<int>();
   ASSERT_EQ(max_trials, 40);
 
   std::map<int64_t, double> accuracy;  // trial id -> reported final value
   for (int round = 0; round < 100; ++round) {
-    const json trials = CairnJson({"trial", "suggest", "it-mixed", "--count",
-                                   "4", "--client-id", "w1", "--json"});
+    const json trials =
+        CairnJson({"trial", "suggest", "it-mixed", "--count", "4",
+                   "--client-id", "w1", "--json"})["trials"];
     ASSERT_TRUE(trials.is_array());
     if (trials.empty()) break;
     for (const json& t : trials) {
-      const int64_t id = t["id"].get<int64_t>();
-      const json& p = t["parameters"];
-      ASSERT_TRUE(p["learning_rate"].is_number_float()) << t;
+      const int64_t id = Id(t);
+      const json p = Params(t);
+      ASSERT_TRUE(p["learning_rate"].is_number()) << t;
       EXPECT_GE(p["learning_rate"].get<double>(), 1e-5);
       EXPECT_LE(p["learning_rate"].get<double>(), 0.1);
-      ASSERT_TRUE(p["layers"].is_number_integer()) << t;
-      EXPECT_GE(p["layers"].get<int>(), 1);
-      EXPECT_LE(p["layers"].get<int>(), 4);
-      ASSERT_TRUE(p["units"].is_number_integer()) << t;
-      EXPECT_THAT((std::set<int>{32, 64, 128, 256}),
-                  ::testing::Contains(p["units"].get<int>()));
+      ASSERT_TRUE(p["layers"].is_number()) << t;
+      EXPECT_GE(p["layers"].get<double>(), 1);
+      EXPECT_LE(p["layers"].get<double>(), 4);
+      ASSERT_TRUE(p["units"].is_number()) << t;
+      EXPECT_THAT((std::set<double>{32, 64, 128, 256}),
+                  ::testing::Contains(p["units"].get<double>()));
       ASSERT_TRUE(p["optimizer"].is_string()) << t;
       const std::string opt = p["optimizer"];
       EXPECT_EQ(p.contains("momentum"), opt == "sgd") << t;
@@ -175,34 +194,41 @@ TEST_F(CliIntegrationTest, MixedStudyRunsToMaxTrials) {
   }
   EXPECT_EQ(accuracy.size(), 40u);
 
-  // Done: an empty array, exit 0, the reason on stderr.
+  // Done: no trials, exit 0, the reason on stderr and in the reply.
   const CommandResult done =
       Cairn({"trial", "suggest", "it-mixed", "--json", "--count", "2"});
   EXPECT_EQ(done.exit_code, 0);
-  EXPECT_EQ(done.out, "[]\n");
+  const json done_json = json::parse(done.out);
+  EXPECT_EQ(done_json["trials"], json::array());
+  EXPECT_EQ(done_json["studyState"], "COMPLETED");
+  EXPECT_THAT(done_json["message"].get<std::string>(), HasSubstr("40"));
   EXPECT_THAT(done.err, HasSubstr("no trials suggested"));
 
-  const json list = CairnJson({"trial", "list", study, "--json"});
+  const json list = CairnJson({"trial", "list", study, "--json"})["trials"];
   ASSERT_EQ(list.size(), 40u);
   for (const json& t : list) {
-    const int64_t id = t["id"];
+    const int64_t id = Id(t);
     EXPECT_EQ(t["state"], "SUCCEEDED") << t;
     ASSERT_TRUE(accuracy.count(id)) << t;
-    EXPECT_DOUBLE_EQ(t["metrics"]["accuracy"].get<double>(), accuracy[id]);
-    EXPECT_EQ(t["step"].get<int>(), id % 2 == 0 ? 0 : 2) << t;
-    EXPECT_EQ(t["client_id"], "w1");
-    EXPECT_TRUE(t.contains("start_time"));
-    EXPECT_TRUE(t.contains("end_time"));
+    EXPECT_DOUBLE_EQ(FinalMetric(t, "accuracy"), accuracy[id]);
+    EXPECT_EQ(t["finalMeasurement"]["stepCount"], id % 2 == 0 ? "0" : "2") << t;
+    EXPECT_EQ(t["clientId"], "w1");
+    EXPECT_TRUE(t.contains("startTime"));
+    EXPECT_TRUE(t.contains("endTime"));
   }
+  // The same trials as CSV: a header, then one row per trial.
+  const std::string csv = CairnOk({"trial", "list", study, "--csv"});
+  EXPECT_THAT(csv, StartsWith("id,state,learning_rate,"));
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 41);
 
   // The best trial is the one with the highest accuracy.
   auto best_it = std::max_element(
       accuracy.begin(), accuracy.end(),
       [](const auto& a, const auto& b) { return a.second < b.second; });
-  const json best = CairnJson({"study", "best", study, "--json"});
+  const json best =
+      CairnJson({"study", "best", study, "--json"})["optimalTrials"];
   ASSERT_EQ(best.size(), 1u);
-  EXPECT_DOUBLE_EQ(best[0]["metrics"]["accuracy"].get<double>(),
-                   best_it->second);
+  EXPECT_DOUBLE_EQ(FinalMetric(best[0], "accuracy"), best_it->second);
   const std::string best_text = CairnOk({"study", "best", study});
   EXPECT_THAT(best_text, HasSubstr("accuracy="));
   EXPECT_THAT(best_text, HasSubstr("optimizer="));
@@ -211,13 +237,14 @@ TEST_F(CliIntegrationTest, MixedStudyRunsToMaxTrials) {
   const int64_t odd = accuracy.begin()->first % 2 == 1
                           ? accuracy.begin()->first
                           : std::next(accuracy.begin())->first;
-  const json history = CairnJson(
-      {"trial", "history", study, std::to_string(odd), "accuracy", "--json"});
+  const json history =
+      CairnJson({"trial", "history", study, std::to_string(odd), "accuracy",
+                 "--json"})["points"];
   ASSERT_EQ(history.size(), 2u);
-  EXPECT_EQ(history[0]["step"], 1);
-  EXPECT_EQ(history[1]["step"], 2);
+  EXPECT_EQ(history[0]["stepCount"], "1");
+  EXPECT_EQ(history[1]["stepCount"], "2");
   EXPECT_DOUBLE_EQ(history[1]["value"].get<double>(), accuracy[odd]);
-  EXPECT_DOUBLE_EQ(history[1]["elapsed_seconds"].get<double>(), 1.5);
+  EXPECT_EQ(history[1]["elapsedDuration"], "1.500s");
 
   // Human views.
   const std::string table = CairnOk({"trial", "list", study});
@@ -226,9 +253,9 @@ TEST_F(CliIntegrationTest, MixedStudyRunsToMaxTrials) {
   const std::string studies = CairnOk({"study", "list"});
   EXPECT_THAT(studies, HasSubstr("it-mixed"));
   EXPECT_THAT(studies, HasSubstr("40/40"));
-  const json study_json = CairnJson({"study", "list", "--json"});
+  const json study_json = CairnJson({"study", "list", "--json"})["studies"];
   bool found = false;
-  for (const json& s : study_json) found |= s["display_name"] == "it-mixed";
+  for (const json& s : study_json) found |= s["displayName"] == "it-mixed";
   EXPECT_TRUE(found);
 
   // Completing twice is a wrong state.
@@ -254,21 +281,21 @@ TEST_F(CliIntegrationTest, BraninDefaultNameAndTrialLifecycle) {
   ExpectError({"study", "create", "--config", Example("branin.yaml")},
               "ALREADY_EXISTS: ");
 
-  const json trials =
-      CairnJson({"trial", "suggest", "branin", "--count", "3", "--json"});
+  const json trials = CairnJson(
+      {"trial", "suggest", "branin", "--count", "3", "--json"})["trials"];
   ASSERT_EQ(trials.size(), 3u);
   const std::string s = study["name"];
   std::vector<std::string> ids;
   for (const json& t : trials) {
-    const double x1 = t["parameters"]["x1"], x2 = t["parameters"]["x2"];
+    const double x1 = Params(t)["x1"], x2 = Params(t)["x2"];
     EXPECT_GE(x1, -5);
     EXPECT_LE(x1, 10);
     EXPECT_GE(x2, 0);
     EXPECT_LE(x2, 15);
-    ids.push_back(std::to_string(t["id"].get<int64_t>()));
+    ids.push_back(t["id"]);
   }
-  const double x1 = trials[0]["parameters"]["x1"];
-  const double x2 = trials[0]["parameters"]["x2"];
+  const double x1 = Params(trials[0])["x1"];
+  const double x2 = Params(trials[0])["x2"];
   const std::string done =
       CairnOk({"trial", "complete", "branin", ids[0], "--step", "5",
                "loss=" + std::to_string(Branin(x1, x2))});
@@ -284,32 +311,44 @@ TEST_F(CliIntegrationTest, BraninDefaultNameAndTrialLifecycle) {
   EXPECT_THAT(CairnOk({"trial", "stop", "branin", ids[2]}),
               HasSubstr("STOPPING"));
 
-  const json list = CairnJson({"trial", "list", "branin", "--json"});
+  const json list = CairnJson({"trial", "list", "branin", "--json"})["trials"];
   ASSERT_EQ(list.size(), 3u);
   std::map<std::string, json> by_id;
-  for (const json& t : list) by_id[std::to_string(t["id"].get<int64_t>())] = t;
+  for (const json& t : list) by_id[t["id"]] = t;
   EXPECT_EQ(by_id[ids[0]]["state"], "SUCCEEDED");
-  EXPECT_EQ(by_id[ids[0]]["step"], 5);
+  EXPECT_EQ(by_id[ids[0]]["finalMeasurement"]["stepCount"], "5");
   EXPECT_EQ(by_id[ids[1]]["state"], "INFEASIBLE");
-  EXPECT_EQ(by_id[ids[1]]["infeasible_reason"], "diverged");
+  EXPECT_EQ(by_id[ids[1]]["infeasibleReason"], "diverged");
   EXPECT_EQ(by_id[ids[2]]["state"], "STOPPING");
 
-  // trial get: the full proto, with parameter values.
+  // trial get: the same shape as each trial of trial list.
   const json got = CairnJson({"trial", "get", "branin", ids[0], "--json"});
   EXPECT_EQ(got["state"], "SUCCEEDED");
   EXPECT_EQ(got["parameters"].size(), 2u);
+  EXPECT_EQ(got["id"], ids[0]);
+  EXPECT_EQ(Params(got), Params(by_id[ids[0]]));
+  // study get takes --json too (its output is JSON either way).
+  EXPECT_EQ(CairnJson({"study", "get", "branin", "--json"})["spec"],
+            study["spec"]);
+  // CSV: parameters and final metrics as columns, the reason last.
+  const std::string csv = CairnOk({"trial", "list", "branin", "--csv"});
+  EXPECT_THAT(csv, StartsWith("id,state,x1,x2,loss,infeasible_reason\r\n"));
+  EXPECT_THAT(csv, HasSubstr("\r\n" + ids[1] + ",INFEASIBLE,"));
+  EXPECT_THAT(csv, HasSubstr(",,diverged\r\n"));
   EXPECT_THAT(CairnOk({"trial", "get", s, s + "/trials/" + ids[0]}),
               HasSubstr("state: SUCCEEDED"));
 
-  // Paused: no suggestions (exit 0, empty array); resumed: suggestions again.
+  // Paused: no suggestions (exit 0, no trials); resumed: suggestions again.
   EXPECT_EQ(CairnOk({"study", "set-state", "branin", "inactive"}),
             s + " INACTIVE\n");
   const CommandResult paused = Cairn({"trial", "suggest", "branin", "--json"});
   EXPECT_EQ(paused.exit_code, 0);
-  EXPECT_EQ(paused.out, "[]\n");
+  EXPECT_EQ(json::parse(paused.out)["trials"], json::array());
+  EXPECT_EQ(json::parse(paused.out)["studyState"], "INACTIVE");
   EXPECT_THAT(paused.err, HasSubstr("no trials suggested"));
   EXPECT_EQ(CairnOk({"study", "set-state", s, "ACTIVE"}), s + " ACTIVE\n");
-  EXPECT_EQ(CairnJson({"trial", "suggest", "branin", "--json"}).size(), 1u);
+  EXPECT_EQ(
+      CairnJson({"trial", "suggest", "branin", "--json"})["trials"].size(), 1u);
 
   EXPECT_EQ(CairnOk({"study", "delete", s}), "deleted " + s + "\n");
 }
@@ -324,21 +363,22 @@ TEST_F(CliIntegrationTest, ParetoFrontForTwoMetrics) {
   })");
   const std::string name =
       CairnOk({"study", "create", "--config", config, "--name", "it-pareto"});
-  const json trials =
-      CairnJson({"trial", "suggest", "it-pareto", "--count", "3", "--json"});
+  const json trials = CairnJson(
+      {"trial", "suggest", "it-pareto", "--count", "3", "--json"})["trials"];
   ASSERT_EQ(trials.size(), 3u);
   const std::vector<std::pair<std::string, std::string>> values = {
       {"1", "1"}, {"2", "0.5"}, {"0.5", "0.5"}};  // the third is dominated
   std::set<int64_t> front;
   for (size_t i = 0; i < 3; ++i) {
-    const int64_t id = trials[i]["id"];
+    const int64_t id = Id(trials[i]);
     CairnOk({"trial", "complete", "it-pareto", std::to_string(id),
              "a=" + values[i].first, "b=" + values[i].second});
     if (i < 2) front.insert(id);
   }
-  const json best = CairnJson({"study", "best", "it-pareto", "--json"});
+  const json best =
+      CairnJson({"study", "best", "it-pareto", "--json"})["optimalTrials"];
   std::set<int64_t> got;
-  for (const json& t : best) got.insert(t["id"].get<int64_t>());
+  for (const json& t : best) got.insert(Id(t));
   EXPECT_EQ(got, front);
 }
 

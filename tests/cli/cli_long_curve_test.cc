@@ -104,13 +104,13 @@ TEST(CliLongCurveTest, HistoryStreamsEveryPointAndGetTrialStaysSmall) {
   as_json.insert(as_json.end(), {"--json", "--page-size", "70000"});
   CommandResult json_run = RunCommand(as_json);
   ASSERT_EQ(json_run.exit_code, 0) << json_run.err;
-  const nlohmann::json points = nlohmann::json::parse(json_run.out);
+  const nlohmann::json points = nlohmann::json::parse(json_run.out)["points"];
   ASSERT_EQ(points.size(), static_cast<size_t>(kPoints));
   for (int64_t step = 0; step < kPoints; step += 997) {
-    ASSERT_EQ(points[step]["step"], step);
+    ASSERT_EQ(points[step]["stepCount"], std::to_string(step));
     ASSERT_EQ(points[step]["value"].get<double>(), ValueAt(step));
   }
-  EXPECT_EQ(points[kPoints - 1]["step"], kPoints - 1);
+  EXPECT_EQ(points[kPoints - 1]["stepCount"], std::to_string(kPoints - 1));
 
   // GetTrial: the last kMaxTrialMeasurements, flagged, far below 4 MB.
   grpc::ClientContext get_ctx;

@@ -156,6 +156,31 @@ TEST(RunCliTest, UnreachableServerIsOneLineNamingTheAddress) {
   ::unsetenv("CAIRN_SERVER");
 }
 
+TEST(RunCliTest, ServerWithoutPortIsAClearError) {
+  ExpectOneErrorLine(RunCairn({"--server", "localhost", "study", "list"}),
+                     "--server (or $CAIRN_SERVER) 'localhost' is not "
+                     "HOST:PORT");
+  ExpectOneErrorLine(RunCairn({"--server", "localhost:99999", "study", "list"}),
+                     "'localhost:99999' is not HOST:PORT");
+}
+
+TEST(RunCliTest, DurationsWorkWhereSecondsDo) {
+  const std::string server = ClosedServer();
+  // 5m and 90s parse (the call then fails on the closed port, not on them).
+  ExpectOneErrorLine(
+      RunCairn({"--server", server, "--timeout", "5m", "study", "list"}),
+      "UNAVAILABLE: cairnd at " + server);
+  ExpectOneErrorLine(
+      RunCairn({"--server", server, "study", "wait", "1", "--interval", "90s",
+                "--reconnect-timeout", "1ms"}),
+      "cairnd at " + server);
+  const Result bad = RunCairn({"--timeout", "5x", "study", "list"});
+  EXPECT_EQ(bad.code, kExitUsage);
+  EXPECT_THAT(bad.err, HasSubstr("--timeout"));
+  EXPECT_THAT(bad.err, HasSubstr("'5x' is not a positive number of seconds "
+                                 "or a duration"));
+}
+
 TEST(RunCliTest, BadStudyOrTrialArgument) {
   const std::string server = ClosedServer();
   ExpectOneErrorLine(

@@ -2,6 +2,7 @@
 #include "cli/format.h"
 
 #include "cli/audit_format.h"
+#include "cli/trials_csv.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
@@ -89,73 +90,46 @@ TEST(ParameterKindsTest, IntegersIncludeIntegralDiscreteAndChildren) {
   EXPECT_EQ(kinds.count("nope"), 0u);
 }
 
-TEST(SuggestionToJsonTest, NumbersAsNumbersIntegersAsIntegers) {
-  const auto j =
-      SuggestionToJson(SuggestedTrial(), ParameterKindsOf(MixedSpec()));
-  EXPECT_EQ(j.dump(),
-            R"({"id":7,"parameters":{"x1":1.23,"opt":"sgd","units":64,)"
-            R"("ratio":1.0,"layers":3}})");
-}
-
-TEST(SuggestionToJsonTest, WithoutSpecNumbersStayDoubles) {
-  Trial t = ParseText<Trial>(R"pb(
-    name: "studies/1/trials/9"
-    parameters {
-      parameter_id: "n"
-      value { number_value: 4 }
-    }
-  )pb");
-  // The id comes from the name when the id field is unset.
-  EXPECT_EQ(SuggestionToJson(t, {}).dump(),
-            R"({"id":9,"parameters":{"n":4.0}})");
-}
-
-TEST(TrialToFlatJsonTest, CompletedTrialHasMetricsStepAndTimes) {
-  Trial t = SuggestedTrial();
-  t.set_state(Trial::SUCCEEDED);
-  t.set_client_id("worker-1");
-  auto* m = t.mutable_final_measurement();
-  m->set_step_count(100);
-  auto* loss = m->add_metrics();
-  loss->set_metric_id("loss");
-  loss->set_value(0.5);
-  t.mutable_start_time()->set_seconds(1700000000);
-  t.mutable_end_time()->set_seconds(1700000060);
-  const auto j = TrialToFlatJson(t, ParameterKindsOf(MixedSpec()));
-  EXPECT_EQ(j["id"], 7);
-  EXPECT_EQ(j["state"], "SUCCEEDED");
-  EXPECT_EQ(j["parameters"]["layers"], 3);
-  EXPECT_EQ(j["metrics"]["loss"], 0.5);
-  EXPECT_EQ(j["step"], 100);
-  EXPECT_EQ(j["client_id"], "worker-1");
-  EXPECT_EQ(j["start_time"], "2023-11-14T22:13:20Z");
-  EXPECT_EQ(j["end_time"], "2023-11-14T22:14:20Z");
-  EXPECT_FALSE(j.contains("infeasible_reason"));
-  EXPECT_FALSE(j.contains("stopped_early"));
-}
-
-TEST(TrialToFlatJsonTest, EmptyFieldsAreOmitted) {
-  Trial t = ParseText<Trial>(R"pb(
-    id: 3
-    state: INFEASIBLE
-    infeasible_reason: "out of memory"
-    stopped_early: true
-  )pb");
-  const auto j = TrialToFlatJson(t, {});
-  EXPECT_EQ(j.dump(),
-            R"({"id":3,"state":"INFEASIBLE","parameters":{},)"
-            R"("infeasible_reason":"out of memory","stopped_early":true})");
-}
-
-TEST(ProtoToJsonTest, ProtoFieldNamesAndEnumNames) {
+TEST(ProtoToJsonTest, TheProtobufJsonMappingWithEveryField) {
   StudySpec spec = MixedSpec();
   spec.set_max_trials(30);
   const std::string j = ProtoToJson(spec);
-  EXPECT_THAT(j, HasSubstr("\"max_trials\": 30"));
+  EXPECT_THAT(j, HasSubstr("\"maxTrials\": 30"));
   EXPECT_THAT(j, HasSubstr("\"type\": \"CATEGORICAL\""));
-  EXPECT_THAT(j, HasSubstr("\"parameter_id\": \"layers\""));
-  EXPECT_THAT(j, Not(HasSubstr("maxTrials")));
+  EXPECT_THAT(j, HasSubstr("\"parameterId\": \"layers\""));
+  // Zero fields are printed too, as cairnd's REST API prints them.
+  EXPECT_THAT(j, HasSubstr("\"maxParallelTrials\": 0"));
+  EXPECT_THAT(j, Not(HasSubstr("max_trials")));
   EXPECT_NE(j.back(), '\n');
+  // int64 as strings; one line when not pretty.
+  Trial t = SuggestedTrial();
+  const std::string line = ProtoToJson(t, /*pretty=*/false);
+  EXPECT_THAT(line, HasSubstr("\"id\":\"7\""));
+  EXPECT_EQ(line.find('\n'), std::string::npos);
+}
+
+TEST(TrialsCsvTest, ParametersAndMetricsAsColumnsQuotedWhenNeeded) {
+  Trial done = SuggestedTrial();
+  done.set_state(Trial::SUCCEEDED);
+  auto* loss = done.mutable_final_measurement()->add_metrics();
+  loss->set_metric_id("loss");
+  loss->set_value(0.25);
+  Trial bad = ParseText<Trial>(R"pb(
+    id: 8
+    state: INFEASIBLE
+    infeasible_reason: "diverged, \"badly\""
+    parameters {
+      parameter_id: "opt"
+      value { string_value: "adam" }
+    }
+  )pb");
+  EXPECT_EQ(TrialsCsv({done, bad}, MixedSpec()),
+            "id,state,x1,units,ratio,opt,layers,loss,infeasible_reason\r\n"
+            "7,SUCCEEDED,1.23,64,1.0,sgd,3,0.25,\r\n"
+            "8,INFEASIBLE,,,,adam,,,\"diverged, \"\"badly\"\"\"\r\n");
+  EXPECT_EQ(CsvField("plain"), "plain");
+  EXPECT_EQ(CsvField("a\nb"), "\"a\nb\"");
+  EXPECT_EQ(CsvField(" pad"), "\" pad\"");
 }
 
 TEST(FormatTest, NumbersParametersAndMetricsAsText) {

@@ -4,6 +4,7 @@
 // stores nothing.
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "cairn/v1/study_service.grpc.pb.h"
@@ -146,6 +147,69 @@ TEST_F(LimitsIntegrationTest, OtherRequestsAreChecked) {
   v1::ReadTrialLogsResponse chunk;
   EXPECT_EQ(stub_->ReadTrialLogs(&ctx2, logs, &chunk).error_code(),
             grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+// ReportMeasurementsRequest.measurements packs several points of a trial in
+// one message (the Python SDK's batches): written in order, next to
+// single-measurement messages, and bounded by kMaxRepeated.
+TEST_F(LimitsIntegrationTest, PackedMeasurementsAreWrittenInOrderAndBounded) {
+  ASSERT_TRUE(Create(Simple("packed")).ok());
+  grpc::ClientContext lookup_ctx;
+  v1::LookupStudyRequest lookup;
+  lookup.set_display_name("packed");
+  v1::Study study;
+  ASSERT_TRUE(stub_->LookupStudy(&lookup_ctx, lookup, &study).ok());
+  grpc::ClientContext suggest_ctx;
+  v1::SuggestTrialsRequest suggest;
+  suggest.set_parent(study.name());
+  suggest.set_suggestion_count(1);
+  v1::SuggestTrialsResponse suggested;
+  ASSERT_TRUE(stub_->SuggestTrials(&suggest_ctx, suggest, &suggested).ok());
+  const std::string trial = suggested.trials(0).name();
+  auto point = [](int64_t step) {
+    v1::Measurement m;
+    m.set_step_count(step);
+    v1::Metric* metric = m.add_metrics();
+    metric->set_metric_id("loss");
+    metric->set_value(1.0 / static_cast<double>(step));
+    return m;
+  };
+  auto stream = [&](const std::vector<v1::ReportMeasurementsRequest>& msgs,
+                    v1::ReportMeasurementsResponse* written) {
+    grpc::ClientContext ctx;
+    auto writer = stub_->ReportMeasurements(&ctx, written);
+    for (const auto& m : msgs) writer->Write(m);
+    writer->WritesDone();
+    return writer->Finish();
+  };
+  v1::ReportMeasurementsRequest packed;
+  packed.set_trial_name(trial);
+  for (int64_t step = 1; step <= 3; ++step) {
+    *packed.add_measurements() = point(step);
+  }
+  v1::ReportMeasurementsRequest single;
+  single.set_trial_name(trial);
+  *single.mutable_measurement() = point(4);
+  v1::ReportMeasurementsResponse written;
+  ASSERT_TRUE(stream({packed, single}, &written).ok());
+  EXPECT_EQ(written.measurements_written(), 4);
+  grpc::ClientContext history_ctx;
+  v1::GetMetricHistoryRequest history;
+  history.set_trial_name(trial);
+  history.set_metric_id("loss");
+  v1::GetMetricHistoryResponse points;
+  ASSERT_TRUE(stub_->GetMetricHistory(&history_ctx, history, &points).ok());
+  ASSERT_EQ(points.points_size(), 4);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(points.points(i).step_count(), i + 1);
+
+  v1::ReportMeasurementsRequest too_many;
+  too_many.set_trial_name(trial);
+  for (int i = 0; i <= v1::kMaxRepeated; ++i) {
+    *too_many.add_measurements() = point(10 + i);
+  }
+  const grpc::Status refused = stream({too_many}, &written);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(refused.error_message(), HasSubstr("measurements"));
 }
 
 TEST_F(LimitsIntegrationTest, CliShowsTheMessageAndFails) {

@@ -1,0 +1,96 @@
+"""Study configs: a dict in the shape of the YAML study config (the protobuf
+JSON mapping of cairn.v1.StudySpec), or a path to a YAML or .json file, as
+`cairn study create --config` reads them (cli/study_config.h).
+
+Parsing goes through protobuf's json_format, so the proto stays the one
+schema. YAML is read with the YAML 1.2 core schema the CLI uses (only
+true/false are booleans; 1e-3 is a number).
+"""
+import json
+import os
+import re
+
+import grpc
+import yaml
+from google.protobuf import json_format
+
+from cairn.errors import make_error
+from cairn.v1 import study_pb2
+
+
+class _Yaml12Loader(yaml.SafeLoader):
+    """SafeLoader with YAML 1.2 core-schema booleans, numbers and nulls."""
+
+
+_Yaml12Loader.yaml_implicit_resolvers = {
+    k: [r for r in v if r[0] not in ("tag:yaml.org,2002:bool",
+                                     "tag:yaml.org,2002:float",
+                                     "tag:yaml.org,2002:int")]
+    for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+_Yaml12Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+    list("tTfF"))
+_Yaml12Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:int", re.compile(r"^[-+]?[0-9]+$"),
+    list("-+0123456789"))
+_Yaml12Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float", re.compile(
+        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"),
+    list("-+.0123456789"))
+
+
+def _invalid(message):
+    return make_error(grpc.StatusCode.INVALID_ARGUMENT, message)
+
+
+def load_spec_file(path):
+    """The StudySpec in a YAML or .json file; errors start with the path."""
+    path = os.fspath(path)
+    try:
+        with open(path, "rb") as f:
+            text = f.read().decode("utf-8")
+    except OSError as e:
+        raise make_error(grpc.StatusCode.NOT_FOUND,
+                         "%s: cannot open the study config file (%s)"
+                         % (path, e.strerror))
+    except UnicodeDecodeError:
+        raise _invalid("%s: the study config is not valid UTF-8" % path)
+    try:
+        if path.endswith(".json"):
+            data = json.loads(text)
+        else:
+            data = yaml.load(text, Loader=_Yaml12Loader)
+    except (ValueError, yaml.YAMLError) as e:
+        raise _invalid("%s: syntax error: %s" % (path, str(e).replace("\n", " ")))
+    try:
+        return spec_from_dict(data)
+    except Exception as e:  # CairnError: prefix the path.
+        raise _invalid("%s: %s" % (path, getattr(e, "message", e)))
+
+
+def spec_from_dict(data):
+    """StudySpec from a dict of its fields (proto names or lowerCamelCase,
+    enums as strings). Unknown fields and bad values raise
+    InvalidArgumentError naming the field."""
+    if data is None:
+        raise _invalid("the study config is empty")
+    if not isinstance(data, dict):
+        raise _invalid("the study config must be a mapping of StudySpec "
+                       "fields (parameters, metrics, algorithm, ...)")
+    spec = study_pb2.StudySpec()
+    try:
+        json_format.ParseDict(data, spec)
+    except json_format.ParseError as e:
+        # One line, under 1 KB (protobuf lists every field on a second line).
+        raise _invalid(" ".join(str(e).split())[:900])
+    return spec
+
+
+def to_spec(spec):
+    """Accepts a StudySpec, a dict or a path (str / os.PathLike)."""
+    if isinstance(spec, study_pb2.StudySpec):
+        return spec
+    if isinstance(spec, (str, os.PathLike)):
+        return load_spec_file(spec)
+    return spec_from_dict(spec)

@@ -1,0 +1,163 @@
+"""cairn.Client against a real cairnd: studies, trials, reports, errors and
+where the server and token come from."""
+import os
+
+import grpc
+import pytest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+SPEC = {
+    "parameters": [
+        {"parameter_id": "lr", "type": "DOUBLE", "min_value": 1e-4,
+         "max_value": 1.0, "scale_type": "UNIT_LOG_SCALE"},
+        {"parameter_id": "units", "type": "INTEGER", "min_value": 8,
+         "max_value": 64},
+        {"parameter_id": "opt", "type": "CATEGORICAL",
+         "categorical_values": ["adam", "sgd"]},
+    ],
+    "metrics": [{"metric_id": "loss", "goal": "MINIMIZE"}],
+    "algorithm": "RANDOM_SEARCH",
+    "max_trials": 3,
+}
+
+
+def test_study_trials_reports_and_best(client):
+    import cairn
+    study = client.create_study("sdk-basic", SPEC)
+    assert study.name.startswith("studies/") and study.state == "ACTIVE"
+    assert client.study(study.name).id == study.id
+    assert client.study(study.id).display_name == "sdk-basic"
+    assert client.study("sdk-basic").name == study.name
+
+    trials = study.suggest(count=2)
+    assert len(trials) == 2
+    t = trials[0]
+    assert isinstance(t, cairn.Trial) and t.state == "ACTIVE"
+    assert set(t.parameters) == {"lr", "units", "opt"}
+    assert isinstance(t.parameters["units"], int)
+    assert isinstance(t.parameters["lr"], float)
+    assert t.parameters["opt"] in ("adam", "sgd")
+    assert t.final_metrics == {}
+
+    for step in range(1, 2001):
+        t.report(step, loss=1.0 / step, acc=step / 2000.0)
+    assert not t.should_stop()  # Flushes: every point is durable now.
+    history = t.history("loss")
+    assert len(history) == 2000
+    assert history[0] == (1, 1.0) and history[-1] == (2000, 1.0 / 2000)
+
+    t.complete(loss=0.25)
+    assert t.state == "SUCCEEDED" and t.final_metrics == {"loss": 0.25}
+    trials[1].report(1, loss=0.5)
+    trials[1].complete()  # The last report becomes final.
+    assert trials[1].final_metrics == {"loss": 0.5}
+
+    third = study.suggest()[0]
+    third.complete(infeasible="diverged")
+    assert third.state == "INFEASIBLE" and third.infeasible_reason == "diverged"
+    assert study.suggest() == []  # max_trials reached.
+
+    listed = study.trials()
+    assert [x.id for x in listed] == sorted(x.id for x in listed)
+    assert {x.state for x in listed} == {"SUCCEEDED", "INFEASIBLE"}
+    best = study.best_trials()
+    assert [b.id for b in best] == [t.id] and best[0].final_metrics["loss"] == 0.25
+    assert study.wait(timeout=10).state == "COMPLETED"
+    assert study.proto.infeasible_count == 1
+
+
+def test_spec_from_yaml_file_and_json(client, tmp_path):
+    study = client.create_study("sdk-branin",
+                                os.path.join(ROOT, "examples/studies/branin.yaml"))
+    assert [p.parameter_id for p in study.spec.parameters] == ["x1", "x2"]
+    assert study.spec.max_trials == 30
+    path = tmp_path / "s.json"
+    path.write_text('{"parameters": [{"parameterId": "x", "type": "DOUBLE", '
+                    '"minValue": 0, "maxValue": 1}], "metrics": '
+                    '[{"metricId": "y", "goal": "MAXIMIZE"}]}')
+    assert client.create_study("sdk-json", path).spec.metrics[0].metric_id == "y"
+    # YAML 1.2 numbers as the CLI reads them: 1e-3 is a number.
+    yaml_path = tmp_path / "s.yaml"
+    yaml_path.write_text("parameters:\n- parameter_id: x\n  type: DOUBLE\n"
+                         "  min_value: 1e-3\n  max_value: 1\n"
+                         "metrics:\n- metric_id: y\n  goal: MINIMIZE\n")
+    assert client.create_study("sdk-yaml", str(yaml_path)).spec.parameters[0] \
+        .min_value == pytest.approx(1e-3)
+
+
+def test_errors_carry_code_and_message(client, server, tmp_path):
+    import cairn
+    with pytest.raises(cairn.NotFoundError) as e:
+        client.study("studies/999999")
+    assert e.value.code == grpc.StatusCode.NOT_FOUND
+    assert "999999" in e.value.message
+    with pytest.raises(cairn.NotFoundError):
+        client.study("no-such-study")
+
+    bad = dict(SPEC, paramters=[])
+    with pytest.raises(cairn.InvalidArgumentError) as e:
+        client.create_study("sdk-bad", bad)
+    assert "paramters" in e.value.message
+    with pytest.raises(cairn.InvalidArgumentError) as e:
+        client.create_study("sdk-bad", dict(SPEC, algorithm="SIMULATED"))
+    assert "SIMULATED" in e.value.message
+    with pytest.raises(cairn.NotFoundError) as e:
+        client.create_study("sdk-bad", str(tmp_path / "missing.yaml"))
+    assert "missing.yaml" in e.value.message
+
+    client.create_study("sdk-dup", SPEC)
+    with pytest.raises(cairn.AlreadyExistsError) as e:
+        client.create_study("sdk-dup", SPEC)
+    assert e.value.code == grpc.StatusCode.ALREADY_EXISTS
+
+    # cairnd refuses the metric id: the batch's error surfaces on flush.
+    trial = client.study("sdk-dup").suggest()[0]
+    trial.report(1, **{"bad metric": 1.0})
+    with pytest.raises(cairn.InvalidArgumentError) as e:
+        trial.flush()
+    assert "bad metric" in e.value.message
+    with pytest.raises(cairn.InvalidArgumentError) as e:
+        trial.report(1, loss="low")  # Checked at once, before queueing.
+    assert "'low'" in e.value.message
+    trial.complete(loss=1.0)
+    trial.report(2, loss=0.5)  # The trial is finished now.
+    with pytest.raises(cairn.CairnError) as e:
+        trial.flush()
+    assert e.value.code == grpc.StatusCode.FAILED_PRECONDITION
+
+    with cairn.Client(server.address, token="not-a-token") as anonymous:
+        with pytest.raises(cairn.UnauthenticatedError):
+            anonymous.studies()
+    with pytest.raises(cairn.InvalidArgumentError) as e:
+        cairn.Client("localhost")
+    assert "localhost" in str(e.value)
+
+
+def test_stop_makes_should_stop_true(client):
+    study = client.create_study("sdk-stop", SPEC)
+    trial = study.suggest()[0]
+    trial.report(1, loss=1.0)
+    assert not trial.should_stop()
+    trial.stop()
+    assert trial.state == "STOPPING" and trial.should_stop()
+
+
+def test_server_and_token_from_environment(server, monkeypatch, tmp_path):
+    import cairn
+    monkeypatch.setenv("CAIRN_SERVER", server.address)
+    token_file = tmp_path / "token"
+    token_file.write_text(server.token + "\n")
+    monkeypatch.setenv("CAIRN_TOKEN_FILE", str(token_file))
+    with cairn.Client() as c:
+        assert c.server == server.address
+        c.studies()
+    monkeypatch.setenv("CAIRN_TOKEN", "wrong")  # Wins over the file.
+    with cairn.Client() as c:
+        with pytest.raises(cairn.UnauthenticatedError):
+            c.studies()
+    monkeypatch.delenv("CAIRN_TOKEN")
+    monkeypatch.setenv("CAIRN_TOKEN_FILE", str(tmp_path / "absent"))
+    with pytest.raises(cairn.NotFoundError) as e:
+        cairn.Client()
+    assert "absent" in e.value.message
