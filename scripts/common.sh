@@ -93,7 +93,7 @@ cairn_start_cairnd() {
   # mktemp -d makes DIR 0700; a root cairnd runs trial jobs as nobody, and
   # they must reach their job dirs in DIR/data/jobs (search, not list).
   chmod 711 "$dir"
-  "$bin/cairnd" --data-dir "$dir/data" --listen 127.0.0.1:0 --metrics-listen "" \
+  "$bin/cairnd" --data-dir "$dir/data" --listen 127.0.0.1:0 --metrics-listen "" --http-listen "" \
     --port-file "$dir/port" >"$dir/cairnd.log" 2>&1 &
   CAIRND_PID=$!
   for _ in $(seq 1 300); do

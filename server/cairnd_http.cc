@@ -1,0 +1,56 @@
+// Cairnd::StartHttp: the REST API and web UI on --http-listen. The REST
+// handlers call this cairnd's gRPC server through an in-process channel, so
+// tokens, roles, input limits, audit and metrics are those of gRPC.
+#include <filesystem>
+#include <memory>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "grpcpp/support/channel_arguments.h"
+#include "http/rest_api.h"
+#include "http/web_handler.h"
+#include "server/cairnd.h"
+#include "server/listen_policy.h"
+#include "spdlog/spdlog.h"
+
+namespace cairn {
+
+absl::Status Cairnd::StartHttp(const CairndOptions& options) {
+  if (options.http_listen.empty()) return absl::OkStatus();
+  const ListenSecurity security{options.http_listen, options.auth,
+                                options.tls.enabled(), options.insecure};
+  if (absl::Status s = CheckListenSecurity(security); !s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--http-listen: ", s.message()));
+  }
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(-1);
+  auto api = std::make_unique<http::RestApi>(
+      cairn::v1::StudyService::NewStub(server_->InProcessChannel(args)));
+  auto handler = std::make_shared<http::WebHandler>(
+      std::move(api), http::kDefaultChartJsPath);
+  http::HttpServerOptions http_options;
+  http_options.listen = options.http_listen;
+  http_options.cert_file = options.tls.cert_file;
+  http_options.key_file = options.tls.key_file;
+  http_options.client_ca_file = options.tls.client_ca_file;
+  auto server = http::HttpServer::Start(
+      http_options,
+      [handler](const http::HttpRequest& r) { return handler->Handle(r); });
+  if (!server.ok()) {
+    return absl::Status(server.status().code(),
+                        absl::StrCat("--http-listen: ",
+                                     server.status().message()));
+  }
+  http_server_ = std::move(*server);
+  spdlog::info("cairnd: web UI and REST API on {}://{} (port {})",
+               http_server_->tls() ? "https" : "http", options.http_listen,
+               http_server_->port());
+  return absl::OkStatus();
+}
+
+int Cairnd::http_port() const {
+  return http_server_ != nullptr ? http_server_->port() : 0;
+}
+
+}  // namespace cairn
