@@ -36,7 +36,8 @@ void Send(mg_connection* conn, const HttpResponse& response) {
 }
 
 HttpResponse TooLarge(size_t limit) {
-  return {413, "application/json",
+  return {413,
+          "application/json",
           absl::StrCat("{\"error\":{\"code\":8,\"status\":\"RESOURCE_",
                        "EXHAUSTED\",\"message\":\"request body larger than ",
                        limit, " bytes\"}}"),

@@ -33,8 +33,8 @@ HttpResponse Call(StudyService::StubInterface* stub, const HttpRequest& http,
                       grpc::ClientContext*, const Req&, Resp*),
                   SetNames set_names) {
   Req req;
-  absl::Status s = http.method == "POST" ? ParseJsonBody(http.body, &req)
-                                         : absl::OkStatus();
+  absl::Status s =
+      http.method == "POST" ? ParseJsonBody(http.body, &req) : absl::OkStatus();
   if (s.ok()) s = ParseQuery(http.query, &req);
   if (!s.ok()) return ErrorResponse(s);
   set_names(req);
@@ -47,9 +47,8 @@ HttpResponse Call(StudyService::StubInterface* stub, const HttpRequest& http,
 }
 
 HttpResponse NotFound(const HttpRequest& request) {
-  return ErrorResponse(absl::NotFoundError(
-      absl::StrCat("no REST route ", request.method, " ",
-                   request.path.substr(0, 200))));
+  return ErrorResponse(absl::NotFoundError(absl::StrCat(
+      "no REST route ", request.method, " ", request.path.substr(0, 200))));
 }
 
 // Splits "id:verb" into ("id", "verb"); no ':' gives ("id", "").
@@ -62,9 +61,8 @@ std::pair<std::string, std::string> SplitVerb(const std::string& part) {
 }  // namespace
 
 HttpResponse RestApi::Handle(const HttpRequest& request) const {
-  std::vector<std::string> parts =
-      absl::StrSplit(absl::string_view(request.path).substr(4), '/',
-                     absl::SkipEmpty());
+  std::vector<std::string> parts = absl::StrSplit(
+      absl::string_view(request.path).substr(4), '/', absl::SkipEmpty());
   if (parts.empty() || !absl::StartsWith(parts[0], "studies")) {
     return NotFound(request);
   }

@@ -7,16 +7,16 @@
 //
 // Routes (all under /v1; {s} a study id, {t} a trial id):
 //   GET    studies                          ListStudies (page_size, page_token)
-//   POST   studies                          CreateStudy (body: CreateStudyRequest)
-//   GET    studies/{s}                      GetStudy
-//   DELETE studies/{s}                      DeleteStudy
-//   POST   studies/{s}:setState             SetStudyState (body: {"state"})
-//   GET    studies/{s}/optimalTrials        ListOptimalTrials
-//   GET    studies/{s}/trials               ListTrials (page_size, page_token,
+//   POST   studies                          CreateStudy (body:
+//   CreateStudyRequest) GET    studies/{s}                      GetStudy DELETE
+//   studies/{s}                      DeleteStudy POST   studies/{s}:setState
+//   SetStudyState (body: {"state"}) GET    studies/{s}/optimalTrials
+//   ListOptimalTrials GET    studies/{s}/trials               ListTrials
+//   (page_size, page_token,
 //                                           include_measurements); format=csv:
 //                                           every trial as CSV (trials_csv.h)
-//   POST   studies/{s}/trials               CreateTrial (body: CreateTrialRequest)
-//   POST   studies/{s}/trials:suggest       SuggestTrials
+//   POST   studies/{s}/trials               CreateTrial (body:
+//   CreateTrialRequest) POST   studies/{s}/trials:suggest       SuggestTrials
 //   GET    studies/{s}/trials/{t}           GetTrial
 //   DELETE studies/{s}/trials/{t}           DeleteTrial
 //   POST   studies/{s}/trials/{t}:stop      StopTrial
@@ -35,8 +35,8 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
-#include "http/http_server.h"
 #include "cairn/v1/study_service.grpc.pb.h"
+#include "http/http_server.h"
 
 namespace cairn::http {
 

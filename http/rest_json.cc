@@ -35,12 +35,23 @@ std::string UrlDecode(absl::string_view in) {
 }
 
 const char* CodeName(grpc::StatusCode code) {
-  static const char* const kNames[] = {
-      "OK",        "CANCELLED",         "UNKNOWN",           "INVALID_ARGUMENT",
-      "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS",    "PERMISSION_DENIED",
-      "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
-      "UNIMPLEMENTED", "INTERNAL",      "UNAVAILABLE",       "DATA_LOSS",
-      "UNAUTHENTICATED"};
+  static const char* const kNames[] = {"OK",
+                                       "CANCELLED",
+                                       "UNKNOWN",
+                                       "INVALID_ARGUMENT",
+                                       "DEADLINE_EXCEEDED",
+                                       "NOT_FOUND",
+                                       "ALREADY_EXISTS",
+                                       "PERMISSION_DENIED",
+                                       "RESOURCE_EXHAUSTED",
+                                       "FAILED_PRECONDITION",
+                                       "ABORTED",
+                                       "OUT_OF_RANGE",
+                                       "UNIMPLEMENTED",
+                                       "INTERNAL",
+                                       "UNAVAILABLE",
+                                       "DATA_LOSS",
+                                       "UNAUTHENTICATED"};
   const int i = static_cast<int>(code);
   return i >= 0 && i <= 16 ? kNames[i] : "UNKNOWN";
 }
@@ -85,9 +96,8 @@ HttpResponse ErrorResponse(const grpc::Status& status) {
                           {"message", status.error_message()}};
   HttpResponse response;
   response.status = HttpStatusOf(status.error_code());
-  response.body =
-      nlohmann::json{{"error", error}}.dump(-1, ' ', false,
-                                            nlohmann::json::error_handler_t::replace);
+  response.body = nlohmann::json{{"error", error}}.dump(
+      -1, ' ', false, nlohmann::json::error_handler_t::replace);
   if (response.status == 401) {
     response.headers.emplace_back("WWW-Authenticate", "Bearer");
   }
@@ -95,16 +105,17 @@ HttpResponse ErrorResponse(const grpc::Status& status) {
 }
 
 HttpResponse ErrorResponse(const absl::Status& status) {
-  return ErrorResponse(grpc::Status(
-      static_cast<grpc::StatusCode>(status.code()), std::string(status.message())));
+  return ErrorResponse(
+      grpc::Status(static_cast<grpc::StatusCode>(status.code()),
+                   std::string(status.message())));
 }
 
 HttpResponse JsonResponse(const google::protobuf::Message& message) {
   HttpResponse response;
   google::protobuf::util::JsonPrintOptions options;
   options.always_print_primitive_fields = true;
-  const auto s =
-      google::protobuf::util::MessageToJsonString(message, &response.body, options);
+  const auto s = google::protobuf::util::MessageToJsonString(
+      message, &response.body, options);
   if (!s.ok()) {
     return ErrorResponse(absl::InternalError(
         absl::StrCat("cannot write JSON: ", s.message().as_string())));
@@ -127,7 +138,8 @@ absl::Status ParseJsonBody(absl::string_view body,
 
 std::string QueryValue(absl::string_view query, absl::string_view key) {
   for (absl::string_view pair : absl::StrSplit(query, '&', absl::SkipEmpty())) {
-    std::vector<absl::string_view> kv = absl::StrSplit(pair, absl::MaxSplits('=', 1));
+    std::vector<absl::string_view> kv =
+        absl::StrSplit(pair, absl::MaxSplits('=', 1));
     if (UrlDecode(kv[0]) == key) return kv.size() > 1 ? UrlDecode(kv[1]) : "";
   }
   return "";
@@ -136,7 +148,8 @@ std::string QueryValue(absl::string_view query, absl::string_view key) {
 absl::Status ParseQuery(absl::string_view query,
                         google::protobuf::Message* message) {
   for (absl::string_view pair : absl::StrSplit(query, '&', absl::SkipEmpty())) {
-    std::vector<absl::string_view> kv = absl::StrSplit(pair, absl::MaxSplits('=', 1));
+    std::vector<absl::string_view> kv =
+        absl::StrSplit(pair, absl::MaxSplits('=', 1));
     const std::string key = UrlDecode(kv[0]);
     const std::string value = kv.size() > 1 ? UrlDecode(kv[1]) : "";
     if (key == "format" || key == "alt") continue;

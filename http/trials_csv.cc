@@ -74,10 +74,9 @@ std::string TrialsCsv(const std::vector<cairn::v1::Trial>& trials) {
     for (const auto& m : t.final_measurement().metrics()) {
       values["m" + m.metric_id()] = Number(m.value());
     }
-    std::vector<std::string> row = {
-        Field(t.name()), absl::StrCat(t.id()),
-        cairn::v1::Trial::State_Name(t.state()), TimeText(t, false),
-        TimeText(t, true)};
+    std::vector<std::string> row = {Field(t.name()), absl::StrCat(t.id()),
+                                    cairn::v1::Trial::State_Name(t.state()),
+                                    TimeText(t, false), TimeText(t, true)};
     for (const auto& p : params) row.push_back(Field(values["p" + p]));
     for (const auto& m : metrics) row.push_back(Field(values["m" + m]));
     absl::StrAppend(&out, absl::StrJoin(row, ","), "\r\n");

@@ -70,9 +70,8 @@ HttpResponse WebHandler::Static(const std::string& name) const {
 HttpResponse WebHandler::Handle(const HttpRequest& request) const {
   if (absl::StartsWith(request.path, "/v1/")) return api_->Handle(request);
   if (request.method != "GET" && request.method != "HEAD") {
-    return ErrorResponse(absl::NotFoundError(
-        absl::StrCat("no route ", request.method, " ",
-                     request.path.substr(0, 200))));
+    return ErrorResponse(absl::NotFoundError(absl::StrCat(
+        "no route ", request.method, " ", request.path.substr(0, 200))));
   }
   if (absl::StartsWith(request.path, "/static/")) {
     return Static(request.path.substr(8));

@@ -27,8 +27,8 @@ absl::Status Cairnd::StartHttp(const CairndOptions& options) {
   args.SetMaxReceiveMessageSize(-1);
   auto api = std::make_unique<http::RestApi>(
       cairn::v1::StudyService::NewStub(server_->InProcessChannel(args)));
-  auto handler = std::make_shared<http::WebHandler>(
-      std::move(api), http::kDefaultChartJsPath);
+  auto handler = std::make_shared<http::WebHandler>(std::move(api),
+                                                    http::kDefaultChartJsPath);
   http::HttpServerOptions http_options;
   http_options.listen = options.http_listen;
   http_options.cert_file = options.tls.cert_file;
@@ -38,9 +38,9 @@ absl::Status Cairnd::StartHttp(const CairndOptions& options) {
       http_options,
       [handler](const http::HttpRequest& r) { return handler->Handle(r); });
   if (!server.ok()) {
-    return absl::Status(server.status().code(),
-                        absl::StrCat("--http-listen: ",
-                                     server.status().message()));
+    return absl::Status(
+        server.status().code(),
+        absl::StrCat("--http-listen: ", server.status().message()));
   }
   http_server_ = std::move(*server);
   spdlog::info("cairnd: web UI and REST API on {}://{} (port {})",
