@@ -36,7 +36,7 @@ async function listAll(path, key) {
   let tokenParam = '';
   do {
     const sep = path.includes('?') ? '&' : '?';
-    const page = await api(path + sep + 'page_size=1000' + (tokenParam ? '&page_token=' + encodeURIComponent(tokenParam) : ''));
+    const page = await api(path + sep + 'page_size=5000' + (tokenParam ? '&page_token=' + encodeURIComponent(tokenParam) : ''));
     for (const x of page[key] || []) out.push(x);
     tokenParam = page.nextPageToken || '';
   } while (tokenParam);
@@ -165,9 +165,14 @@ async function studyPage(id) {
     const s = await api('studies/' + id);
     const sig = [s.state, s.trialCount, s.pendingCount, s.succeededCount, s.failedCount, s.infeasibleCount, s.cancelledCount].join();
     if (sig !== signature) {
+      performance.mark('cairn-fetch-start');
       trials = await listAll(`studies/${id}/trials`, 'trials');
+      performance.mark('cairn-fetched');
       study = s; signature = sig;
       renderStudy(id, study, trials);
+      performance.mark('cairn-drawn');
+      // After the frame that shows it (layout and paint done).
+      requestAnimationFrame(() => setTimeout(() => performance.mark('cairn-painted')));
     }
   };
   await refresh();
@@ -286,14 +291,17 @@ function renderTable(id, study, trials) {
   const cols = [{key: 'id', label: 'trial', num: true, get: (t) => +t.id}, {key: 'state', label: 'state', get: (t) => t.state}]
     .concat(metrics.map((m) => ({key: 'm:' + m.metricId, label: m.metricId, num: true, get: (t) => finalMetric(t, m.metricId)})))
     .concat(specs.map((p) => ({key: 'p:' + p.parameterId, label: p.parameterId, num: p.type !== 'CATEGORICAL',
-      get: (t) => paramMap(t)[p.parameterId]})))
+      get: (t) => t.pmap[p.parameterId]})))
     .concat([{key: 'job', label: 'job', get: (t) => (t.job ? t.job.state : '')},
       {key: 'start', label: 'started', get: (t) => stamp(t.startTime)}]);
   const table = document.getElementById('trials');
+  table.style.setProperty('--cols', `repeat(${cols.length}, 7.5em)`);
   table.tHead.innerHTML = '<tr>' + cols.map((c) => `<th data-key="${esc(c.key)}" class="${
     c.key === studyView.sortKey ? (studyView.sortDir > 0 ? 'sorted-asc' : 'sorted-desc') : ''}">${esc(c.label)}</th>`).join('') + '</tr>';
   const col = cols.find((c) => c.key === studyView.sortKey) || cols[0];
-  const keyed = trials.map((t) => [col.get(t), t]);
+  const cells = trials.map((t) => { t.pmap = t.pmap || paramMap(t); return cols.map((c) => c.get(t)); });
+  const ci = cols.indexOf(col);
+  const keyed = trials.map((t, i) => [cells[i][ci], t, cells[i]]);
   keyed.sort((x, y) => {
     const a = x[0], b = y[0];
     if (a === undefined || a === '') return 1;
@@ -301,13 +309,14 @@ function renderTable(id, study, trials) {
     return (a < b ? -1 : a > b ? 1 : 0) * studyView.sortDir;
   });
   const html = [];
-  for (const [, t] of keyed) {
-    html.push('<tr>');
-    for (const c of cols) {
-      const v = c.get(t);
-      const text = v === undefined ? '' : (typeof v === 'number' ? CairnCharts.fmt(v) : v);
-      if (c.key === 'id') html.push(`<td class="num"><a href="/studies/${esc(id)}/trials/${esc(t.id)}">${esc(t.id)}</a></td>`);
-      else html.push(`<td${c.num ? ' class="num"' : (c.key === 'state' ? ` class="state-${esc(v)}"` : '')}>${esc(text)}</td>`);
+  const sid = esc(id);
+  for (const [, t, row] of keyed) {
+    html.push(`<tr><td class="num"><a href="/studies/${sid}/trials/${+t.id}">${+t.id}</a></td><td class="state-${esc(t.state)}">${esc(t.state)}</td>`);
+    for (let i = 2; i < cols.length; i++) {
+      const v = row[i];
+      if (v === undefined || v === '') html.push('<td></td>');
+      else if (typeof v === 'number') html.push(`<td class="num">${CairnCharts.fmt(v)}</td>`);
+      else html.push(`<td>${esc(v)}</td>`);
     }
     html.push('</tr>');
   }
