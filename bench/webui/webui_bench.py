@@ -33,7 +33,7 @@ return painted.length ? painted[0].startTime : -1;"""
 FETCH_JS = """
 const done = arguments[arguments.length - 1];
 const t0 = performance.now();
-listAll('studies/' + arguments[0] + '/trials', 'trials')
+listAll('studies/' + arguments[0] + '/trials', 'trials', 5000)
   .then((ts) => done([ts.length, performance.now() - t0]), (e) => done(String(e)));"""
 
 

@@ -31,12 +31,13 @@ async function api(path, init) {
   return body;
 }
 
-async function listAll(path, key) {
+// Every item of a paged list; `pageSize` within the API's input limits.
+async function listAll(path, key, pageSize) {
   const out = [];
   let tokenParam = '';
   do {
     const sep = path.includes('?') ? '&' : '?';
-    const page = await api(path + sep + 'page_size=5000' + (tokenParam ? '&page_token=' + encodeURIComponent(tokenParam) : ''));
+    const page = await api(path + sep + 'page_size=' + (pageSize || 1000) + (tokenParam ? '&page_token=' + encodeURIComponent(tokenParam) : ''));
     for (const x of page[key] || []) out.push(x);
     tokenParam = page.nextPageToken || '';
   } while (tokenParam);
@@ -166,7 +167,7 @@ async function studyPage(id) {
     const sig = [s.state, s.trialCount, s.pendingCount, s.succeededCount, s.failedCount, s.infeasibleCount, s.cancelledCount].join();
     if (sig !== signature) {
       performance.mark('cairn-fetch-start');
-      trials = await listAll(`studies/${id}/trials`, 'trials');
+      trials = await listAll(`studies/${id}/trials`, 'trials', 5000);
       performance.mark('cairn-fetched');
       study = s; signature = sig;
       renderStudy(id, study, trials);
