@@ -103,8 +103,11 @@ def check_study_page(driver, server, shots):
         canvas = driver.find_element("id", cid)
         check(driver.execute_script(NONBLANK_JS, canvas) > 500,
               "canvas #%s is not blank" % cid)
-    if shots:
+    if shots:  # The whole page, table included.
+        driver.set_window_size(1280, 1900)
+        time.sleep(0.5)
         driver.save_screenshot(os.path.join(shots, "webui-study.png"))
+        driver.set_window_size(1280, 1000)
     # Sorting by loss puts the smallest first.
     driver.execute_script(
         "document.querySelector('#trials th[data-key=\"m:loss\"]').click();")
