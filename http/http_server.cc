@@ -1,7 +1,5 @@
 #include "http/http_server.h"
 
-#include <openssl/ssl.h>
-
 #include <cstring>
 
 #include "absl/strings/match.h"
@@ -15,10 +13,6 @@ namespace {
 int BeginRequest(mg_connection* conn) {
   const mg_request_info* info = mg_get_request_info(conn);
   return static_cast<HttpServer*>(info->user_data)->Serve(conn);
-}
-
-int InitSsl(void* ssl_ctx, void* user_data) {
-  return static_cast<HttpServer*>(user_data)->InitTls(ssl_ctx);
 }
 
 void Send(mg_connection* conn, const HttpResponse& response) {
@@ -75,36 +69,10 @@ int HttpServer::Serve(mg_connection* conn) {
   return response.status;
 }
 
-int HttpServer::InitTls(void* ssl_ctx) {
-  auto* ctx = static_cast<SSL_CTX*>(ssl_ctx);
-  if (SSL_CTX_use_certificate_chain_file(ctx, options_.cert_file.c_str()) !=
-          1 ||
-      SSL_CTX_use_PrivateKey_file(ctx, options_.key_file.c_str(),
-                                  SSL_FILETYPE_PEM) != 1 ||
-      SSL_CTX_check_private_key(ctx) != 1) {
-    return -1;
-  }
-  SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
-  if (!options_.client_ca_file.empty()) {
-    if (SSL_CTX_load_verify_locations(ctx, options_.client_ca_file.c_str(),
-                                      nullptr) != 1) {
-      return -1;
-    }
-    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT,
-                       nullptr);
-  }
-  return 1;  // Configured here: civetweb loads no certificate itself.
-}
-
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
     const HttpServerOptions& options, HttpHandler handler) {
   std::unique_ptr<HttpServer> server(new HttpServer(options, handler));
-  server->tls_ = !options.cert_file.empty() && !options.key_file.empty();
-  if (server->tls_ && (mg_check_feature(MG_FEATURES_TLS) == 0)) {
-    return absl::FailedPreconditionError(
-        "this civetweb was built without TLS support");
-  }
-  const std::string ports = options.listen + (server->tls_ ? "s" : "");
+  const std::string& ports = options.listen;
   const std::string threads = absl::StrCat(options.threads);
   const char* civet_options[] = {"listening_ports",
                                  ports.c_str(),
@@ -118,8 +86,7 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
   mg_callbacks callbacks;
   std::memset(&callbacks, 0, sizeof(callbacks));
   callbacks.begin_request = BeginRequest;
-  if (server->tls_) callbacks.init_ssl = InitSsl;
-  mg_init_library(server->tls_ ? MG_FEATURES_TLS : MG_FEATURES_DEFAULT);
+  mg_init_library(MG_FEATURES_DEFAULT);
   char error[256] = {0};
   mg_init_data init;
   std::memset(&init, 0, sizeof(init));
@@ -133,7 +100,7 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
   server->context_ = mg_start2(&init, &error_data);
   if (server->context_ == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "cannot serve HTTP", server->tls_ ? "S" : "", " on \"", options.listen,
+        "cannot serve HTTP on \"", options.listen,
         "\": ", error[0] != '\0' ? error : "civetweb failed to start"));
   }
   mg_server_port port;

@@ -2,6 +2,10 @@
 // every request to one handler. It parses nothing itself: civetweb reads
 // the request; the handler sees method, path, query, body and the
 // Authorization header, and returns status, content type and body.
+//
+// Plaintext only: Debian 12's civetweb 1.15 loads OpenSSL 3 at run time and
+// crashes on the first TLS handshake (its own `civetweb` binary too), so
+// cairnd does not serve HTTP when TLS is on (server/cairnd_http.cc).
 #ifndef CAIRN_HTTP_HTTP_SERVER_H_
 #define CAIRN_HTTP_HTTP_SERVER_H_
 
@@ -41,11 +45,6 @@ struct HttpServerOptions {
   // "HOST:PORT" with a numeric IPv4 host, or "[IPv6]:PORT"; port 0 picks a
   // free port (see HttpServer::port).
   std::string listen;
-  // TLS when both are set: a PEM certificate chain and its private key.
-  std::string cert_file;
-  std::string key_file;
-  // With TLS: require client certificates signed by these CAs (PEM).
-  std::string client_ca_file;
   // Larger bodies are refused with 413 before the handler runs.
   size_t max_body_bytes = size_t{4} << 20;
   int threads = 8;
@@ -66,12 +65,9 @@ class HttpServer {
 
   // The bound port.
   int port() const { return port_; }
-  bool tls() const { return tls_; }
 
   // Called by civetweb for every request (public for its C callback).
   int Serve(::mg_connection* conn);
-  // Configures civetweb's TLS context (its init_ssl callback).
-  int InitTls(void* ssl_ctx);
 
  private:
   HttpServer(HttpServerOptions options, HttpHandler handler)
@@ -80,7 +76,6 @@ class HttpServer {
   const HttpHandler handler_;
   mg_context* context_ = nullptr;
   int port_ = 0;
-  bool tls_ = false;
 };
 
 }  // namespace cairn::http

@@ -88,8 +88,9 @@ struct CairndOptions {
   // start); without it Start refuses that (server/listen_policy.h).
   bool insecure = false;
   // The REST API and web UI (http/web_handler.h) address HOST:PORT; port 0
-  // picks a free one (logged, and see http_port()); "" disables them. TLS,
-  // the loopback rule and --insecure apply as to `listen`.
+  // picks a free one (logged, and see http_port()); "" disables them. The
+  // loopback rule and --insecure apply as to `listen`. Plaintext only: with
+  // `tls` set they stay off (warned; see http/http_server.h).
   // Default: 127.0.0.1:8080.
   std::string http_listen = "127.0.0.1:8080";
 };

@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--http-listen", options.http_listen,
                  "REST API and web UI address HOST:PORT (port 0 picks a free "
-                 "one; \"\" disables); TLS flags apply as to --listen")
+                 "one; \"\" disables); plaintext only: off with --tls-cert")
       ->capture_default_str();
   std::string min_free_space = "256MB";
   app.add_option("--min-free-space", min_free_space,
