@@ -27,11 +27,24 @@ absl::Status Cairnd::StartHttp(const CairndOptions& options) {
         "without TLS, or use gRPC");
     return absl::OkStatus();
   }
-  const ListenSecurity security{options.http_listen, options.auth,
-                                /*tls=*/false, options.insecure};
-  if (absl::Status s = CheckListenSecurity(security); !s.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--http-listen: ", s.message()));
+  if (!IsLoopbackListen(options.http_listen)) {
+    // The loopback rule of server/listen_policy.h, for a plaintext-only port.
+    if (!options.auth) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--http-listen '", options.http_listen,
+          "' is reachable from the network: --auth=none serves loopback only"));
+    }
+    if (!options.insecure) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--http-listen '", options.http_listen,
+          "' is reachable from the network, where tokens would travel in "
+          "plaintext (cairnd serves no HTTPS): listen on loopback behind a "
+          "TLS proxy, or pass --insecure to serve plaintext anyway"));
+    }
+    spdlog::warn(
+        "cairnd: --insecure: serving the web UI and REST API in plaintext on "
+        "{}, reachable from the network",
+        options.http_listen);
   }
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(-1);
