@@ -44,6 +44,8 @@ set(CPACK_DEBIAN_PACKAGE_SECTION science)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS /usr/local/cuda/lib64)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "adduser, passwd")
+# The web UI's charts (cairnd serves Chart.js from /usr/share/javascript).
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libjs-chart.js")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
   ${PROJECT_SOURCE_DIR}/packaging/postinst ${PROJECT_SOURCE_DIR}/packaging/postrm)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)

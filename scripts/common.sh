@@ -16,6 +16,7 @@ CAIRN_PACKAGES=(
   python3-sklearn
   python3-pip python3-setuptools python3-protobuf python3-yaml python3-pytest
   python3-optuna
+  libcivetweb-dev libssl-dev libjs-chart.js chromium chromium-driver python3-selenium
 )
 
 # What .ci/run adds for its clang builds (clang-strict, asan, tsan) and for
@@ -95,7 +96,7 @@ cairn_start_cairnd() {
   # mktemp -d makes DIR 0700; a root cairnd runs trial jobs as nobody, and
   # they must reach their job dirs in DIR/data/jobs (search, not list).
   chmod 711 "$dir"
-  "$bin/cairnd" --data-dir "$dir/data" --listen 127.0.0.1:0 --metrics-listen "" \
+  "$bin/cairnd" --data-dir "$dir/data" --listen 127.0.0.1:0 --metrics-listen "" --http-listen "" \
     --port-file "$dir/port" >"$dir/cairnd.log" 2>&1 &
   CAIRND_PID=$!
   for _ in $(seq 1 300); do

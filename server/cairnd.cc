@@ -87,6 +87,7 @@ absl::StatusOr<std::unique_ptr<Cairnd>> Cairnd::Start(
   if (s.ok()) s = d->StartAuth(options);
   if (s.ok()) s = d->StartAudit(options);
   if (s.ok()) s = d->StartGrpc(options);
+  if (s.ok()) s = d->StartHttp(options);
   if (s.ok()) s = d->StartJobs(options, roots, gpus);
   if (s.ok() && !options.port_file.empty()) {
     s = WritePortFile(options.port_file, d->port_);
@@ -357,6 +358,7 @@ monitoring::Snapshot Cairnd::MetricsSnapshot() {
 int Cairnd::metrics_port() const { return metrics_->http_port(); }
 
 Cairnd::~Cairnd() {
+  http_server_.reset();  // Its requests call server_.
   if (metrics_ != nullptr) metrics_->SetSnapshotProvider(nullptr);
   if (server_ != nullptr) {
     Shutdown();

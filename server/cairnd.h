@@ -16,6 +16,7 @@
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
 #include "grpcpp/support/server_interceptor.h"
+#include "http/http_server.h"
 #include "jobs/job_runner.h"
 #include "jobs/job_template.h"
 #include "jobs/job_user.h"
@@ -86,6 +87,12 @@ struct CairndOptions {
   // Serve plaintext on a non-loopback `listen` anyway (warned at every
   // start); without it Start refuses that (server/listen_policy.h).
   bool insecure = false;
+  // The REST API and web UI (http/web_handler.h) address HOST:PORT; port 0
+  // picks a free one (logged, and see http_port()); "" disables them. The
+  // loopback rule and --insecure apply as to `listen`. Plaintext only: with
+  // `tls` set they stay off (warned; see http/http_server.h).
+  // Default: 127.0.0.1:8080.
+  std::string http_listen = "127.0.0.1:8080";
 };
 
 // The store directory of a data dir: <data_dir>/store.
@@ -111,6 +118,8 @@ class Cairnd {
   int jobs_port() const { return jobs_port_ != 0 ? jobs_port_ : port_; }
   // Port of the /metrics endpoint, 0 when disabled.
   int metrics_port() const;
+  // Port of the REST API and web UI, 0 when disabled.
+  int http_port() const;
   StudyManager* manager() { return manager_.get(); }
   jobs::JobRunner* runner() { return runner_.get(); }
 
@@ -135,6 +144,9 @@ class Cairnd {
   std::vector<
       std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
   Interceptors();
+  // The REST API and web UI (server/cairnd_http.cc), after StartGrpc: they
+  // call the gRPC services in-process.
+  absl::Status StartHttp(const CairndOptions& options);
   absl::Status StartJobs(const CairndOptions& options,
                          const jobs::JobRoots& roots, int gpus);
   // The service's state for a Prometheus scrape.
@@ -154,6 +166,8 @@ class Cairnd {
   std::unique_ptr<AdminServiceImpl> admin_service_;
   std::unique_ptr<ReflectionService> reflection_service_;
   std::unique_ptr<grpc::Server> server_;
+  // After server_: stopped before it (it calls server_ in-process).
+  std::unique_ptr<http::HttpServer> http_server_;
   int port_ = 0;
   int jobs_port_ = 0;  // 0 without TLS.
 };

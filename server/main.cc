@@ -87,6 +87,10 @@ int main(int argc, char** argv) {
   app.add_option("--metrics-listen", options.metrics_listen,
                  "Prometheus /metrics address HOST:PORT (\"\" disables)")
       ->capture_default_str();
+  app.add_option("--http-listen", options.http_listen,
+                 "REST API and web UI address HOST:PORT (port 0 picks a free "
+                 "one; \"\" disables); plaintext only: off with --tls-cert")
+      ->capture_default_str();
   std::string min_free_space = "256MB";
   app.add_option("--min-free-space", min_free_space,
                  "Refuse new studies and trials while the store's disk has "

@@ -61,6 +61,7 @@ Target Start(const std::string& name, const std::string& dir, bool audit) {
   options.data_dir = dir;
   options.listen = "127.0.0.1:0";
   options.metrics_listen = "";
+  options.http_listen = "";
   options.gpus = 0;
   options.audit = audit;
   Target t{name, *Cairnd::Start(options), nullptr, ""};

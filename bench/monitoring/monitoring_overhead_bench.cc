@@ -464,7 +464,8 @@ class Cairnd {
       dup2(fd, 2);
       execl(binary.c_str(), binary.c_str(), "--data-dir",
             (dir_ + "/data").c_str(), "--listen", listen.c_str(),
-            "--metrics-listen", metrics.c_str(), "--auth=none", nullptr);
+            "--metrics-listen", metrics.c_str(), "--http-listen", "",
+            "--auth=none", nullptr);
       _exit(127);
     }
     channel_ = grpc::CreateChannel("127.0.0.1:" + std::to_string(grpc_port_),

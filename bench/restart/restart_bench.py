@@ -39,7 +39,8 @@ def start_once(cairnd, data_dir, settle):
         t0 = time.monotonic()
         proc = subprocess.Popen(
             [cairnd, "--data-dir", data_dir, "--listen", "127.0.0.1:0",
-             "--metrics-listen", "", "--gpus", "0", "--port-file", port_file],
+             "--metrics-listen", "", "--http-listen", "", "--gpus", "0",
+             "--port-file", port_file],
             stdout=log, stderr=subprocess.STDOUT)
         while not os.path.exists(port_file):
             if proc.poll() is not None:

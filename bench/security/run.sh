@@ -67,7 +67,7 @@ openssl x509 -req -in "$PKI/server.csr" -CA "$PKI/ca.crt" -CAkey "$PKI/ca.key" \
 # start MODE FLAGS...: cairnd on a free loopback port; its port in $WORK/MODE.port.
 start() {
   local mode="$1"; shift
-  "$BIN/cairnd" --data-dir "$WORK/$mode" --listen 127.0.0.1:0 --metrics-listen "" \
+  "$BIN/cairnd" --data-dir "$WORK/$mode" --listen 127.0.0.1:0 --metrics-listen "" --http-listen "" \
     --port-file "$WORK/$mode.port" "$@" >"$WORK/$mode.log" 2>&1 &
   PIDS+=($!)
   PID_OF[$mode]=$!

@@ -73,6 +73,13 @@ bool CairndProcess::Start(std::string* error) {
     args.push_back("--metrics-listen");
     args.push_back("127.0.0.1:0");
   }
+  // The REST API and web UI on a free port too, unless the test chose.
+  bool http_given = false;
+  for (const auto& a : extra_args_) http_given |= a == "--http-listen";
+  if (!http_given) {
+    args.push_back("--http-listen");
+    args.push_back("127.0.0.1:0");
+  }
   args.insert(args.end(), extra_args_.begin(), extra_args_.end());
   pid_ = fork();
   if (pid_ == 0) {

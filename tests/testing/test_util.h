@@ -33,7 +33,8 @@ std::string BinDir();
 // A cairnd child process. Start() launches cairnd on port 0 with --port-file
 // and waits until it serves; the destructor SIGKILLs it if still running.
 // The /metrics endpoint goes to a free loopback port unless extra_args holds
-// "--metrics-listen", "ADDRESS" (two elements; "" disables it); the gRPC
+// "--metrics-listen", "ADDRESS" (two elements; "" disables it), and so does
+// the REST API and web UI (--http-listen); the gRPC
 // port is 127.0.0.1:0 unless extra_args holds "--listen", "ADDRESS" (then
 // RestartOnSamePort does not apply).
 class CairndProcess {

@@ -1,0 +1,190 @@
+#include "http/rest_api.h"
+
+#include <chrono>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "grpcpp/client_context.h"
+#include "http/rest_json.h"
+#include "http/trials_csv.h"
+
+namespace cairn::http {
+namespace {
+
+using cairn::v1::StudyService;
+
+// A REST call's gRPC context: the caller's Authorization header as the
+// call's metadata, and a deadline.
+void Prepare(const HttpRequest& request, grpc::ClientContext* context) {
+  if (!request.authorization.empty()) {
+    context->AddMetadata("authorization", request.authorization);
+  }
+  context->set_deadline(std::chrono::system_clock::now() +
+                        std::chrono::seconds(120));
+}
+
+// Parses the query and body into `req` (the body only for POST), then
+// `set_names` fills the fields the path names, then calls `method`.
+template <typename Req, typename Resp, typename SetNames>
+HttpResponse Call(StudyService::StubInterface* stub, const HttpRequest& http,
+                  grpc::Status (StudyService::StubInterface::*method)(
+                      grpc::ClientContext*, const Req&, Resp*),
+                  SetNames set_names) {
+  Req req;
+  absl::Status s =
+      http.method == "POST" ? ParseJsonBody(http.body, &req) : absl::OkStatus();
+  if (s.ok()) s = ParseQuery(http.query, &req);
+  if (!s.ok()) return ErrorResponse(s);
+  set_names(req);
+  grpc::ClientContext context;
+  Prepare(http, &context);
+  Resp resp;
+  const grpc::Status status = (stub->*method)(&context, req, &resp);
+  if (!status.ok()) return ErrorResponse(status);
+  return JsonResponse(resp);
+}
+
+HttpResponse NotFound(const HttpRequest& request) {
+  return ErrorResponse(absl::NotFoundError(absl::StrCat(
+      "no REST route ", request.method, " ", request.path.substr(0, 200))));
+}
+
+// Splits "id:verb" into ("id", "verb"); no ':' gives ("id", "").
+std::pair<std::string, std::string> SplitVerb(const std::string& part) {
+  std::pair<std::string, std::string> out =
+      absl::StrSplit(part, absl::MaxSplits(':', 1));
+  return out;
+}
+
+}  // namespace
+
+HttpResponse RestApi::Handle(const HttpRequest& request) const {
+  std::vector<std::string> parts = absl::StrSplit(
+      absl::string_view(request.path).substr(4), '/', absl::SkipEmpty());
+  if (parts.empty() || !absl::StartsWith(parts[0], "studies")) {
+    return NotFound(request);
+  }
+  return Studies(request, parts);
+}
+
+HttpResponse RestApi::Studies(const HttpRequest& r,
+                              const std::vector<std::string>& parts) const {
+  using SS = StudyService::StubInterface;
+  auto* stub = stub_.get();
+  if (parts.size() == 1 && parts[0] == "studies") {
+    if (r.method == "GET") {
+      return Call(stub, r, &SS::ListStudies, [](auto&) {});
+    }
+    if (r.method == "POST") {
+      return Call(stub, r, &SS::CreateStudy, [](auto&) {});
+    }
+    return NotFound(r);
+  }
+  if (parts[0] != "studies") return NotFound(r);
+  const auto [id, verb] = SplitVerb(parts[1]);
+  const std::string name = absl::StrCat("studies/", id);
+  if (parts.size() == 2) {
+    if (r.method == "GET" && verb.empty()) {
+      return Call(stub, r, &SS::GetStudy, [&](auto& q) { q.set_name(name); });
+    }
+    if (r.method == "DELETE" && verb.empty()) {
+      return Call(stub, r, &SS::DeleteStudy,
+                  [&](auto& q) { q.set_name(name); });
+    }
+    if (r.method == "POST" && verb == "setState") {
+      return Call(stub, r, &SS::SetStudyState,
+                  [&](auto& q) { q.set_name(name); });
+    }
+    return NotFound(r);
+  }
+  if (!verb.empty()) return NotFound(r);
+  if (parts.size() == 3 && parts[2] == "optimalTrials" && r.method == "GET") {
+    return Call(stub, r, &SS::ListOptimalTrials,
+                [&](auto& q) { q.set_parent(name); });
+  }
+  return Trials(r, name, parts);
+}
+
+HttpResponse RestApi::Trials(const HttpRequest& r, const std::string& study,
+                             const std::vector<std::string>& parts) const {
+  using SS = StudyService::StubInterface;
+  auto* stub = stub_.get();
+  const auto [collection, verb] = SplitVerb(parts[2]);
+  if (collection != "trials") return NotFound(r);
+  if (parts.size() == 3) {
+    if (r.method == "GET" && verb.empty()) {
+      if (QueryValue(r.query, "format") == "csv") return TrialsCsv(r, study);
+      return Call(stub, r, &SS::ListTrials,
+                  [&](auto& q) { q.set_parent(study); });
+    }
+    if (r.method == "POST" && verb.empty()) {
+      return Call(stub, r, &SS::CreateTrial,
+                  [&](auto& q) { q.set_parent(study); });
+    }
+    if (r.method == "POST" && verb == "suggest") {
+      return Call(stub, r, &SS::SuggestTrials,
+                  [&](auto& q) { q.set_parent(study); });
+    }
+    return NotFound(r);
+  }
+  if (!verb.empty()) return NotFound(r);
+  const auto [id, trial_verb] = SplitVerb(parts[3]);
+  return OneTrial(r, absl::StrCat(study, "/trials/", id), trial_verb, parts);
+}
+
+HttpResponse RestApi::OneTrial(const HttpRequest& r, const std::string& trial,
+                               const std::string& verb,
+                               const std::vector<std::string>& parts) const {
+  using SS = StudyService::StubInterface;
+  auto* stub = stub_.get();
+  auto set_name = [&](auto& q) { q.set_name(trial); };
+  if (parts.size() == 4) {
+    if (r.method == "GET" && verb.empty()) {
+      return Call(stub, r, &SS::GetTrial, set_name);
+    }
+    if (r.method == "DELETE" && verb.empty()) {
+      return Call(stub, r, &SS::DeleteTrial, set_name);
+    }
+    if (r.method != "POST") return NotFound(r);
+    if (verb == "stop") return Call(stub, r, &SS::StopTrial, set_name);
+    if (verb == "complete") return Call(stub, r, &SS::CompleteTrial, set_name);
+    if (verb == "addMeasurement") {
+      return Call(stub, r, &SS::AddTrialMeasurement,
+                  [&](auto& q) { q.set_trial_name(trial); });
+    }
+    return NotFound(r);
+  }
+  if (parts.size() != 5 || !verb.empty() || r.method != "GET") {
+    return NotFound(r);
+  }
+  if (parts[4] == "metricHistory") {
+    return Call(stub, r, &SS::GetMetricHistory,
+                [&](auto& q) { q.set_trial_name(trial); });
+  }
+  if (parts[4] == "logs") return Call(stub, r, &SS::ReadTrialLogs, set_name);
+  return NotFound(r);
+}
+
+HttpResponse RestApi::TrialsCsv(const HttpRequest& r,
+                                const std::string& study) const {
+  std::vector<cairn::v1::Trial> trials;
+  cairn::v1::ListTrialsRequest request;
+  request.set_parent(study);
+  do {
+    grpc::ClientContext context;
+    Prepare(r, &context);
+    cairn::v1::ListTrialsResponse page;
+    const grpc::Status status = stub_->ListTrials(&context, request, &page);
+    if (!status.ok()) return ErrorResponse(status);
+    for (auto& t : *page.mutable_trials()) trials.push_back(std::move(t));
+    request.set_page_token(page.next_page_token());
+  } while (!request.page_token().empty());
+  HttpResponse response;
+  response.content_type = "text/csv; charset=utf-8";
+  response.body = http::TrialsCsv(trials);
+  return response;
+}
+
+}  // namespace cairn::http

@@ -1,0 +1,48 @@
+// The JSON side of the REST API: protobuf messages in the protobuf JSON
+// mapping (google::protobuf::util), query strings into request messages,
+// and errors as {"error": {"code", "status", "message"}} with the gRPC code
+// mapped to an HTTP status (as Google's HTTP/JSON transcoding does).
+#ifndef CAIRN_HTTP_REST_JSON_H_
+#define CAIRN_HTTP_REST_JSON_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "google/protobuf/message.h"
+#include "grpcpp/support/status.h"
+#include "http/http_server.h"
+
+namespace cairn::http {
+
+// The HTTP status of a gRPC status code (OK 200, INVALID_ARGUMENT 400,
+// UNAUTHENTICATED 401, PERMISSION_DENIED 403, NOT_FOUND 404, ...).
+int HttpStatusOf(grpc::StatusCode code);
+
+// An error response for `status` (not OK).
+HttpResponse ErrorResponse(const grpc::Status& status);
+HttpResponse ErrorResponse(const absl::Status& status);
+
+// A 200 response holding `message` in the protobuf JSON mapping (field
+// names in lowerCamelCase, enums by name).
+HttpResponse JsonResponse(const google::protobuf::Message& message);
+
+// Merges a JSON body into `message`. An empty body leaves it unchanged.
+// InvalidArgument naming the problem for malformed JSON or unknown fields.
+absl::Status ParseJsonBody(absl::string_view body,
+                           google::protobuf::Message* message);
+
+// Merges `query` ("a=1&b=x", URL-encoded) into `message`: each key is a
+// field name (proto or lowerCamel name; "format" is skipped). Values of
+// "true"/"false" are booleans, anything else a JSON string (the JSON
+// mapping accepts strings for integers). InvalidArgument naming the key
+// and value that do not fit.
+absl::Status ParseQuery(absl::string_view query,
+                        google::protobuf::Message* message);
+
+// The value of `key` in `query` (URL-decoded), "" if absent.
+std::string QueryValue(absl::string_view query, absl::string_view key);
+
+}  // namespace cairn::http
+
+#endif  // CAIRN_HTTP_REST_JSON_H_

@@ -1,0 +1,75 @@
+// Cairnd::StartHttp: the REST API and web UI on --http-listen. The REST
+// handlers call this cairnd's gRPC server through an in-process channel, so
+// tokens, roles, input limits, audit and metrics are those of gRPC.
+#include <filesystem>
+#include <memory>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "grpcpp/support/channel_arguments.h"
+#include "http/rest_api.h"
+#include "http/web_handler.h"
+#include "server/cairnd.h"
+#include "server/listen_policy.h"
+#include "spdlog/spdlog.h"
+
+namespace cairn {
+
+absl::Status Cairnd::StartHttp(const CairndOptions& options) {
+  if (options.http_listen.empty()) return absl::OkStatus();
+  if (options.tls.enabled()) {
+    // Never plaintext beside TLS, and civetweb cannot serve TLS here
+    // (http/http_server.h).
+    spdlog::warn(
+        "cairnd: the web UI and REST API are off: with --tls-cert they would "
+        "need HTTPS, which Debian 12's civetweb 1.15 cannot serve (it "
+        "crashes on OpenSSL 3); reach them through a TLS proxy to a cairnd "
+        "without TLS, or use gRPC");
+    return absl::OkStatus();
+  }
+  if (!IsLoopbackListen(options.http_listen)) {
+    // The loopback rule of server/listen_policy.h, for a plaintext-only port.
+    if (!options.auth) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--http-listen '", options.http_listen,
+          "' is reachable from the network: --auth=none serves loopback only"));
+    }
+    if (!options.insecure) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--http-listen '", options.http_listen,
+          "' is reachable from the network, where tokens would travel in "
+          "plaintext (cairnd serves no HTTPS): listen on loopback behind a "
+          "TLS proxy, or pass --insecure to serve plaintext anyway"));
+    }
+    spdlog::warn(
+        "cairnd: --insecure: serving the web UI and REST API in plaintext on "
+        "{}, reachable from the network",
+        options.http_listen);
+  }
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(-1);
+  auto api = std::make_unique<http::RestApi>(
+      cairn::v1::StudyService::NewStub(server_->InProcessChannel(args)));
+  auto handler = std::make_shared<http::WebHandler>(std::move(api),
+                                                    http::kDefaultChartJsPath);
+  http::HttpServerOptions http_options;
+  http_options.listen = options.http_listen;
+  auto server = http::HttpServer::Start(
+      http_options,
+      [handler](const http::HttpRequest& r) { return handler->Handle(r); });
+  if (!server.ok()) {
+    return absl::Status(
+        server.status().code(),
+        absl::StrCat("--http-listen: ", server.status().message()));
+  }
+  http_server_ = std::move(*server);
+  spdlog::info("cairnd: web UI and REST API on http://{} (port {})",
+               options.http_listen, http_server_->port());
+  return absl::OkStatus();
+}
+
+int Cairnd::http_port() const {
+  return http_server_ != nullptr ? http_server_->port() : 0;
+}
+
+}  // namespace cairn
