@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <future>
 #include <set>
 #include <vector>
 
@@ -198,6 +199,7 @@ TEST(GpBanditTest, BackgroundFitIsUsedAndKeepsResultsDeterministic) {
   // fitted in the foreground); 22 and 24 start in the background.
   RunLoop(bandit, Sphere, 25, 7, &data);
   EXPECT_EQ(bandit.background_fits(), 2);
+  bandit.WaitForBackgroundFits();
   const int foreground = bandit.foreground_fits();
   Append(data, Eigen::Vector2d(0.1, 0.9), Sphere(Eigen::Vector2d(0.1, 0.9)));
   // 26 completed: uses checkpoint 24, fitted in the background at 24.
@@ -223,6 +225,7 @@ TEST(GpBanditTest, BackgroundFitsRunAtLowerPriority) {
     h.log_signal_variance = CurrentThreadNice();
     return absl::StatusOr<GpHyperparameters>(h);
   });
+  fits.WaitForBackgroundFits();
   int calls = 0;
   auto h = fits.Get(1, [&calls] {
     ++calls;
@@ -234,6 +237,27 @@ TEST(GpBanditTest, BackgroundFitsRunAtLowerPriority) {
   EXPECT_EQ(CurrentThreadNice(), caller);
   EXPECT_EQ(fits.background_fits(), 1);
   EXPECT_EQ(fits.foreground_fits(), 0);
+}
+
+// A suggestion never waits for a background fit (it may be starved at its
+// low priority): it computes the same fit itself.
+TEST(GpBanditTest, GetDoesNotWaitForARunningBackgroundFit) {
+  CheckpointFits fits;
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  fits.Prefetch(7, [released] {
+    released.wait();
+    return absl::StatusOr<GpHyperparameters>(GpHyperparameters{});
+  });
+  auto h = fits.Get(7, [] {
+    GpHyperparameters here;
+    here.log_noise_variance = -3.0;
+    return absl::StatusOr<GpHyperparameters>(here);
+  });
+  ASSERT_TRUE(h.ok());
+  EXPECT_EQ(h->log_noise_variance, -3.0);
+  EXPECT_EQ(fits.foreground_fits(), 1);
+  release.set_value();
 }
 
 TEST(GpBanditTest, RunAtLowerPriorityLeavesTheCallerAlone) {

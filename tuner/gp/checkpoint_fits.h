@@ -32,14 +32,18 @@ class CheckpointFits {
   CheckpointFits(const CheckpointFits&) = delete;
   CheckpointFits& operator=(const CheckpointFits&) = delete;
 
-  // The fit stored under `key`: a cached one, one running in the background
-  // (waited for), or else `fit` run on the calling thread and stored.
+  // The fit stored under `key` if it is ready, or else `fit` run on the
+  // calling thread (and stored unless a background fit of `key` is still
+  // running: it computes the same value). Never waits for a background fit.
   // Thread-safe.
   absl::StatusOr<GpHyperparameters> Get(uint64_t key, const Fit& fit);
 
   // Starts `fit` on a new background thread and stores it under `key`,
   // unless `key` is cached or running already. Thread-safe.
   void Prefetch(uint64_t key, Fit fit);
+
+  // Waits until no background fit is running (for tests). Thread-safe.
+  void WaitForBackgroundFits() const;
 
   // Counters for tests: fits run by Get on the calling thread, fits
   // started by Prefetch.

@@ -42,10 +42,12 @@
 //    fit only when the designer is new (the first suggestion after cairnd
 //    starts), never on a schedule. Which checkpoint a suggestion uses
 //    depends only on the completed count, so results do not depend on
-//    timing: a suggestion that needs a fit still running waits for it.
-//  - Priority: a suggestion computes on its own thread at a higher nice
-//    value (`suggest_nice`, 5) than the caller, background fits 10 above
-//    that, so that cairnd's request threads get the CPU first.
+//    timing: a suggestion that needs a fit still running computes the same
+//    fit itself rather than wait for a thread that may be starved of CPU.
+//  - Priority: background fits run 10 nice levels below the suggesting
+//    thread, so request threads get the CPU first; suggestions themselves
+//    can too (`suggest_nice`, off by default: on a machine loaded by other
+//    processes it slows every suggestion, bench/gp/README.md).
 //  - Fits use at most `max_fit_points` points (100), the posterior at most
 //    `max_model_points` (200: half the best points, half a seeded random
 //    sample of the others), which bounds the Cholesky and per-candidate
@@ -137,9 +139,9 @@ struct GpBanditOptions {
   // (0: the same priority).
   int background_fit_nice = 10;
   // Suggest computes on a new thread this much nicer than the caller (0:
-  // on the caller's thread), so request serving on a busy machine does not
-  // wait for a suggestion's CPU time (see low_priority.h).
-  int suggest_nice = 5;
+  // on the caller's thread), so that request serving never waits for a
+  // suggestion's CPU time (see low_priority.h).
+  int suggest_nice = 0;
 };
 
 // The observations. Rows of x are canonical points of the space.
@@ -182,6 +184,7 @@ class GpBandit {
   // Checkpoint fits run by Suggest itself and started in the background.
   int foreground_fits() const { return fits_->foreground_fits(); }
   int background_fits() const { return fits_->background_fits(); }
+  void WaitForBackgroundFits() const { fits_->WaitForBackgroundFits(); }
 
  private:
   absl::StatusOr<GpHyperparameters> Hyperparameters(const BanditData& data,
