@@ -3,6 +3,8 @@
 #include "tuner/gp/gp_bandit.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <functional>
 #include <future>
@@ -239,25 +241,34 @@ TEST(GpBanditTest, BackgroundFitsRunAtLowerPriority) {
   EXPECT_EQ(fits.foreground_fits(), 0);
 }
 
-// A suggestion never waits for a background fit (it may be starved at its
-// low priority): it computes the same fit itself.
-TEST(GpBanditTest, GetDoesNotWaitForARunningBackgroundFit) {
+// A suggestion that needs a fit running in the background waits for it
+// rather than computing it a second time.
+TEST(GpBanditTest, GetWaitsForARunningBackgroundFit) {
   CheckpointFits fits;
   std::promise<void> release;
   std::shared_future<void> released = release.get_future().share();
   fits.Prefetch(7, [released] {
     released.wait();
-    return absl::StatusOr<GpHyperparameters>(GpHyperparameters{});
+    GpHyperparameters background;
+    background.log_noise_variance = -3.0;
+    return absl::StatusOr<GpHyperparameters>(background);
   });
-  auto h = fits.Get(7, [] {
-    GpHyperparameters here;
-    here.log_noise_variance = -3.0;
-    return absl::StatusOr<GpHyperparameters>(here);
+  std::atomic<int> calls = 0;
+  auto get = std::async(std::launch::async, [&] {
+    return fits.Get(7, [&calls] {
+      ++calls;
+      return absl::StatusOr<GpHyperparameters>(GpHyperparameters{});
+    });
   });
+  EXPECT_EQ(get.wait_for(std::chrono::milliseconds(50)),
+            std::future_status::timeout);
+  release.set_value();
+  absl::StatusOr<GpHyperparameters> h = get.get();
   ASSERT_TRUE(h.ok());
   EXPECT_EQ(h->log_noise_variance, -3.0);
-  EXPECT_EQ(fits.foreground_fits(), 1);
-  release.set_value();
+  EXPECT_EQ(calls, 0);
+  EXPECT_EQ(fits.foreground_fits(), 0);
+  EXPECT_EQ(fits.background_fits(), 1);
 }
 
 TEST(GpBanditTest, RunAtLowerPriorityLeavesTheCallerAlone) {

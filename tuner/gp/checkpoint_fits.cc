@@ -2,7 +2,6 @@
 #include "tuner/gp/checkpoint_fits.h"
 
 #include <algorithm>
-#include <chrono>
 #include <utility>
 
 #include "tuner/gp/low_priority.h"
@@ -44,13 +43,7 @@ absl::StatusOr<GpHyperparameters> CheckpointFits::Get(uint64_t key,
     absl::MutexLock lock(&mu_);
     if (const Entry* e = Find(key); e != nullptr) value = e->value;
   }
-  // A background fit still running may be starved of CPU (it runs at a
-  // lower priority): computing the same fit here costs no more than not
-  // having it, and gives the same value.
-  if (value.valid() &&
-      value.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
-    return value.get();
-  }
+  if (value.valid()) return value.get();
   absl::StatusOr<GpHyperparameters> h = fit();
   if (!h.ok()) return h;
   std::promise<absl::StatusOr<GpHyperparameters>> ready;

@@ -23,19 +23,21 @@ class CheckpointFits {
  public:
   using Fit = std::function<absl::StatusOr<GpHyperparameters>()>;
 
-  // `background_nice`: how much lower than normal (a nice increment, 0 for
-  // none) background fits run, so they yield the CPU to request serving.
+  // `background_nice`: how much lower than the thread that starts them (a
+  // nice increment, 0 for none) background fits run. Keep it small where
+  // other processes load the machine: Get waits for a background fit, which
+  // a high nice value can starve.
   // `capacity`: entries kept (oldest dropped first), at least 1.
-  explicit CheckpointFits(int background_nice = 10, int capacity = 16);
+  explicit CheckpointFits(int background_nice = 0, int capacity = 16);
   // Waits for background fits still running (each is one bounded fit).
   ~CheckpointFits();
   CheckpointFits(const CheckpointFits&) = delete;
   CheckpointFits& operator=(const CheckpointFits&) = delete;
 
-  // The fit stored under `key` if it is ready, or else `fit` run on the
-  // calling thread (and stored unless a background fit of `key` is still
-  // running: it computes the same value). Never waits for a background fit.
-  // Thread-safe.
+  // The fit stored under `key`: a cached one, one running in the background
+  // (waited for: it computes the same value, and doing the work twice would
+  // only slow both on a busy machine), or else `fit` run on the calling
+  // thread and stored. Thread-safe.
   absl::StatusOr<GpHyperparameters> Get(uint64_t key, const Fit& fit);
 
   // Starts `fit` on a new background thread and stores it under `key`,

@@ -42,12 +42,15 @@
 //    fit only when the designer is new (the first suggestion after cairnd
 //    starts), never on a schedule. Which checkpoint a suggestion uses
 //    depends only on the completed count, so results do not depend on
-//    timing: a suggestion that needs a fit still running computes the same
-//    fit itself rather than wait for a thread that may be starved of CPU.
-//  - Priority: background fits run 10 nice levels below the suggesting
-//    thread, so request threads get the CPU first; suggestions themselves
-//    can too (`suggest_nice`, off by default: on a machine loaded by other
-//    processes it slows every suggestion, bench/gp/README.md).
+//    timing: a suggestion that needs a fit still running waits for it
+//    (it started at least one checkpoint interval earlier). At most one
+//    background fit per checkpoint and objective; Eigen runs
+//    single-threaded, so a study's GP uses at most two threads.
+//  - Priority (options, off by default): background fits and suggestions
+//    can run at higher nice values than cairnd's request threads
+//    (`background_fit_nice`, `suggest_nice`); on the bench's machine, loaded
+//    by other processes, that slowed suggestions without a measurable gain
+//    for GetStudy (bench/gp/README.md).
 //  - Fits use at most `max_fit_points` points (100), the posterior at most
 //    `max_model_points` (200: half the best points, half a seeded random
 //    sample of the others), which bounds the Cholesky and per-candidate
@@ -136,8 +139,8 @@ struct GpBanditOptions {
   // "Background fits" above); 0 turns background fits off.
   int background_fit_trials = 50;
   // Nice increment of background fit threads over the suggesting thread
-  // (0: the same priority).
-  int background_fit_nice = 10;
+  // (0: the same priority; a suggestion may wait for one, see above).
+  int background_fit_nice = 0;
   // Suggest computes on a new thread this much nicer than the caller (0:
   // on the caller's thread), so that request serving never waits for a
   // suggestion's CPU time (see low_priority.h).
