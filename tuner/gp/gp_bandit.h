@@ -34,7 +34,7 @@
 //    points, so it is cached yet reproducible. Between checkpoints the
 //    checkpoint's hyperparameters are warm-started and refined by a few
 //    L-BFGS-B iterations on the current data (8, or 4 past 50 trials).
-//  - Background fits: past `background_fit_trials` (50) completed trials a
+//  - Background fits: past `background_fit_trials` (100) completed trials a
 //    suggestion starts from the checkpoint *before* the current one (still
 //    refined on the current data) and the current checkpoint's full fit
 //    runs on a background thread at lower CPU priority, ready for the
@@ -137,7 +137,7 @@ struct GpBanditOptions {
   // Past this many completed trials, suggestions use the previous
   // checkpoint's fit and the current one is fitted in the background (see
   // "Background fits" above); 0 turns background fits off.
-  int background_fit_trials = 50;
+  int background_fit_trials = 100;
   // Nice increment of background fit threads over the suggesting thread
   // (0: the same priority; a suggestion may wait for one, see above).
   int background_fit_nice = 0;
