@@ -188,7 +188,10 @@ absl::StatusOr<GpHyperparameters> GpBandit::Hyperparameters(
       n > options_.background_fit_trials) {
     fits_->Prefetch(CheckpointKey(data, nc, objective, seed),
                     CheckpointFit(data, nc, objective, seed));
-    nc = CheckpointCount(nc - 1);
+    // The previous checkpoint, or the last one at or below the threshold
+    // (fitted in the foreground by a suggestion at or below it).
+    nc = std::max(CheckpointCount(nc - 1),
+                  CheckpointCount(options_.background_fit_trials));
   }
   absl::StatusOr<GpHyperparameters> checkpoint =
       fits_->Get(CheckpointKey(data, nc, objective, seed),

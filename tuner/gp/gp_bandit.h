@@ -35,9 +35,10 @@
 //    checkpoint's hyperparameters are warm-started and refined by a few
 //    L-BFGS-B iterations on the current data (8, or 4 past 50 trials).
 //  - Background fits: past `background_fit_trials` (100) completed trials a
-//    suggestion starts from the checkpoint *before* the current one (still
+//    suggestion starts from the checkpoint *before* the current one (but
+//    not before the last checkpoint at or below the threshold; still
 //    refined on the current data) and the current checkpoint's full fit
-//    runs on a background thread at lower CPU priority, ready for the
+//    runs on a background thread, ready for the
 //    suggestions after the next checkpoint. So a suggestion pays a full
 //    fit only when the designer is new (the first suggestion after cairnd
 //    starts), never on a schedule. Which checkpoint a suggestion uses
