@@ -395,8 +395,13 @@ def part_timing(cairn, args, rows):
             pair_single.append(rtt)
             for x, name in trials + [(x, name)]:
                 cairn.complete(name, {"value": hartmann6(x)})
-        idle = get_study_times(cairn, study, 200)
-        busy = get_study_during(cairn, study, args.timing_reps)
+        # Idle and busy windows alternate, so both see the same load from
+        # other processes (on a shared machine that load, not the study,
+        # moves an idle p90 measured once by 10x between runs).
+        idle, busy = [], []
+        for _ in range(args.timing_reps):
+            idle.extend(get_study_times(cairn, study, 40))
+            busy.extend(get_study_during(cairn, study, 1))
         what = "hartmann6 %d trials" % n
         single = statistics.median(rtts)
         rows.append(("timing", what, "cairn GP_BANDIT (designer)",

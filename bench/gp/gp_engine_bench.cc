@@ -225,8 +225,15 @@ void Suite(int seeds, int budget) {
                     {"camel6hump", 2, SixHumpCamel, -1.0316},
                     {"styblinski4", 4, StyblinskiTang, -39.16599 * 4},
                     {"noisybranin", 2, NoisyBranin, 0.397887}};
+  const char* only = std::getenv("GP_SUITE");  // Comma-separated names.
   for (const Fn& fn : fns) {
+    if (only != nullptr &&
+        std::string(",").append(only).append(",").find(
+            std::string(",") + fn.name + ",") == std::string::npos) {
+      continue;
+    }
     for (bool gp : {true, false}) {
+      if (!gp && only != nullptr) continue;  // GP_SUITE: the GP only.
       std::vector<double> regrets;
       for (int s = 0; s < seeds; ++s) {
         cairn::gp::GpBanditOptions o = Options();

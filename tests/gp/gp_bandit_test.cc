@@ -2,12 +2,18 @@
 // infeasible handling, and optimization quality on cheap functions.
 #include "tuner/gp/gp_bandit.h"
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <functional>
+#include <future>
 #include <set>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tuner/gp/checkpoint_fits.h"
+#include "tuner/gp/low_priority.h"
 #include "tuner/gp/pareto.h"
 
 namespace cairn::gp {
@@ -179,6 +185,100 @@ TEST(GpBanditTest, DeterministicForSeedWithOrWithoutCache) {
   auto c = cold.Suggest(data, 3, 6);
   ASSERT_TRUE(c.ok());
   EXPECT_NE((*a)[0], (*c)[0]);
+}
+
+// Past background_fit_trials, a suggestion starts the current checkpoint's
+// full fit in the background and uses the one before; the next checkpoint's
+// suggestions find that background fit ready (no fit on the caller's
+// thread), and the points equal those of a fresh instance that fits
+// everything itself.
+TEST(GpBanditTest, BackgroundFitIsUsedAndKeepsResultsDeterministic) {
+  GpBanditOptions options;
+  options.background_fit_trials = 20;
+  GpBandit bandit(Continuous(2), options);
+  BanditData data;
+  // Suggestions at 0..24 completed: checkpoints every 2 past 20 (20 itself
+  // fitted in the foreground); 22 and 24 start in the background.
+  RunLoop(bandit, Sphere, 25, 7, &data);
+  EXPECT_EQ(bandit.background_fits(), 2);
+  bandit.WaitForBackgroundFits();
+  const int foreground = bandit.foreground_fits();
+  Append(data, Eigen::Vector2d(0.1, 0.9), Sphere(Eigen::Vector2d(0.1, 0.9)));
+  // 26 completed: uses checkpoint 24, fitted in the background at 24.
+  auto warm = bandit.Suggest(data, 2, 7);
+  ASSERT_TRUE(warm.ok()) << warm.status();
+  EXPECT_EQ(bandit.foreground_fits(), foreground);
+  GpBandit fresh(Continuous(2), options);
+  auto cold = fresh.Suggest(data, 2, 7);
+  ASSERT_TRUE(cold.ok()) << cold.status();
+  EXPECT_EQ(fresh.foreground_fits(), 1);
+  ASSERT_EQ(warm->size(), cold->size());
+  for (size_t i = 0; i < warm->size(); ++i) EXPECT_EQ((*warm)[i], (*cold)[i]);
+  ASSERT_EQ(bandit.last_hyperparameters().size(), 1u);
+  EXPECT_EQ(bandit.last_hyperparameters()[0].Pack(),
+            fresh.last_hyperparameters()[0].Pack());
+}
+
+TEST(GpBanditTest, BackgroundFitsRunAtLowerPriority) {
+  CheckpointFits fits(/*background_nice=*/5);
+  const int caller = CurrentThreadNice();
+  fits.Prefetch(1, [] {
+    GpHyperparameters h;
+    h.log_signal_variance = CurrentThreadNice();
+    return absl::StatusOr<GpHyperparameters>(h);
+  });
+  fits.WaitForBackgroundFits();
+  int calls = 0;
+  auto h = fits.Get(1, [&calls] {
+    ++calls;
+    return absl::StatusOr<GpHyperparameters>(GpHyperparameters{});
+  });
+  ASSERT_TRUE(h.ok());
+  EXPECT_EQ(calls, 0);  // Waited for the background fit.
+  EXPECT_EQ(h->log_signal_variance, std::min(19, caller + 5));
+  EXPECT_EQ(CurrentThreadNice(), caller);
+  EXPECT_EQ(fits.background_fits(), 1);
+  EXPECT_EQ(fits.foreground_fits(), 0);
+}
+
+// A suggestion that needs a fit running in the background waits for it
+// rather than computing it a second time.
+TEST(GpBanditTest, GetWaitsForARunningBackgroundFit) {
+  CheckpointFits fits;
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  fits.Prefetch(7, [released] {
+    released.wait();
+    GpHyperparameters background;
+    background.log_noise_variance = -3.0;
+    return absl::StatusOr<GpHyperparameters>(background);
+  });
+  std::atomic<int> calls = 0;
+  auto get = std::async(std::launch::async, [&] {
+    return fits.Get(7, [&calls] {
+      ++calls;
+      return absl::StatusOr<GpHyperparameters>(GpHyperparameters{});
+    });
+  });
+  EXPECT_EQ(get.wait_for(std::chrono::milliseconds(50)),
+            std::future_status::timeout);
+  release.set_value();
+  absl::StatusOr<GpHyperparameters> h = get.get();
+  ASSERT_TRUE(h.ok());
+  EXPECT_EQ(h->log_noise_variance, -3.0);
+  EXPECT_EQ(calls, 0);
+  EXPECT_EQ(fits.foreground_fits(), 0);
+  EXPECT_EQ(fits.background_fits(), 1);
+}
+
+TEST(GpBanditTest, RunAtLowerPriorityLeavesTheCallerAlone) {
+  const int caller = CurrentThreadNice();
+  int inside = -100;
+  RunAtLowerPriority(3, [&inside] { inside = CurrentThreadNice(); });
+  EXPECT_EQ(inside, std::min(19, caller + 3));
+  EXPECT_EQ(CurrentThreadNice(), caller);
+  RunAtLowerPriority(0, [&inside] { inside = CurrentThreadNice(); });
+  EXPECT_EQ(inside, caller);
 }
 
 TEST(GpBanditTest, BeatsQuasiRandomOnSmoothFunction) {

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "tuner/gp/gp_bandit_acquisition.h"
+#include "tuner/gp/low_priority.h"
 #include "tuner/gp/output_warping.h"
 #include "tuner/gp/rows.h"
 
@@ -122,10 +123,18 @@ ModelRows SelectModelRows(const BanditData& data, int max_points,
   return model;
 }
 
+// Cache key of the checkpoint fit on the first `nc` observations.
+uint64_t CheckpointKey(const BanditData& data, int nc, int objective,
+                       uint64_t seed) {
+  return MixSeed(HashPrefix(data, nc), static_cast<uint64_t>(objective), seed);
+}
+
 }  // namespace
 
 GpBandit::GpBandit(MixedSpace space, GpBanditOptions options)
-    : space_(std::move(space)), options_(std::move(options)) {
+    : space_(std::move(space)),
+      options_(std::move(options)),
+      fits_(std::make_unique<CheckpointFits>(options_.background_fit_nice)) {
   categorical_.resize(space_.size());
   for (int d = 0; d < space_.size(); ++d) {
     categorical_[d] = space_.IsCategorical(d);
@@ -174,28 +183,42 @@ absl::StatusOr<GpHyperparameters> GpBandit::Hyperparameters(
     const BanditData& data, int objective, const Eigen::MatrixXd& x,
     const Eigen::VectorXd& yw, uint64_t seed) {
   const int n = static_cast<int>(data.x.rows());
-  const int nc = CheckpointCount(n);
-  const uint64_t key =
-      MixSeed(HashPrefix(data, nc), static_cast<uint64_t>(objective), seed);
-  const GpHyperparameters* checkpoint = nullptr;
-  for (const CacheEntry& e : cache_) {
-    if (e.key == key) checkpoint = &e.h;
+  int nc = CheckpointCount(n);
+  if (options_.background_fit_trials > 0 &&
+      n > options_.background_fit_trials) {
+    fits_->Prefetch(CheckpointKey(data, nc, objective, seed),
+                    CheckpointFit(data, nc, objective, seed));
+    // The previous checkpoint, or the last one at or below the threshold
+    // (fitted in the foreground by a suggestion at or below it).
+    nc = std::max(CheckpointCount(nc - 1),
+                  CheckpointCount(options_.background_fit_trials));
   }
-  if (checkpoint == nullptr) {
-    absl::StatusOr<GpHyperparameters> h =
-        FitCheckpoint(categorical_, data, objective, nc, options_, seed);
-    if (!h.ok()) return h.status();
-    cache_.push_back({key, *std::move(h)});
-    while (cache_.size() > 16) cache_.pop_front();
-    checkpoint = &cache_.back().h;
-  }
+  absl::StatusOr<GpHyperparameters> checkpoint =
+      fits_->Get(CheckpointKey(data, nc, objective, seed),
+                 CheckpointFit(data, nc, objective, seed));
+  if (!checkpoint.ok()) return checkpoint.status();
   const int refine_iterations = n > options_.full_acquisition_budget_trials
                                     ? options_.late_refine_iterations
                                     : options_.refine_iterations;
-  if (nc == n || refine_iterations <= 0) return *checkpoint;
+  if (nc == n || refine_iterations <= 0) return checkpoint;
   return RefineHyperparameters(categorical_, x, yw, *checkpoint,
                                refine_iterations, options_.max_fit_points, n,
                                objective, seed);
+}
+
+CheckpointFits::Fit GpBandit::CheckpointFit(const BanditData& data, int nc,
+                                            int objective,
+                                            uint64_t seed) const {
+  // A copy of the first nc observations: the fit may outlive `data`.
+  BanditData prefix;
+  prefix.x = data.x.topRows(nc);
+  prefix.y = data.y.topRows(nc);
+  prefix.infeasible.assign(data.infeasible.begin(),
+                           data.infeasible.begin() + nc);
+  return [categorical = categorical_, prefix = std::move(prefix), objective, nc,
+          options = options_, seed] {
+    return FitCheckpoint(categorical, prefix, objective, nc, options, seed);
+  };
 }
 
 absl::StatusOr<std::vector<GaussianProcess>> GpBandit::FitObjectiveModels(
@@ -219,6 +242,14 @@ absl::StatusOr<std::vector<GaussianProcess>> GpBandit::FitObjectiveModels(
 }
 
 absl::StatusOr<std::vector<Eigen::VectorXd>> GpBandit::Suggest(
+    const BanditData& data, int count, uint64_t seed) {
+  absl::StatusOr<std::vector<Eigen::VectorXd>> out;
+  RunAtLowerPriority(options_.suggest_nice,
+                     [&] { out = SuggestHere(data, count, seed); });
+  return out;
+}
+
+absl::StatusOr<std::vector<Eigen::VectorXd>> GpBandit::SuggestHere(
     const BanditData& data, int count, uint64_t seed) {
   if (absl::Status valid = ValidateSuggestInput(data, count, space_.size());
       !valid.ok()) {

@@ -34,6 +34,24 @@
 //    points, so it is cached yet reproducible. Between checkpoints the
 //    checkpoint's hyperparameters are warm-started and refined by a few
 //    L-BFGS-B iterations on the current data (8, or 4 past 50 trials).
+//  - Background fits: past `background_fit_trials` (100) completed trials a
+//    suggestion starts from the checkpoint *before* the current one (but
+//    not before the last checkpoint at or below the threshold; still
+//    refined on the current data) and the current checkpoint's full fit
+//    runs on a background thread, ready for the
+//    suggestions after the next checkpoint. So a suggestion pays a full
+//    fit only when the designer is new (the first suggestion after cairnd
+//    starts), never on a schedule. Which checkpoint a suggestion uses
+//    depends only on the completed count, so results do not depend on
+//    timing: a suggestion that needs a fit still running waits for it
+//    (it started at least one checkpoint interval earlier). At most one
+//    background fit per checkpoint and objective; Eigen runs
+//    single-threaded, so a study's GP uses at most two threads.
+//  - Priority (options, off by default): background fits and suggestions
+//    can run at higher nice values than cairnd's request threads
+//    (`background_fit_nice`, `suggest_nice`); on the bench's machine, loaded
+//    by other processes, that slowed suggestions without a measurable gain
+//    for GetStudy (bench/gp/README.md).
 //  - Fits use at most `max_fit_points` points (100), the posterior at most
 //    `max_model_points` (200: half the best points, half a seeded random
 //    sample of the others), which bounds the Cholesky and per-candidate
@@ -48,12 +66,13 @@
 //    suggestions.
 //
 // Deterministic: the output is a function of (inputs, seed) only; the cache
-// never changes results. Not thread-safe (one caller per instance).
+// never changes results, nor does background fitting. Not thread-safe (one
+// caller per instance; background fits synchronize internally).
 #ifndef CAIRN_TUNER_GP_GP_BANDIT_H_
 #define CAIRN_TUNER_GP_GP_BANDIT_H_
 
 #include <cstdint>
-#include <deque>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -61,6 +80,7 @@
 #include "Eigen/Core"
 #include "absl/status/statusor.h"
 #include "tuner/gp/acquisition_optimizer.h"
+#include "tuner/gp/checkpoint_fits.h"
 #include "tuner/gp/gaussian_process.h"
 #include "tuner/gp/mixed_space.h"
 
@@ -115,6 +135,17 @@ struct GpBanditOptions {
   // Share of the acquisition budget for each later (pure-exploration) batch
   // member.
   double batch_member_budget_fraction = 0.25;
+  // Past this many completed trials, suggestions use the previous
+  // checkpoint's fit and the current one is fitted in the background (see
+  // "Background fits" above); 0 turns background fits off.
+  int background_fit_trials = 100;
+  // Nice increment of background fit threads over the suggesting thread
+  // (0: the same priority; a suggestion may wait for one, see above).
+  int background_fit_nice = 0;
+  // Suggest computes on a new thread this much nicer than the caller (0:
+  // on the caller's thread), so that request serving never waits for a
+  // suggestion's CPU time (see low_priority.h).
+  int suggest_nice = 0;
 };
 
 // The observations. Rows of x are canonical points of the space.
@@ -154,17 +185,24 @@ class GpBandit {
     return last_hyperparameters_;
   }
 
- private:
-  struct CacheEntry {
-    uint64_t key;
-    GpHyperparameters h;
-  };
+  // Checkpoint fits run by Suggest itself and started in the background.
+  int foreground_fits() const { return fits_->foreground_fits(); }
+  int background_fits() const { return fits_->background_fits(); }
+  void WaitForBackgroundFits() const { fits_->WaitForBackgroundFits(); }
 
+ private:
   absl::StatusOr<GpHyperparameters> Hyperparameters(const BanditData& data,
                                                     int objective,
                                                     const Eigen::MatrixXd& x,
                                                     const Eigen::VectorXd& yw,
                                                     uint64_t seed);
+  // Suggest, on the calling thread.
+  absl::StatusOr<std::vector<Eigen::VectorXd>> SuggestHere(
+      const BanditData& data, int count, uint64_t seed);
+  // The full fit of the checkpoint on the first `nc` completed points, as a
+  // closure owning copies of what it needs (it may run in the background).
+  CheckpointFits::Fit CheckpointFit(const BanditData& data, int nc,
+                                    int objective, uint64_t seed) const;
   // One GP per objective on the model rows (xs, warped ys), conditioned on
   // the pending points; records their hyperparameters. Fails when a fit or
   // a Cholesky factorization does.
@@ -180,7 +218,8 @@ class GpBandit {
   MixedSpace space_;
   GpBanditOptions options_;
   CategoricalMask categorical_;
-  std::deque<CacheEntry> cache_;
+  // Shared with background fits; heap-allocated so GpBandit stays movable.
+  std::unique_ptr<CheckpointFits> fits_;
   std::vector<GpHyperparameters> last_hyperparameters_;
   std::vector<std::string> last_kinds_;
 };
