@@ -13,7 +13,7 @@ CAIRN_PACKAGES=(
   libcli11-dev libyaml-cpp-dev nlohmann-json3-dev liblbfgspp-dev libspdlog-dev
   libgtest-dev libgmock-dev zlib1g-dev dpkg-dev adduser
   prometheus python3 python3-grpcio python3-grpc-tools python3-numpy
-  python3-sklearn
+  python3-sklearn python3-torch
 )
 
 # What .ci/run adds for its clang builds (clang-strict, asan, tsan) and for
