@@ -107,8 +107,9 @@ void JobRunner::Loop() {
 }
 
 absl::StatusOr<LogChunk> JobRunner::ReadLogs(const std::string& trial_name,
-                                             int64_t offset, int max_bytes) {
-  return ReadJobLog(manager_, trial_name, offset, max_bytes);
+                                             int64_t offset, int max_bytes,
+                                             const std::string& replica) {
+  return ReadJobLog(manager_, trial_name, offset, max_bytes, replica);
 }
 
 JobCounts JobRunner::Counts() const {

@@ -150,7 +150,8 @@ class JobRunner {
 
   // See ReadJobLog (jobs/job_logs.h).
   absl::StatusOr<LogChunk> ReadLogs(const std::string& trial_name,
-                                    int64_t offset, int max_bytes);
+                                    int64_t offset, int max_bytes,
+                                    const std::string& replica = "");
 
   // As of the end of the last pass (gpus_total from the start).
   JobCounts Counts() const ABSL_LOCKS_EXCLUDED(mu_);

@@ -185,7 +185,7 @@ TEST_F(ReplicasTest, RestartedCairndKillsEveryReplicaAndResumesTheGroup) {
       << refused.err;
   EXPECT_NE(refused.err.find("2"), std::string::npos) << refused.err;
 
-  // Each replica records its pid in the job dir, then sleeps.
+  // Each replica says who it is, then sleeps.
   cairn::v1::CreateStudyRequest req;
   req.mutable_study()->set_display_name("sleepers");
   ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
@@ -201,7 +201,7 @@ TEST_F(ReplicasTest, RestartedCairndKillsEveryReplicaAndResumesTheGroup) {
         job_template {
           command: "/bin/sh"
           command: "-c"
-          command: "echo $$ >> $CAIRN_JOB_DIR/$CAIRN_REPLICA.pids; exec sleep 60"
+          command: "echo I am $CAIRN_REPLICA; exec sleep 60"
           command: "sh"
           replicas { type: MASTER count: 1 }
           replicas { type: WORKER count: 2 }
@@ -239,6 +239,42 @@ TEST_F(ReplicasTest, RestartedCairndKillsEveryReplicaAndResumesTheGroup) {
   for (const auto& p : t.job().replica_processes()) {
     EXPECT_TRUE(Alive(p.pid())) << p.name();
   }
+  // Each replica's log, through `cairn trial logs --replica`.
+  auto logs = [&](const std::string& replica) {
+    std::vector<std::string> argv = {testing::BinDir() + "/cairn",
+                                     "--server",
+                                     server_->address(),
+                                     "trial",
+                                     "logs",
+                                     "sleepers",
+                                     "1"};
+    if (!replica.empty()) {
+      argv.push_back("--replica");
+      argv.push_back(replica);
+    }
+    return testing::RunCommand(argv);
+  };
+  for (const std::string replica : {"", "worker-replica-1", "ps-replica-0"}) {
+    const std::string who = replica.empty() ? "master-replica-0" : replica;
+    const std::string want = "I am " + who;
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    testing::CommandResult r = logs(replica);
+    while (r.out.find(want) == std::string::npos &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      r = logs(replica);
+    }
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find(want), std::string::npos) << who << ": " << r.out;
+    EXPECT_NE(r.out.find("=== cairn: attempt 2 (resume)"), std::string::npos)
+        << who << ": " << r.out;
+  }
+  testing::CommandResult unknown = logs("worker-replica-7");
+  EXPECT_NE(unknown.exit_code, 0);
+  EXPECT_NE(unknown.err.find("worker-replica-7"), std::string::npos)
+      << unknown.err;
+  EXPECT_NE(unknown.err.find("ps-replica-0"), std::string::npos) << unknown.err;
   // Stopping the study ends every replica.
   cairn::v1::SetStudyStateRequest stop;
   stop.set_name(study.name());
