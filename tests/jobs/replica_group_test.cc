@@ -6,6 +6,7 @@
 
 #include <signal.h>
 
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -74,10 +75,13 @@ class ReplicaGroupTest : public ::testing::Test {
 
 TEST_F(ReplicaGroupTest, MasterExitStopsTheWorkersAndIsTheOutcome) {
   // The workers would run for a minute; a TERM trap writes a mark first.
-  const std::string worker =
-      "trap 'echo got-term; exit 143' TERM; sleep 60 & wait";
-  absl::StatusOr<ReplicaGroup> group =
-      StartGroup({"sleep 0.3; exit 0", worker, worker});
+  // The master exits once both have set their trap.
+  const std::string ready = dir_.path() + "/ready";
+  const std::string worker = "trap 'echo got-term; exit 143' TERM; echo >> " +
+                             ready + "; sleep 60 & wait";
+  const std::string master = "while [ \"$(wc -l < " + ready +
+                             " 2>/dev/null)\" != 2 ]; do sleep 0.05; done";
+  absl::StatusOr<ReplicaGroup> group = StartGroup({master, worker, worker});
   ASSERT_TRUE(group.ok()) << group.status();
   const absl::Time start = absl::Now();
   const GroupExit exit = Await(*group);
@@ -119,11 +123,15 @@ TEST_F(ReplicaGroupTest, WorkerThatFinishesEarlyLeavesTheGroupRunning) {
 
 TEST_F(ReplicaGroupTest, TerminateEndsEveryProcessEvenOneIgnoringTerm) {
   // worker-replica-1 ignores SIGTERM: SIGKILL follows after the grace.
+  const std::string ready = dir_.path() + "/ready";
   absl::StatusOr<ReplicaGroup> group = StartGroup(
-      {"sleep 60", "sleep 60", "trap '' TERM; sleep 60 & wait; sleep 60"},
+      {"sleep 60", "sleep 60",
+       "trap '' TERM; touch " + ready + "; sleep 60 & wait; sleep 60"},
       absl::Milliseconds(300));
   ASSERT_TRUE(group.ok()) << group.status();
-  absl::SleepFor(absl::Milliseconds(100));  // Let the trap be set.
+  for (int i = 0; i < 2000 && !std::filesystem::exists(ready); ++i) {
+    absl::SleepFor(absl::Milliseconds(5));  // Until the trap is set.
+  }
   EXPECT_FALSE(group->Poll().has_value());
   group->Terminate(absl::Milliseconds(300));
   const GroupExit exit = Await(*group);
