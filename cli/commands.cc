@@ -312,6 +312,9 @@ void CommandTree::AddTrialLogs(CLI::App* trial) {
   AddTrialArg(logs);
   logs->add_flag("--follow,-f", o_.follow,
                  "keep printing until the job is finished");
+  logs->add_option("--replica", o_.replica,
+                   "another replica's log of a multi-replica trial, e.g. "
+                   "worker-replica-1 (default: the master's)");
   On(logs, TrialLogs);
 }
 

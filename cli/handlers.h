@@ -42,6 +42,7 @@ struct Options {
   double elapsed_seconds = -1;
   std::string infeasible_reason;
   bool follow = false;
+  std::string replica;  // trial logs --replica
   double interval_seconds = 2;
   // study wait: give up when cairnd stays unreachable this long.
   double reconnect_seconds = 600;

@@ -47,6 +47,7 @@ absl::Status TrialLogs(Context& c) {
   if (!name.ok()) return name.status();
   v1::ReadTrialLogsRequest request;
   request.set_name(*name);
+  request.set_replica(c.opt.replica);
   while (true) {
     auto chunk = c.Client().Call(&Stub::ReadTrialLogs, request);
     if (!chunk.ok()) return chunk.status();

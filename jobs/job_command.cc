@@ -46,14 +46,31 @@ std::vector<std::string> MakeArgv(const cairn::v1::TrialJobTemplate& tmpl,
   return argv;
 }
 
-// TF_CONFIG of a one-task cluster, as AI Platform Training sets it.
-std::string TfConfig(const std::string& trial_id, const fs::path& job_dir) {
-  nlohmann::json tf_config = {
-      {"cluster", {{"master", {"127.0.0.1:0"}}}},
-      {"task", {{"type", "master"}, {"index", 0}, {"trial", trial_id}}},
-      {"job", {{"job_dir", job_dir.string()}}},
-      {"environment", "cloud"}};
-  return tf_config.dump();
+// The variables every replica gets.
+void SetCommonEnv(const cairn::v1::TrialJobTemplate& tmpl,
+                  const std::string& trial_id, const JobContext& context,
+                  std::map<std::string, std::string>& env) {
+  for (const auto& [k, v] : tmpl.env()) env[k] = v;
+  env["CAIRN_STUDY"] = context.study_name;
+  env["CAIRN_TRIAL_ID"] = trial_id;
+  env["CAIRN_JOB_DIR"] = context.job_dir.string();
+  if (context.resume) env["CAIRN_RESUME"] = "1";
+  env["CLOUD_ML_JOB_ID"] = tmpl.ai_platform_job_id().empty()
+                               ? context.study_name
+                               : tmpl.ai_platform_job_id();
+  env["CLOUD_ML_TRIAL_ID"] = trial_id;
+  env["CLOUD_ML_HP_METRIC_TAG"] = context.metric_tag;
+}
+
+// The variables only the master gets: how to report to cairnd.
+void SetMasterEnv(const JobContext& context,
+                  std::map<std::string, std::string>& env) {
+  env["CAIRN_SERVER"] = context.server_address;
+  if (!context.token.empty()) {
+    env["CAIRN_TOKEN"] = context.token;
+    env["CAIRN_TOKEN_FILE"] = "";  // Not a file cairnd's env may name.
+  }
+  env["CLOUD_ML_HP_METRIC_FILE"] = HypertunePath(context.job_dir).string();
 }
 
 }  // namespace
@@ -64,27 +81,45 @@ fs::path HypertunePath(const fs::path& job_dir) {
   return job_dir / "hypertune.metrics";
 }
 
-JobSpec MakeJobSpec(const cairn::v1::TrialJobTemplate& tmpl,
-                    const cairn::v1::Trial& trial, const JobContext& context) {
-  JobSpec spec;
-  spec.argv = MakeArgv(tmpl, trial, context.job_dir);
-  spec.log_path = JobLogPath(context.job_dir).string();
-  for (const auto& [k, v] : tmpl.env()) spec.env[k] = v;
+fs::path ReplicaLogPath(const fs::path& job_dir, const std::string& name) {
+  return job_dir / (name + ".log");
+}
+
+fs::path ReplicaHypertunePath(const fs::path& job_dir,
+                              const std::string& name) {
+  return job_dir / (name + ".hypertune.metrics");
+}
+
+std::vector<JobSpec> MakeJobSpecs(const cairn::v1::TrialJobTemplate& tmpl,
+                                  const cairn::v1::Trial& trial,
+                                  const JobContext& context,
+                                  const std::vector<ReplicaTask>& replicas) {
   const std::string trial_id = absl::StrCat(trial.id());
-  spec.env["CAIRN_SERVER"] = context.server_address;
-  spec.env["CAIRN_STUDY"] = context.study_name;
-  spec.env["CAIRN_TRIAL_ID"] = trial_id;
-  spec.env["CAIRN_JOB_DIR"] = context.job_dir.string();
-  if (context.resume) spec.env["CAIRN_RESUME"] = "1";
-  if (!context.token.empty()) {
-    spec.env["CAIRN_TOKEN"] = context.token;
-    spec.env["CAIRN_TOKEN_FILE"] = "";  // Not a file cairnd's env may name.
+  const std::vector<std::string> argv = MakeArgv(tmpl, trial, context.job_dir);
+  std::vector<JobSpec> specs;
+  for (const ReplicaTask& task : replicas) {
+    JobSpec spec;
+    spec.argv = argv;
+    SetCommonEnv(tmpl, trial_id, context, spec.env);
+    spec.env["CAIRN_REPLICA"] = task.Name();
+    if (task.is_master()) {
+      spec.log_path = JobLogPath(context.job_dir).string();
+      SetMasterEnv(context, spec.env);
+    } else {
+      spec.log_path = ReplicaLogPath(context.job_dir, task.Name()).string();
+      spec.env["CLOUD_ML_HP_METRIC_FILE"] =
+          ReplicaHypertunePath(context.job_dir, task.Name()).string();
+    }
+    spec.env["CUDA_VISIBLE_DEVICES"] = absl::StrJoin(task.gpus, ",");
+    const std::string job_json =
+        tmpl.tf_config_job_json().empty()
+            ? nlohmann::json({{"job_dir", context.job_dir.string()}}).dump()
+            : tmpl.tf_config_job_json();
+    spec.env["TF_CONFIG"] = TfConfigJson(replicas, task, trial_id, job_json);
+    for (const auto& [k, v] : TorchEnv(replicas, task)) spec.env[k] = v;
+    specs.push_back(std::move(spec));
   }
-  spec.env["CLOUD_ML_TRIAL_ID"] = trial_id;
-  spec.env["CLOUD_ML_HP_METRIC_FILE"] = HypertunePath(context.job_dir).string();
-  spec.env["CUDA_VISIBLE_DEVICES"] = absl::StrJoin(context.gpus, ",");
-  spec.env["TF_CONFIG"] = TfConfig(trial_id, context.job_dir);
-  return spec;
+  return specs;
 }
 
 std::string ReservedVariableReason(absl::string_view name) {
@@ -93,7 +128,9 @@ std::string ReservedVariableReason(absl::string_view name) {
            "runs";
   }
   if (absl::StartsWith(name, "CAIRN_") || absl::StartsWith(name, "CLOUD_ML_") ||
-      name == "TF_CONFIG" || name == "CUDA_VISIBLE_DEVICES") {
+      name == "TF_CONFIG" || name == "CUDA_VISIBLE_DEVICES" ||
+      name == "MASTER_ADDR" || name == "MASTER_PORT" || name == "WORLD_SIZE" ||
+      name == "RANK") {
     return "cairnd sets it for each job";
   }
   return "";

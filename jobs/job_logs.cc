@@ -9,7 +9,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "jobs/job_command.h"
 #include "jobs/job_files.h"
+#include "jobs/tf_config.h"
+#include "proto/cairn/v1/quote.h"
+#include "proto/cairn/v1/resource_names.h"
 #include "proto/cairn/v1/trial_states.h"
 
 namespace cairn::jobs {
@@ -31,11 +35,38 @@ absl::StatusOr<LogChunk> ChunkWithoutLog(const Trial& trial, int64_t offset) {
   return chunk;
 }
 
+// The log of `replica` of `trial` ("" while its job has not started), or
+// InvalidArgument if the study's template has no such replica.
+absl::StatusOr<std::string> ReplicaLog(StudyManager* manager,
+                                       const Trial& trial,
+                                       const std::string& replica) {
+  if (replica.empty() || replica == "master-replica-0") {
+    return trial.job().log_path();
+  }
+  absl::StatusOr<TrialName> name = ParseTrialName(trial.name(), "name");
+  if (!name.ok()) return name.status();
+  absl::StatusOr<cairn::v1::Study> study =
+      manager->GetStudy(StudyName(name->study_id));
+  if (!study.ok()) return study.status();
+  std::vector<std::string> names;
+  for (const ReplicaTask& r : ExpandReplicas(study->spec().job_template())) {
+    names.push_back(r.Name());
+    if (r.Name() != replica) continue;
+    if (trial.job().job_dir().empty()) return std::string();
+    return ReplicaLogPath(trial.job().job_dir(), replica).string();
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("replica: ", QuoteForError(replica),
+                   " is not a replica of trial ", trial.name(), "; it has ",
+                   ShortenForError(absl::StrJoin(names, ", "), 300)));
+}
+
 }  // namespace
 
 absl::StatusOr<LogChunk> ReadJobLog(StudyManager* manager,
                                     const std::string& trial_name,
-                                    int64_t offset, int max_bytes) {
+                                    int64_t offset, int max_bytes,
+                                    const std::string& replica) {
   if (offset < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("offset: ", offset, " is negative"));
@@ -43,9 +74,11 @@ absl::StatusOr<LogChunk> ReadJobLog(StudyManager* manager,
   if (max_bytes <= 0) max_bytes = 1 << 20;
   absl::StatusOr<Trial> trial = manager->GetTrialBasic(trial_name);
   if (!trial.ok()) return trial.status();
-  if (trial->job().log_path().empty()) return ChunkWithoutLog(*trial, offset);
+  absl::StatusOr<std::string> path = ReplicaLog(manager, *trial, replica);
+  if (!path.ok()) return path.status();
+  if (path->empty()) return ChunkWithoutLog(*trial, offset);
   LogChunk chunk;
-  absl::StatusOr<ScopedFd> fd = OpenJobFile(trial->job().log_path(), O_RDONLY);
+  absl::StatusOr<ScopedFd> fd = OpenJobFile(*path, O_RDONLY);
   if (fd.ok()) {
     struct stat st;
     const int64_t left = fstat(fd->get(), &st) == 0 ? st.st_size - offset : 0;

@@ -1,7 +1,8 @@
 // Job logs: each trial's job appends its stdout and stderr, attempt after
-// attempt, to one file in its job dir (JobLogPath); cairnd opens each
-// attempt with a header line and serves the file in chunks (ReadTrialLogs,
-// `cairn trial logs --follow`).
+// attempt, to one file in its job dir (JobLogPath; each other replica of a
+// multi-replica trial to its own, ReplicaLogPath); cairnd opens each
+// attempt with a header line and serves the files in chunks (ReadTrialLogs,
+// `cairn trial logs --follow [--replica NAME]`).
 #ifndef CAIRN_JOBS_JOB_LOGS_H_
 #define CAIRN_JOBS_JOB_LOGS_H_
 
@@ -27,15 +28,19 @@ struct LogChunk {
 };
 
 // Up to `max_bytes` (<= 0 means 1 MiB) of the log of trial `trial_name`
-// from `offset`. InvalidArgument for a negative offset; NotFound for an
-// unknown trial; FailedPrecondition for a finished trial that never ran as
-// a job. A pending trial whose job has not started yet gives an empty chunk.
+// from `offset`: the master's, or with `replica` (a ReplicaTask::Name of the
+// study's template, e.g. "worker-replica-1") that replica's.
+// InvalidArgument for a negative offset or a replica the template does not
+// have (the message lists those it has); NotFound for an unknown trial;
+// FailedPrecondition for a finished trial that never ran as a job. A
+// pending trial whose job has not started yet gives an empty chunk.
 // The log is opened with OpenJobFile (jobs/job_files.h): a job that replaced
 // it with a link (or anything but a regular file) gets FailedPrecondition
 // naming the trial and the path, never the link's target.
 absl::StatusOr<LogChunk> ReadJobLog(StudyManager* manager,
                                     const std::string& trial_name,
-                                    int64_t offset, int max_bytes);
+                                    int64_t offset, int max_bytes,
+                                    const std::string& replica = "");
 
 // Appends the line that opens an attempt ("=== cairn: attempt N (resume)
 // of trial NAME at TIME: ARGV") to the log at `log_path`, created if

@@ -13,6 +13,7 @@
 #include "jobs/hypertune.h"
 #include "jobs/job_command.h"
 #include "jobs/job_template.h"
+#include "jobs/tf_config.h"
 #include "proto/cairn/v1/resource_names.h"
 #include "proto/cairn/v1/trial_states.h"
 #include "spdlog/spdlog.h"
@@ -106,8 +107,9 @@ void JobRunner::Loop() {
 }
 
 absl::StatusOr<LogChunk> JobRunner::ReadLogs(const std::string& trial_name,
-                                             int64_t offset, int max_bytes) {
-  return ReadJobLog(manager_, trial_name, offset, max_bytes);
+                                             int64_t offset, int max_bytes,
+                                             const std::string& replica) {
+  return ReadJobLog(manager_, trial_name, offset, max_bytes, replica);
 }
 
 JobCounts JobRunner::Counts() const {
@@ -153,8 +155,18 @@ void JobRunner::Recover() {
 
 void JobRunner::RecoverTrial(const Trial& trial) {
   TrialJob job = trial.job();
-  const bool killed =
+  bool killed =
       job.pid() > 0 && executor_->KillOrphan(job.pid(), job.proc_start_ticks());
+  // Every other replica of a group (the master's entry repeats pid).
+  for (const cairn::v1::ReplicaProcess& p : job.replica_processes()) {
+    if (p.pid() <= 0 || p.pid() == job.pid()) continue;
+    if (executor_->KillOrphan(p.pid(), p.proc_start_ticks())) {
+      spdlog::info("job {}: orphan {} (pid {}) of a previous cairnd killed",
+                   trial.name(), p.name(), p.pid());
+      killed = true;
+    }
+  }
+  job.clear_replica_processes();
   if (killed) job.set_message("orphan of a previous cairnd killed; resuming");
   if (job.state() == TrialJob::STATE_UNSPECIFIED ||
       job.state() == TrialJob::QUEUED) {
@@ -230,17 +242,21 @@ bool JobRunner::CheckRunningJobs(const std::vector<JobStudyView>& views) {
 bool JobRunner::CheckRunning(Running& r, const JobStudyView* view,
                              const Trial* trial) {
   Collect(r);
-  if (std::optional<JobExit> exit = executor_->Poll(r.handle)) {
+  if (std::optional<GroupExit> exit = r.group->Poll()) {
     HandleExit(r, *exit);
     return true;
   }
   if (r.terminating) return false;
   const std::string reason = TerminateReason(r, view, trial);
   if (reason.empty()) return false;
-  spdlog::info("job {}: killing pid {} ({}): SIGTERM, SIGKILL after {}",
-               r.trial_name, r.handle.pid, reason,
-               absl::FormatDuration(options_.grace_period));
-  executor_->Terminate(r.handle, options_.grace_period);
+  spdlog::info("job {}: killing pid {}{} ({}): SIGTERM, SIGKILL after {}",
+               r.trial_name, r.group->master().pid,
+               r.group->processes().size() > 1
+                   ? absl::StrCat(" and its ", r.group->processes().size() - 1,
+                                  " other replica(s)")
+                   : "",
+               reason, absl::FormatDuration(options_.grace_period));
+  r.group->Terminate(options_.grace_period);
   r.terminating = true;
   r.terminate_reason = reason;
   r.job.set_state(TrialJob::STOPPING);
@@ -316,15 +332,17 @@ void JobRunner::DropReplayedSteps(Running& r,
 
 // --- Exits. ---
 
-void JobRunner::HandleExit(Running& r, const JobExit& exit) {
-  spdlog::info("job {}: pid {} exited: {}", r.trial_name, r.handle.pid,
+void JobRunner::HandleExit(Running& r, const GroupExit& exit) {
+  spdlog::info("job {}: pid {} exited: {}", r.trial_name, exit.pid,
                exit.ToString());
   Collect(r);
   gpus_.Release(r.gpus);
   TrialJob job = r.job;
   job.set_pid(0);
   job.set_proc_start_ticks(0);
-  job.set_last_exit_code(exit.signal != 0 ? 128 + exit.signal : exit.exit_code);
+  job.clear_replica_processes();
+  job.set_last_exit_code(exit.exit.signal != 0 ? 128 + exit.exit.signal
+                                               : exit.exit.exit_code);
   absl::StatusOr<Trial> trial = manager_->GetTrialBasic(r.trial_name);
   if (!trial.ok()) {
     // NotFound: deleted meanwhile, nothing left to record.
@@ -338,8 +356,9 @@ void JobRunner::HandleExit(Running& r, const JobExit& exit) {
 }
 
 void JobRunner::RecordOutcome(const Running& r, const Trial& trial,
-                              const JobExit& exit, TrialJob& job) {
-  const std::string how = exit.ToString();
+                              const GroupExit& group_exit, TrialJob& job) {
+  const JobExit& exit = group_exit.exit;
+  const std::string how = group_exit.ToString();
   if (!IsPendingState(trial.state())) {
     job.set_state(TrialJob::SUCCEEDED);
     job.set_message(absl::StrCat("trial completed by the program; job ", how));
@@ -443,7 +462,7 @@ int JobRunner::Dispatch(JobStudyView& view) {
 
 int JobRunner::ParallelLimit(const cairn::v1::StudySpec& spec) const {
   if (spec.max_parallel_trials() > 0) return spec.max_parallel_trials();
-  const int per_trial = spec.job_template().gpus_per_trial();
+  const int per_trial = TrialGpuCount(spec.job_template());
   if (per_trial > 0) return std::max(1, gpus_.total() / per_trial);
   return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
@@ -463,7 +482,7 @@ void JobRunner::TopUp(JobStudyView& view) {
   // QUEUED when their GPUs are busy (one write instead of two).
   for (Trial& t : result->trials) {
     spdlog::info("job {}: queued (needs {} GPU(s))", t.name(),
-                 view.study.spec().job_template().gpus_per_trial());
+                 TrialGpuCount(view.study.spec().job_template()));
     view.pending.push_back(std::move(t));
   }
   view.study.set_state(result->study_state);
@@ -494,19 +513,19 @@ void JobRunner::StartQueued(const JobStudyView& view, const Trial& trial) {
       options_.max_running_jobs > 0 &&
       static_cast<int>(running_.size()) >= options_.max_running_jobs;
   if (!capped && !InRestartBackoff(trial.name())) {
-    gpus = gpus_.Acquire(view.study.spec().job_template().gpus_per_trial());
+    gpus = gpus_.Acquire(TrialGpuCount(view.study.spec().job_template()));
   }
   if (!gpus.has_value()) return KeepQueued(trial);
   TrialJob job = trial.job();
-  absl::StatusOr<JobHandle> handle = StartJob(view, trial, *gpus, job);
-  if (!handle.ok()) {
+  absl::StatusOr<ReplicaGroup> group = StartJob(view, trial, *gpus, job);
+  if (!group.ok()) {
     gpus_.Release(*gpus);
     return FailToStart(trial.name(), job,
-                       std::string(handle.status().message()));
+                       std::string(group.status().message()));
   }
   restart_at_.erase(trial.name());
-  running_.emplace(trial.name(),
-                   MakeRunning(view, trial.name(), job, *handle, *gpus));
+  running_.emplace(trial.name(), MakeRunning(view, trial.name(), job,
+                                             *std::move(group), *gpus));
 }
 
 bool JobRunner::InRestartBackoff(const std::string& trial_name) {
@@ -521,13 +540,18 @@ void JobRunner::KeepQueued(const Trial& trial) {
   SetJob(trial.name(), job);
 }
 
-absl::StatusOr<JobHandle> JobRunner::StartJob(const JobStudyView& view,
-                                              const Trial& trial,
-                                              const std::vector<int>& gpus,
-                                              TrialJob& job) {
+absl::StatusOr<ReplicaGroup> JobRunner::StartJob(const JobStudyView& view,
+                                                 const Trial& trial,
+                                                 const std::vector<int>& gpus,
+                                                 TrialJob& job) {
+  const cairn::v1::TrialJobTemplate& tmpl = view.study.spec().job_template();
   absl::StatusOr<fs::path> dir = CreateTrialJobDir(
       roots_, view.study.spec(), view.study_id, trial.id(), options_.job_user);
   if (!dir.ok()) return dir.status();
+  std::vector<ReplicaTask> replicas = ExpandReplicas(tmpl);
+  if (absl::Status placed = PlaceReplicas(tmpl, gpus, replicas); !placed.ok()) {
+    return placed;
+  }
   const bool resume = job.attempts() > 0;
   job.set_attempts(job.attempts() + 1);
   job.set_job_dir(dir->string());
@@ -537,41 +561,68 @@ absl::StatusOr<JobHandle> JobRunner::StartJob(const JobStudyView& view,
   JobContext context{options_.server_address,
                      view.study.name(),
                      *dir,
-                     gpus,
                      resume,
-                     /*token=*/""};
+                     /*token=*/"",
+                     /*metric_tag=*/""};
+  if (!view.study.spec().metrics().empty()) {
+    context.metric_tag = view.study.spec().metrics(0).metric_id();
+  }
   if (options_.mint_token) {
     absl::StatusOr<std::string> token = options_.mint_token(trial.name());
     if (!token.ok()) return token.status();
     context.token = *std::move(token);
   }
-  const JobSpec spec =
-      MakeJobSpec(view.study.spec().job_template(), trial, context);
-  LogIfError(AppendAttemptHeader(job.log_path(), trial.name(), job.attempts(),
-                                 resume, clock_->Now(), spec.argv),
-             trial.name(), "writing the attempt header to the job log");
-  absl::StatusOr<JobHandle> handle = executor_->Start(spec);
-  if (!handle.ok()) return handle.status();
-  spdlog::info("job {}: started attempt {}{} (pid {}, GPUs [{}])", trial.name(),
-               job.attempts(), resume ? ", resuming" : "", handle->pid,
-               absl::StrJoin(gpus, ","));
+  const std::vector<JobSpec> specs =
+      MakeJobSpecs(tmpl, trial, context, replicas);
+  std::vector<std::string> names;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    names.push_back(replicas[i].Name());
+    LogIfError(
+        AppendAttemptHeader(specs[i].log_path, trial.name(), job.attempts(),
+                            resume, clock_->Now(), specs[i].argv),
+        trial.name(), "writing the attempt header to the job log");
+  }
+  absl::StatusOr<ReplicaGroup> group =
+      ReplicaGroup::Start(executor_, names, specs, options_.grace_period);
+  if (!group.ok()) return group.status();
+  RecordStarted(trial.name(), resume, *group, gpus, job);
+  return group;
+}
+
+void JobRunner::RecordStarted(const std::string& trial_name, bool resume,
+                              const ReplicaGroup& group,
+                              const std::vector<int>& gpus, TrialJob& job) {
+  std::vector<std::string> pids;
+  job.clear_replica_processes();
+  for (const RunningReplica& p : group.processes()) {
+    pids.push_back(group.processes().size() == 1
+                       ? absl::StrCat(p.handle.pid)
+                       : absl::StrCat(p.name, " ", p.handle.pid));
+    if (group.processes().size() == 1) continue;
+    cairn::v1::ReplicaProcess* stored = job.add_replica_processes();
+    stored->set_name(p.name);
+    stored->set_pid(p.handle.pid);
+    stored->set_proc_start_ticks(p.handle.start_ticks);
+  }
+  spdlog::info("job {}: started attempt {}{} (pid {}, GPUs [{}])", trial_name,
+               job.attempts(), resume ? ", resuming" : "",
+               absl::StrJoin(pids, ", "), absl::StrJoin(gpus, ","));
   job.set_state(TrialJob::RUNNING);
-  job.set_pid(handle->pid);
-  job.set_proc_start_ticks(handle->start_ticks);
+  job.set_pid(group.master().pid);
+  job.set_proc_start_ticks(group.master().start_ticks);
   job.set_message("");
-  SetJob(trial.name(), job);
-  return handle;
+  SetJob(trial_name, job);
 }
 
 JobRunner::Running JobRunner::MakeRunning(const JobStudyView& view,
                                           const std::string& trial_name,
                                           const TrialJob& job,
-                                          const JobHandle& handle,
+                                          ReplicaGroup group,
                                           const std::vector<int>& gpus) const {
   Running r;
   r.trial_name = trial_name;
   r.study_id = view.study_id;
-  r.handle = handle;
+  r.group = std::move(group);
   r.gpus = gpus;
   r.started = clock_->Now();
   r.timeout = MaxRunningTime(view.study.spec().job_template());

@@ -21,9 +21,15 @@
 //    fewer than max_running_jobs jobs run (server-wide), with the command
 //    and environment of jobs/job_command.h, in a job dir owned by the job
 //    user (jobs/job_template.h).
+// A trial's job is a ReplicaGroup (jobs/replica_group.h): one process per
+// replica of a multi-replica template (job_template.replicas), else one.
+// The group's outcome is the master's exit, or the abnormal exit of
+// another replica, which stops and restarts the whole group (one restart
+// against max_restarts). Every replica's pid and start time is stored
+// (TrialJob.replica_processes) so that Recover() kills them all.
 // Before the first pass, Recover() takes over from an earlier cairnd: jobs it
-// left running are killed (orphans, found by pid and start time) and resumed
-// from their job dirs.
+// left running are killed (orphans, found by pid and start time, every
+// replica of a group) and resumed from their job dirs.
 //
 // Time (timeouts, restart backoff, log headers) comes from the injected
 // Clock; processes from the injected Executor. So a test drives the runner
@@ -43,6 +49,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -57,6 +64,7 @@
 #include "jobs/job_logs.h"
 #include "jobs/job_template.h"
 #include "jobs/job_user.h"
+#include "jobs/replica_group.h"
 #include "trials/clock.h"
 #include "trials/study_manager.h"
 
@@ -142,7 +150,8 @@ class JobRunner {
 
   // See ReadJobLog (jobs/job_logs.h).
   absl::StatusOr<LogChunk> ReadLogs(const std::string& trial_name,
-                                    int64_t offset, int max_bytes);
+                                    int64_t offset, int max_bytes,
+                                    const std::string& replica = "");
 
   // As of the end of the last pass (gpus_total from the start).
   JobCounts Counts() const ABSL_LOCKS_EXCLUDED(mu_);
@@ -152,7 +161,7 @@ class JobRunner {
   struct Running {
     std::string trial_name;
     int64_t study_id = 0;
-    JobHandle handle;
+    std::optional<ReplicaGroup> group;  // Set once started.
     std::vector<int> gpus;
     absl::Time started;
     absl::Duration timeout = absl::InfiniteDuration();
@@ -202,22 +211,27 @@ class JobRunner {
   bool InRestartBackoff(const std::string& trial_name)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(pass_mu_);
   void KeepQueued(const cairn::v1::Trial& trial);
-  // Starts the job with `gpus`, updating `job` (attempts, dirs, RUNNING).
-  absl::StatusOr<JobHandle> StartJob(const JobStudyView& view,
-                                     const cairn::v1::Trial& trial,
-                                     const std::vector<int>& gpus,
-                                     cairn::v1::TrialJob& job);
+  // Starts the job's replicas with `gpus`, updating `job` (attempts, dirs,
+  // pids, RUNNING).
+  absl::StatusOr<ReplicaGroup> StartJob(const JobStudyView& view,
+                                        const cairn::v1::Trial& trial,
+                                        const std::vector<int>& gpus,
+                                        cairn::v1::TrialJob& job);
+  // Records the started group in `job` (RUNNING, every replica's pid).
+  void RecordStarted(const std::string& trial_name, bool resume,
+                     const ReplicaGroup& group, const std::vector<int>& gpus,
+                     cairn::v1::TrialJob& job);
   Running MakeRunning(const JobStudyView& view, const std::string& trial_name,
-                      const cairn::v1::TrialJob& job, const JobHandle& handle,
+                      const cairn::v1::TrialJob& job, ReplicaGroup group,
                       const std::vector<int>& gpus) const;
   void FailToStart(const std::string& trial_name, cairn::v1::TrialJob job,
                    const std::string& reason);
 
-  void HandleExit(Running& r, const JobExit& exit)
+  void HandleExit(Running& r, const GroupExit& exit)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(pass_mu_);
   // Sets `job`'s outcome and ends (or keeps) the trial accordingly.
   void RecordOutcome(const Running& r, const cairn::v1::Trial& trial,
-                     const JobExit& exit, cairn::v1::TrialJob& job)
+                     const GroupExit& exit, cairn::v1::TrialJob& job)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(pass_mu_);
   void CompleteAfterExit(const std::string& trial_name,
                          cairn::v1::TrialJob& job);

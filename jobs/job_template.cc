@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "jobs/job_command.h"
 #include "jobs/job_files.h"
+#include "jobs/tf_config.h"
 
 namespace cairn::jobs {
 namespace {
@@ -97,6 +98,12 @@ absl::Status ValidateJobTemplate(const JobRoots& roots, int gpus,
     return absl::InvalidArgumentError(absl::StrCat(
         "job_template.gpus_per_trial: ", t.gpus_per_trial(), " exceeds the ",
         gpus, " GPU(s) this cairnd schedules (--gpus)"));
+  }
+  if (TrialGpuCount(t) > gpus) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "job_template.replicas: a trial's replicas need ", TrialGpuCount(t),
+        " GPU(s) in all (count * gpus_per_replica), more than the ", gpus,
+        " GPU(s) this cairnd schedules (--gpus)"));
   }
   return absl::OkStatus();
 }

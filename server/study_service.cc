@@ -352,7 +352,7 @@ grpc::Status StudyServiceImpl::ReadTrialLogs(
                         "this server runs no training jobs");
   }
   auto chunk = runner_->ReadLogs(request->name(), request->offset(),
-                                 request->max_bytes());
+                                 request->max_bytes(), request->replica());
   if (!chunk.ok()) return ToGrpcStatus(chunk.status());
   response->set_data(std::move(chunk->data));
   response->set_next_offset(chunk->next_offset);

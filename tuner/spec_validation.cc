@@ -3,6 +3,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <set>
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
@@ -419,6 +420,72 @@ absl::Status ValidateEarlyStopping(const StudySpec& spec) {
   return absl::OkStatus();
 }
 
+// Bounds of a multi-replica template: replicas of one group, GPUs of one
+// replica, processes of one trial.
+constexpr int kMaxReplicasPerGroup = 64;
+constexpr int kMaxGpusPerReplica = 16;
+constexpr int kMaxReplicasPerTrial = 128;
+
+absl::Status ValidateReplicaGroup(const cairn::v1::ReplicaGroup& g, int i) {
+  const std::string where = absl::StrCat("job_template.replicas[", i, "]");
+  if (g.type() == cairn::v1::ReplicaGroup::TYPE_UNSPECIFIED) {
+    return Bad(where + ".type",
+               "is unset; one of MASTER, WORKER, PARAMETER_SERVER, EVALUATOR");
+  }
+  if (g.count() < 0 || g.count() > kMaxReplicasPerGroup) {
+    return Bad(where + ".count", absl::StrCat(g.count(), " must be in [0, ",
+                                              kMaxReplicasPerGroup, "]"));
+  }
+  if (g.gpus_per_replica() < 0 || g.gpus_per_replica() > kMaxGpusPerReplica) {
+    return Bad(where + ".gpus_per_replica",
+               absl::StrCat(g.gpus_per_replica(), " must be in [0, ",
+                            kMaxGpusPerReplica, "]"));
+  }
+  if (g.type() == cairn::v1::ReplicaGroup::MASTER && g.count() != 1) {
+    return Bad(where + ".count",
+               absl::StrCat(g.count(),
+                            " for MASTER; there is exactly one "
+                            "master (count 1)"));
+  }
+  return absl::OkStatus();
+}
+
+// Multi-replica templates: each type at most once, exactly one MASTER
+// group (count 1), bounded counts and GPUs; GPUs come from
+// gpus_per_replica, not gpus_per_trial.
+absl::Status ValidateReplicas(const cairn::v1::TrialJobTemplate& t) {
+  if (t.replicas().empty()) return absl::OkStatus();
+  std::set<int> types;
+  int total = 0;
+  for (int i = 0; i < t.replicas_size(); ++i) {
+    const cairn::v1::ReplicaGroup& g = t.replicas(i);
+    if (absl::Status s = ValidateReplicaGroup(g, i); !s.ok()) return s;
+    if (!types.insert(g.type()).second) {
+      return Bad(absl::StrCat("job_template.replicas[", i, "].type"),
+                 absl::StrCat(cairn::v1::ReplicaGroup::Type_Name(g.type()),
+                              " appears twice; give each type one group"));
+    }
+    total += g.count();
+  }
+  if (types.count(cairn::v1::ReplicaGroup::MASTER) == 0) {
+    return Bad("job_template.replicas",
+               "has no MASTER group; exactly one MASTER with count 1 is "
+               "required");
+  }
+  if (total > kMaxReplicasPerTrial) {
+    return Bad("job_template.replicas",
+               absl::StrCat(total, " replicas in all; at most ",
+                            kMaxReplicasPerTrial, " per trial"));
+  }
+  if (t.gpus_per_trial() != 0) {
+    return Bad("job_template.gpus_per_trial",
+               absl::StrCat(t.gpus_per_trial(),
+                            " with replicas; set replicas[].gpus_per_replica "
+                            "instead"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateJobTemplate(const StudySpec& spec) {
   if (!spec.has_job_template()) return absl::OkStatus();
   const cairn::v1::TrialJobTemplate& t = spec.job_template();
@@ -448,7 +515,7 @@ absl::Status ValidateJobTemplate(const StudySpec& spec) {
                                                   "without '='"));
     }
   }
-  return absl::OkStatus();
+  return ValidateReplicas(t);
 }
 
 template <typename Container>

@@ -193,6 +193,42 @@ TEST(LoadStudySpecFileTest, Branin) {
   EXPECT_EQ(spec->max_trials(), 30);
 }
 
+TEST(LoadStudySpecFileTest, PyTorchGlooHasReplicas) {
+  auto spec =
+      LoadStudySpecFile(SourceDir() + "/examples/pytorch_gloo/study.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  const cairn::v1::TrialJobTemplate& t = spec->job_template();
+  ASSERT_EQ(t.replicas_size(), 2);
+  EXPECT_EQ(t.replicas(0).type(), cairn::v1::ReplicaGroup::MASTER);
+  EXPECT_EQ(t.replicas(0).count(), 1);
+  EXPECT_EQ(t.replicas(1).type(), cairn::v1::ReplicaGroup::WORKER);
+  EXPECT_EQ(t.replicas(1).count(), 2);
+  EXPECT_EQ(t.max_restarts(), 2);
+}
+
+TEST(StudySpecFromYamlTest, ReplicaFieldsInEitherSpelling) {
+  auto spec = StudySpecFromYaml(R"(
+job_template:
+  command: [train]
+  use_chief_in_tf_config: true
+  tfConfigJobJson: '{"scaleTier": "CUSTOM"}'
+  replicas:
+    - {type: MASTER, count: 1, gpusPerReplica: 2}
+    - {type: PARAMETER_SERVER, count: 3}
+)");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  const cairn::v1::TrialJobTemplate& t = spec->job_template();
+  EXPECT_TRUE(t.use_chief_in_tf_config());
+  EXPECT_EQ(t.tf_config_job_json(), R"({"scaleTier": "CUSTOM"})");
+  EXPECT_EQ(t.replicas(0).gpus_per_replica(), 2);
+  EXPECT_EQ(t.replicas(1).type(), cairn::v1::ReplicaGroup::PARAMETER_SERVER);
+  auto bad =
+      StudySpecFromYaml("job_template: {replicas: [{type: CHIEF, count: 1}]}");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("CHIEF"), std::string::npos)
+      << bad.status();
+}
+
 TEST(LoadStudySpecFileTest, MixedHasEveryTypeLogScaleAndConditions) {
   auto spec = LoadStudySpecFile(ExampleStudy("mixed.yaml"));
   ASSERT_TRUE(spec.ok()) << spec.status();

@@ -16,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "jobs/executor.h"
 #include "jobs/job_runner.h"
+#include "nlohmann/json.hpp"
 #include "spdlog/sinks/ringbuffer_sink.h"
 #include "spdlog/spdlog.h"
 #include "store/store.h"
@@ -800,6 +801,163 @@ TEST_F(JobRunnerUnitTest, LoopThreadRunsPassesUntilStopped) {
   runner_->Stop();  // Idempotent.
   EXPECT_EQ(executor_.starts().size(), 2u);
   EXPECT_EQ(runner_->Counts().running, 2);
+}
+
+// --- Multi-replica trials (job_template.replicas). ---
+
+constexpr char kReplicas[] =
+    "max_trials: 1 job_template { max_restarts: 2 "
+    "replicas { type: MASTER count: 1 gpus_per_replica: 1 } "
+    "replicas { type: WORKER count: 2 gpus_per_replica: 1 } "
+    "replicas { type: PARAMETER_SERVER count: 1 } "
+    "tf_config_job_json: '{\"scaleTier\": \"CUSTOM\"}' "
+    "ai_platform_job_id: 'census_1' }";
+
+TEST_F(JobRunnerUnitTest, ReplicasEachStartWithTheirOwnEnvironment) {
+  const std::string study = CreateStudy(kReplicas);
+  std::vector<FakeExecutor::Started> starts = FirstPass(Options(/*gpus=*/3));
+  ASSERT_EQ(starts.size(), 4u);
+  const std::string dir = dir_.path() + "/jobs/study-1/trial-1";
+  const std::vector<std::string> names = {"master-replica-0",
+                                          "worker-replica-0",
+                                          "worker-replica-1", "ps-replica-0"};
+  const nlohmann::json cluster =
+      nlohmann::json::parse(Env(starts[0].spec, "TF_CONFIG"))["cluster"];
+  EXPECT_EQ(cluster["worker"].size(), 2u);
+  EXPECT_EQ(cluster["ps"].size(), 1u);
+  for (size_t i = 0; i < starts.size(); ++i) {
+    const JobSpec& spec = starts[i].spec;
+    SCOPED_TRACE(names[i]);
+    EXPECT_EQ(spec.argv, starts[0].spec.argv);
+    EXPECT_EQ(Env(spec, "CAIRN_REPLICA"), names[i]);
+    EXPECT_EQ(Env(spec, "CLOUD_ML_JOB_ID"), "census_1");
+    EXPECT_EQ(Env(spec, "CLOUD_ML_TRIAL_ID"), "1");
+    EXPECT_EQ(Env(spec, "CLOUD_ML_HP_METRIC_TAG"), "loss");
+    const nlohmann::json tf = nlohmann::json::parse(Env(spec, "TF_CONFIG"));
+    EXPECT_EQ(tf["cluster"], cluster) << "one cluster for all";
+    EXPECT_EQ(tf["job"]["scaleTier"], "CUSTOM");
+    EXPECT_EQ(Env(spec, "WORLD_SIZE"), "3");
+    EXPECT_EQ(Env(spec, "MASTER_PORT"),
+              cluster["master"][0].get<std::string>().substr(10));
+    if (i == 0) {
+      EXPECT_EQ(spec.log_path, dir + "/job.log");
+      EXPECT_EQ(Env(spec, "CAIRN_SERVER"), "127.0.0.1:9");
+      EXPECT_EQ(Env(spec, "CLOUD_ML_HP_METRIC_FILE"),
+                dir + "/hypertune.metrics");
+    } else {
+      EXPECT_EQ(spec.log_path, dir + "/" + names[i] + ".log");
+      EXPECT_EQ(Env(spec, "CAIRN_SERVER"), "<unset>") << "only the master "
+                                                         "reports";
+      EXPECT_EQ(Env(spec, "CLOUD_ML_HP_METRIC_FILE"),
+                dir + "/" + names[i] + ".hypertune.metrics");
+    }
+  }
+  EXPECT_EQ(Env(starts[1].spec, "RANK"), "1");
+  EXPECT_EQ(Env(starts[3].spec, "RANK"), "<unset>");
+  EXPECT_EQ(Env(starts[0].spec, "CUDA_VISIBLE_DEVICES"), "0");
+  EXPECT_EQ(Env(starts[2].spec, "CUDA_VISIBLE_DEVICES"), "2");
+  EXPECT_EQ(Env(starts[3].spec, "CUDA_VISIBLE_DEVICES"), "");
+  EXPECT_EQ(runner_->Counts().gpus_in_use, 3);
+  const TrialJob job = Get(study + "/trials/1").job();
+  ASSERT_EQ(job.replica_processes_size(), 4);
+  EXPECT_EQ(job.pid(), starts[0].handle.pid);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(job.replica_processes(i).name(), names[i]);
+    EXPECT_EQ(job.replica_processes(i).pid(), starts[i].handle.pid);
+    EXPECT_EQ(job.replica_processes(i).proc_start_ticks(),
+              starts[i].handle.start_ticks);
+  }
+}
+
+TEST_F(JobRunnerUnitTest, MasterExitStopsTheOtherReplicasThenCompletes) {
+  const std::string study = CreateStudy(kReplicas);
+  const std::string trial = study + "/trials/1";
+  std::vector<FakeExecutor::Started> starts = FirstPass(Options(/*gpus=*/3));
+  ASSERT_EQ(starts.size(), 4u);
+  Report(trial, 0.4, 5);
+  executor_.Exit(starts[0].handle.pid, 0);
+  runner_->RunOnce();
+  std::set<int64_t> stopped;
+  for (const auto& [pid, grace] : executor_.terminates()) {
+    stopped.insert(pid);
+    EXPECT_EQ(grace, absl::Seconds(7));
+  }
+  EXPECT_EQ(stopped,
+            (std::set<int64_t>{starts[1].handle.pid, starts[2].handle.pid,
+                               starts[3].handle.pid}));
+  EXPECT_EQ(Get(trial).state(), Trial::ACTIVE) << "until every replica ended";
+  EXPECT_EQ(runner_->Counts().gpus_in_use, 3);
+  for (int i = 1; i < 4; ++i) {
+    executor_.Exit(starts[i].handle.pid, 0, /*signal=*/15);
+  }
+  runner_->RunOnce();
+  const Trial t = Get(trial);
+  EXPECT_EQ(t.state(), Trial::SUCCEEDED);
+  EXPECT_EQ(t.job().state(), TrialJob::SUCCEEDED);
+  EXPECT_EQ(t.job().replica_processes_size(), 0);
+  EXPECT_EQ(runner_->Counts().gpus_in_use, 0);
+  EXPECT_EQ(runner_->Counts().restarts_total, 0);
+}
+
+TEST_F(JobRunnerUnitTest, WorkerDeathRestartsTheWholeGroupCountedOnce) {
+  const std::string study = CreateStudy(kReplicas);
+  const std::string trial = study + "/trials/1";
+  std::vector<FakeExecutor::Started> starts = FirstPass(Options(/*gpus=*/3));
+  ASSERT_EQ(starts.size(), 4u);
+  executor_.Exit(starts[2].handle.pid, 0, /*signal=*/9);
+  runner_->RunOnce();
+  EXPECT_EQ(executor_.terminates().size(), 3u) << "the rest are stopped";
+  for (int i : {0, 1, 3}) executor_.Exit(starts[i].handle.pid, 0, 15);
+  runner_->RunOnce();
+  Trial t = Get(trial);
+  EXPECT_EQ(t.state(), Trial::ACTIVE);
+  EXPECT_EQ(t.job().state(), TrialJob::QUEUED);
+  EXPECT_EQ(t.job().restarts(), 1);
+  EXPECT_EQ(t.job().last_exit_code(), 128 + 9);
+  EXPECT_EQ(t.job().message(),
+            "worker-replica-1 killed by signal 9; restart 1 of 2");
+  ASSERT_EQ(StartsAfter(absl::Seconds(1)), 8u) << "the whole group restarts";
+  for (size_t i = 4; i < 8; ++i) {
+    EXPECT_EQ(Env(executor_.starts()[i].spec, "CAIRN_RESUME"), "1");
+  }
+  EXPECT_EQ(Get(trial).job().attempts(), 2);
+  EXPECT_EQ(runner_->Counts().restarts_total, 1);
+  EXPECT_EQ(restarts_.studies(), (std::vector<std::string>{study}));
+}
+
+TEST_F(JobRunnerUnitTest, StoppedStudyStopsEveryReplica) {
+  const std::string study = CreateStudy(kReplicas);
+  std::vector<FakeExecutor::Started> starts = FirstPass(Options(/*gpus=*/3));
+  ASSERT_EQ(starts.size(), 4u);
+  ASSERT_TRUE(manager_->SetStudyState(study, Study::INACTIVE).ok());
+  runner_->RunOnce();
+  std::set<int64_t> stopped;
+  for (const auto& [pid, grace] : executor_.terminates()) stopped.insert(pid);
+  EXPECT_EQ(stopped.size(), 4u);
+  for (const auto& s : starts) executor_.Exit(s.handle.pid, 0, 15);
+  runner_->RunOnce();
+  EXPECT_EQ(Get(study + "/trials/1").job().state(), TrialJob::CANCELLED);
+  EXPECT_EQ(runner_->Counts().running, 0);
+}
+
+TEST_F(JobRunnerUnitTest, RestartedCairndKillsEveryReplicaOrphan) {
+  const std::string study = CreateStudy(kReplicas);
+  std::vector<FakeExecutor::Started> starts = FirstPass(Options(/*gpus=*/3));
+  ASSERT_EQ(starts.size(), 4u);
+  OpenManager();
+  FakeExecutor executor2;
+  NewRunner(Options(/*gpus=*/3), &executor2);
+  std::vector<std::pair<int64_t, int64_t>> want;
+  for (const auto& s : starts) {
+    want.emplace_back(s.handle.pid, s.handle.start_ticks);
+  }
+  EXPECT_EQ(executor2.orphans(), want);
+  const TrialJob job = Get(study + "/trials/1").job();
+  EXPECT_EQ(job.state(), TrialJob::QUEUED);
+  EXPECT_EQ(job.replica_processes_size(), 0);
+  runner_->RunOnce();
+  EXPECT_EQ(executor2.starts().size(), 4u) << "the group resumes";
+  runner_.reset();  // Before executor2 goes.
 }
 
 }  // namespace

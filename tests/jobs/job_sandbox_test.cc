@@ -228,6 +228,8 @@ TEST_F(JobSandboxTest, LoaderAndCairnVariablesAreRefused) {
       "job_template.env", "CAIRN_TOKEN");
   ExpectInvalid(R"pb(job_template { env { key: "TF_CONFIG" value: "{}" } })pb",
                 "job_template.env", "TF_CONFIG");
+  ExpectInvalid(R"pb(job_template { env { key: "RANK" value: "3" } })pb",
+                "job_template.env", "RANK");
 }
 
 TEST_F(JobSandboxTest, JobDirsMustLieInTheJobsRootOrAnAllowedDir) {

@@ -462,6 +462,58 @@ TEST(ValidateStudySpecTest, JobTemplateWithoutCommand) {
   ExpectInvalid(ValidateStudySpec(spec), {"job_template.command", "empty"});
 }
 
+// A template with replicas described in text format, merged into ValidSpec.
+StudySpec WithReplicas(const std::string& replicas) {
+  StudySpec spec = ValidSpec();
+  spec.mutable_job_template()->add_command("train");
+  cairn::v1::TrialJobTemplate extra;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(replicas, &extra));
+  spec.mutable_job_template()->MergeFrom(extra);
+  return spec;
+}
+
+TEST(ValidateStudySpecTest, ReplicasMasterAndWorkersAreValid) {
+  EXPECT_TRUE(ValidateStudySpec(WithReplicas(R"pb(
+                replicas { type: MASTER count: 1 gpus_per_replica: 1 }
+                replicas { type: WORKER count: 2 }
+                replicas { type: PARAMETER_SERVER count: 0 }
+                replicas { type: EVALUATOR count: 1 }
+              )pb"))
+                  .ok());
+}
+
+TEST(ValidateStudySpecTest, ReplicasNeedExactlyOneMasterOfCountOne) {
+  ExpectInvalid(
+      ValidateStudySpec(WithReplicas("replicas { type: WORKER count: 2 }")),
+      {"job_template.replicas", "no MASTER"});
+  ExpectInvalid(
+      ValidateStudySpec(WithReplicas("replicas { type: MASTER count: 2 }")),
+      {"job_template.replicas[0].count", "2", "exactly one master"});
+  ExpectInvalid(
+      ValidateStudySpec(WithReplicas("replicas { type: MASTER count: 1 } "
+                                     "replicas { type: MASTER count: 1 }")),
+      {"job_template.replicas[1].type", "MASTER", "twice"});
+}
+
+TEST(ValidateStudySpecTest, ReplicaCountsAndGpusAreBounded) {
+  ExpectInvalid(
+      ValidateStudySpec(WithReplicas("replicas { type: MASTER count: 1 } "
+                                     "replicas { type: WORKER count: -1 }")),
+      {"job_template.replicas[1].count", "-1"});
+  ExpectInvalid(
+      ValidateStudySpec(WithReplicas("replicas { type: MASTER count: 1 } "
+                                     "replicas { type: WORKER count: 65 }")),
+      {"job_template.replicas[1].count", "65", "64"});
+  ExpectInvalid(ValidateStudySpec(WithReplicas(
+                    "replicas { type: MASTER count: 1 gpus_per_replica: -2 }")),
+                {"job_template.replicas[0].gpus_per_replica", "-2"});
+  ExpectInvalid(ValidateStudySpec(WithReplicas("replicas { count: 1 }")),
+                {"job_template.replicas[0].type", "unset"});
+  ExpectInvalid(ValidateStudySpec(WithReplicas(
+                    "gpus_per_trial: 1 replicas { type: MASTER count: 1 }")),
+                {"job_template.gpus_per_trial", "gpus_per_replica"});
+}
+
 TEST(ValidateStudySpecTest, AshaReductionFactorOne) {
   StudySpec spec = ValidSpec();
   spec.mutable_early_stopping()->mutable_asha()->set_reduction_factor(1);
