@@ -17,7 +17,7 @@ CAIRN_PACKAGES=(
   python3-pip python3-setuptools python3-protobuf python3-yaml python3-pytest
   python3-optuna
   libcivetweb-dev libssl-dev libjs-chart.js chromium chromium-driver python3-selenium
-  python3-sklearn python3-torch
+  python3-torch
 )
 
 # What .ci/run adds for its clang builds (clang-strict, asan, tsan) and for
