@@ -7,6 +7,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/time/time.h"
 #include "nlohmann/json.hpp"
 
 namespace cairn::jobs {
@@ -84,6 +86,18 @@ JobSpec MakeJobSpec(const cairn::v1::TrialJobTemplate& tmpl,
   spec.env["CLOUD_ML_HP_METRIC_FILE"] = HypertunePath(context.job_dir).string();
   spec.env["CUDA_VISIBLE_DEVICES"] = absl::StrJoin(context.gpus, ",");
   spec.env["TF_CONFIG"] = TfConfig(trial_id, context.job_dir);
+  spec.name = absl::StrCat("cairn-", absl::StrReplaceAll(trial.name(),
+                                                         {{"/", "-"}}));
+  spec.gpus = static_cast<int>(context.gpus.size());
+  if (tmpl.has_max_running_time()) {
+    const google::protobuf::Duration& d = tmpl.max_running_time();
+    const absl::Duration limit =
+        absl::Seconds(d.seconds()) + absl::Nanoseconds(d.nanos());
+    if (limit > absl::ZeroDuration()) spec.time_limit = limit;
+  }
+  spec.replicas = 0;
+  for (const auto& group : tmpl.replicas()) spec.replicas += group.count();
+  if (spec.replicas < 1) spec.replicas = 1;
   return spec;
 }
 

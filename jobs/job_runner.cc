@@ -147,8 +147,27 @@ void JobRunner::EndStopped(const std::string& trial_name,
 void JobRunner::Recover() {
   absl::MutexLock pass(&pass_mu_);
   for (const JobStudyView& view : manager_->JobStudies()) {
-    for (const Trial& t : view.pending) RecoverTrial(t);
+    for (const Trial& t : view.pending) {
+      if (!ReattachTrial(view, t)) RecoverTrial(t);
+    }
   }
+}
+
+bool JobRunner::ReattachTrial(const JobStudyView& view, const Trial& trial) {
+  const TrialJob& job = trial.job();
+  if (!executor_->JobsOutliveServer() || job.pid() <= 0 ||
+      (job.state() != TrialJob::RUNNING && job.state() != TrialJob::STOPPING)) {
+    return false;
+  }
+  const JobHandle handle =
+      executor_->Reattach(job.pid(), job.proc_start_ticks());
+  std::vector<int> gpus(job.gpus().begin(), job.gpus().end());
+  gpus_.Claim(gpus);
+  spdlog::info("job {}: reattached after a cairnd restart (job id {})",
+               trial.name(), handle.id);
+  running_.emplace(trial.name(),
+                   MakeRunning(view, trial.name(), job, handle, gpus));
+  return true;
 }
 
 void JobRunner::RecoverTrial(const Trial& trial) {

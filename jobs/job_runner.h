@@ -23,7 +23,8 @@
 //    user (jobs/job_template.h).
 // Before the first pass, Recover() takes over from an earlier cairnd: jobs it
 // left running are killed (orphans, found by pid and start time) and resumed
-// from their job dirs.
+// from their job dirs; with an executor whose jobs outlive cairnd
+// (Executor::JobsOutliveServer, e.g. Slurm) they are reattached instead.
 //
 // Time (timeouts, restart backoff, log headers) comes from the injected
 // Clock; processes from the injected Executor. So a test drives the runner
@@ -172,6 +173,10 @@ class JobRunner {
 
   void Loop() ABSL_LOCKS_EXCLUDED(mu_, pass_mu_);
   void RecoverTrial(const cairn::v1::Trial& trial)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(pass_mu_);
+  // With an executor whose jobs outlive cairnd (Slurm): takes a RUNNING or
+  // STOPPING trial's job back by its stored id. False if not applicable.
+  bool ReattachTrial(const JobStudyView& view, const cairn::v1::Trial& trial)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(pass_mu_);
 
   // Running jobs: collect, end, reap. True if a job exited.
