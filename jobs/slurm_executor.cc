@@ -16,6 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
+#include "jobs/job_files.h"
 #include "jobs/subprocess.h"
 #include "spdlog/spdlog.h"
 
@@ -68,6 +69,18 @@ class SlurmExecutor : public Executor {
       if (!why.empty()) {
         return absl::InvalidArgumentError(absl::StrCat(
             "job_template.env[", k, "] is not allowed with Slurm: ", why));
+      }
+    }
+    // slurmstepd opens the log as the job user: hand it the file (never
+    // through a link) that cairnd's attempt header created.
+    if (!spec.log_path.empty()) {
+      absl::StatusOr<ScopedFd> log =
+          OpenJobFile(spec.log_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+      if (!log.ok()) return log.status();
+      if (user_.switch_user && fchown(log->get(), user_.uid, user_.gid) != 0) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("cannot give job log ", spec.log_path, " to user ",
+                         user_.name));
       }
     }
     std::vector<std::string> argv =

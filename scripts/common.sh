@@ -14,6 +14,7 @@ CAIRN_PACKAGES=(
   libgtest-dev libgmock-dev zlib1g-dev dpkg-dev adduser
   prometheus python3 python3-grpcio python3-grpc-tools python3-numpy
   python3-sklearn
+  slurmctld slurmd slurm-client munge
 )
 
 # What .ci/run adds for its clang builds (clang-strict, asan, tsan) and for
