@@ -17,6 +17,7 @@
 # scripts/common.sh). Runs as root (the daemons and the jobs run as the
 # calling user; SlurmUser is the calling user).
 set -euo pipefail
+export PATH="$PATH:/usr/sbin:/sbin"
 
 usage() {
   echo "usage: $0 start|stop DIR" >&2
