@@ -86,8 +86,8 @@ JobSpec MakeJobSpec(const cairn::v1::TrialJobTemplate& tmpl,
   spec.env["CLOUD_ML_HP_METRIC_FILE"] = HypertunePath(context.job_dir).string();
   spec.env["CUDA_VISIBLE_DEVICES"] = absl::StrJoin(context.gpus, ",");
   spec.env["TF_CONFIG"] = TfConfig(trial_id, context.job_dir);
-  spec.name = absl::StrCat("cairn-", absl::StrReplaceAll(trial.name(),
-                                                         {{"/", "-"}}));
+  spec.name =
+      absl::StrCat("cairn-", absl::StrReplaceAll(trial.name(), {{"/", "-"}}));
   spec.gpus = static_cast<int>(context.gpus.size());
   if (tmpl.has_max_running_time()) {
     const google::protobuf::Duration& d = tmpl.max_running_time();

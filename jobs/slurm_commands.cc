@@ -107,9 +107,8 @@ absl::StatusOr<std::map<int64_t, SlurmJobStatus>> ParseSqueue(
     if (f.size() < 5 || !absl::SimpleAtoi(f[0], &s.id) ||
         !absl::SimpleAtoi(f[3], &s.restarts) ||
         !absl::SimpleAtoi(f[4].empty() ? "0" : f[4], &s.wait_status)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("unexpected squeue line: \"", line.substr(0, 200),
-                       "\""));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unexpected squeue line: \"", line.substr(0, 200), "\""));
     }
     s.state = f[1];
     s.reason = f[2];

@@ -62,9 +62,9 @@ inline constexpr char kSqueueFormat[] =
     "JobID:|,State:|,Reason:|,RestartCnt:|,exit_code:|";
 struct SlurmJobStatus {
   int64_t id = 0;
-  std::string state;   // e.g. "RUNNING", "NODE_FAIL".
-  std::string reason;  // e.g. "None", "NonZeroExitCode".
-  int restarts = 0;    // Requeues so far.
+  std::string state;    // e.g. "RUNNING", "NODE_FAIL".
+  std::string reason;   // e.g. "None", "NonZeroExitCode".
+  int restarts = 0;     // Requeues so far.
   int wait_status = 0;  // Raw wait status of the batch script.
 };
 

@@ -2,8 +2,8 @@
 #include "jobs/slurm_executor.h"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -78,9 +78,8 @@ class SlurmExecutor : public Executor {
           OpenJobFile(spec.log_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
       if (!log.ok()) return log.status();
       if (user_.switch_user && fchown(log->get(), user_.uid, user_.gid) != 0) {
-        return absl::FailedPreconditionError(
-            absl::StrCat("cannot give job log ", spec.log_path, " to user ",
-                         user_.name));
+        return absl::FailedPreconditionError(absl::StrCat(
+            "cannot give job log ", spec.log_path, " to user ", user_.name));
       }
     }
     std::vector<std::string> argv =
@@ -135,8 +134,8 @@ class SlurmExecutor : public Executor {
       Forget(id);
       JobExit exit;
       exit.exit_code = 1;
-      exit.detail = absl::StrCat("Slurm job ", id,
-                                 " is no longer known to Slurm");
+      exit.detail =
+          absl::StrCat("Slurm job ", id, " is no longer known to Slurm");
       return exit;
     }
     NoteRequeue(*it->second);
@@ -177,8 +176,8 @@ class SlurmExecutor : public Executor {
   void NoteRequeue(const SlurmJobStatus& s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     int& seen = restarts_[s.id];
     if (s.restarts > seen) {
-      spdlog::info("slurm: job {} was requeued by Slurm (restart {}): {}",
-                   s.id, s.restarts, s.reason);
+      spdlog::info("slurm: job {} was requeued by Slurm (restart {}): {}", s.id,
+                   s.restarts, s.reason);
     }
     seen = s.restarts;
   }
@@ -195,8 +194,8 @@ class SlurmExecutor : public Executor {
     }
     if (ids.empty()) return;
     absl::StatusOr<ProgramOutput> out =
-        Tool("squeue", {"-h", "-t", "all", "-j", absl::StrJoin(ids, ","),
-                        "-O", kSqueueFormat});
+        Tool("squeue", {"-h", "-t", "all", "-j", absl::StrJoin(ids, ","), "-O",
+                        kSqueueFormat});
     absl::StatusOr<std::map<int64_t, SlurmJobStatus>> jobs =
         out.ok() ? ParseSqueue(out->out) : out.status();
     // squeue fails outright when every listed id is unknown.
@@ -211,8 +210,9 @@ class SlurmExecutor : public Executor {
     absl::MutexLock lock(&mu_);
     for (int64_t id : ids) {
       auto it = jobs->find(id);
-      status_[id] = it == jobs->end() ? std::nullopt
-                                      : std::optional<SlurmJobStatus>(it->second);
+      status_[id] = it == jobs->end()
+                        ? std::nullopt
+                        : std::optional<SlurmJobStatus>(it->second);
     }
   }
 
@@ -225,8 +225,7 @@ class SlurmExecutor : public Executor {
   absl::Mutex mu_;
   std::set<int64_t> tracked_ ABSL_GUARDED_BY(mu_);
   // Per job: its last status, or nullopt when squeue no longer knows it.
-  std::map<int64_t, std::optional<SlurmJobStatus>> status_
-      ABSL_GUARDED_BY(mu_);
+  std::map<int64_t, std::optional<SlurmJobStatus>> status_ ABSL_GUARDED_BY(mu_);
   std::map<int64_t, absl::Time> kill_at_ ABSL_GUARDED_BY(mu_);
   std::map<int64_t, int> restarts_ ABSL_GUARDED_BY(mu_);
   absl::Time last_refresh_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
@@ -239,8 +238,8 @@ absl::StatusOr<std::string> WriteScript() {
     return absl::InternalError("cannot create the Slurm batch script dir");
   }
   const std::string path = absl::StrCat(tmpl, "/exec.sh");
-  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-                      0755);
+  const int fd =
+      open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
   if (fd < 0) return absl::InternalError("cannot write " + path);
   const ssize_t n = write(fd, kScript, sizeof(kScript) - 1);
   close(fd);
@@ -296,13 +295,12 @@ absl::StatusOr<std::unique_ptr<Executor>> NewSlurmExecutor(
         "--executor=slurm: Slurm is not reachable: ", Trimmed(ping->err)));
   }
   if (!opts.partition.empty()) {
-    absl::StatusOr<ProgramOutput> part = executor->Tool(
-        "sinfo", {"-h", "-o", "%P", "-p", opts.partition});
-    if (part.ok() && part->exit_code == 0 &&
-        Trimmed(part->out).empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--slurm-partition: no partition \"", opts.partition,
-          "\" in the cluster"));
+    absl::StatusOr<ProgramOutput> part =
+        executor->Tool("sinfo", {"-h", "-o", "%P", "-p", opts.partition});
+    if (part.ok() && part->exit_code == 0 && Trimmed(part->out).empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--slurm-partition: no partition \"", opts.partition,
+                       "\" in the cluster"));
     }
   }
   return std::unique_ptr<Executor>(std::move(executor));

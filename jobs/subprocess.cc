@@ -87,7 +87,8 @@ absl::StatusOr<ProgramOutput> RunProgram(const std::vector<std::string>& argv,
     return absl::InternalError(absl::StrCat("pipe: ", std::strerror(errno)));
   }
   const pid_t pid = fork();
-  if (pid == 0) ExecChild(out_pipe[1], err_pipe[1], c_argv.data(), c_env.data());
+  if (pid == 0)
+    ExecChild(out_pipe[1], err_pipe[1], c_argv.data(), c_env.data());
   close(out_pipe[1]);
   close(err_pipe[1]);
   if (pid < 0) {
@@ -100,11 +101,10 @@ absl::StatusOr<ProgramOutput> RunProgram(const std::vector<std::string>& argv,
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  result.exit_code = WIFSIGNALED(status) ? 128 + WTERMSIG(status)
-                                         : WEXITSTATUS(status);
+  result.exit_code =
+      WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
   if (result.exit_code == 127 && result.out.empty() && result.err.empty()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("cannot run ", argv[0]));
+    return absl::FailedPreconditionError(absl::StrCat("cannot run ", argv[0]));
   }
   return result;
 }

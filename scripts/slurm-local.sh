@@ -136,6 +136,9 @@ start() {
       die "$b not found: install slurmctld slurmd slurm-client munge"
   done
   mkdir -p "$dir/state" "$dir/spool/n1" "$dir/spool/n2" "$dir/run" "$dir/log"
+  # Jobs run as other users (sbatch --uid): they exec their script from the
+  # spool dir, so it must be reachable (a mktemp -d dir is 0700).
+  chmod 755 "$dir" "$dir/spool" "$dir/spool/n1" "$dir/spool/n2"
   [ -s "$conf" ] || write_conf
   start_munge
   alive "$dir/run/slurmctld.pid" ||

@@ -314,9 +314,8 @@ absl::StatusOr<std::unique_ptr<jobs::Executor>> Cairnd::MakeSlurmExecutor(
   jobs::SlurmOptions slurm;
   slurm.partition = options.slurm_partition;
   slurm.account = options.slurm_account;
-  slurm.extra_args = absl::StrSplit(options.slurm_extra_args,
-                                    absl::ByAnyChar(" \t\n"),
-                                    absl::SkipEmpty());
+  slurm.extra_args = absl::StrSplit(
+      options.slurm_extra_args, absl::ByAnyChar(" \t\n"), absl::SkipEmpty());
   slurm.grace_period = absl::Seconds(options.grace_seconds);
   spdlog::info("cairnd: trial jobs run as Slurm batch jobs (--executor=slurm)");
   return jobs::NewSlurmExecutor(slurm, Clock::Real(), job_user_);

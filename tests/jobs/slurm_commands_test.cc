@@ -17,7 +17,8 @@ bool Has(const std::vector<std::string>& v, const std::string& s) {
 JobSpec Spec() {
   JobSpec spec;
   spec.argv = {"/usr/bin/python3", "train.py", "--lr=0.1; rm -rf /"};
-  spec.env = {{"CAIRN_JOB_DIR", "/jobs/1/2"}, {"CUDA_VISIBLE_DEVICES", "0,1"},
+  spec.env = {{"CAIRN_JOB_DIR", "/jobs/1/2"},
+              {"CUDA_VISIBLE_DEVICES", "0,1"},
               {"A", "x,y=z"}};
   spec.log_path = "/jobs/1/2/job.log";
   spec.name = "cairn-studies-1-trials-2";
@@ -108,9 +109,8 @@ SlurmJobStatus Status(const std::string& state, int wait_status = 0) {
 }
 
 TEST(SlurmExitTest, MapsEveryState) {
-  for (const char* running :
-       {"PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "REQUEUED",
-        "SUSPENDED", "REQUEUE_HOLD"}) {
+  for (const char* running : {"PENDING", "RUNNING", "CONFIGURING", "COMPLETING",
+                              "REQUEUED", "SUSPENDED", "REQUEUE_HOLD"}) {
     EXPECT_FALSE(SlurmExit(Status(running)).has_value()) << running;
   }
   std::optional<JobExit> ok = SlurmExit(Status("COMPLETED", 0));

@@ -61,7 +61,8 @@ std::multimap<std::string, SlurmJob> JobsByName(int64_t after) {
                       '\n', absl::SkipEmpty())) {
     std::vector<std::string> f = absl::StrSplit(line, '|');
     int64_t id = 0;
-    if (f.size() < 5 || !absl::SimpleAtoi(absl::StripAsciiWhitespace(f[4]), &id) ||
+    if (f.size() < 5 ||
+        !absl::SimpleAtoi(absl::StripAsciiWhitespace(f[4]), &id) ||
         id <= after) {
       continue;
     }
@@ -85,8 +86,9 @@ class SlurmTest : public ::testing::Test {
   static void SetUpTestSuite() {
     if (Sh("PATH=$PATH:/usr/sbin:/sbin; for b in sbatch slurmctld slurmd "
            "munged; do command -v $b; done | wc -l") != "4\n") {
-      skip_ = "Slurm binaries missing (apt-get install slurmctld slurmd "
-              "slurm-client munge)";
+      skip_ =
+          "Slurm binaries missing (apt-get install slurmctld slurmd "
+          "slurm-client munge)";
       return;
     }
     cluster_ = new testing::TempDir();
@@ -102,8 +104,8 @@ class SlurmTest : public ::testing::Test {
   }
   static void TearDownTestSuite() {
     if (cluster_ == nullptr) return;
-    Sh(absl::StrCat(Source(), "/scripts/slurm-local.sh stop ",
-                    cluster_->path(), "/slurm 2>&1"));
+    Sh(absl::StrCat(Source(), "/scripts/slurm-local.sh stop ", cluster_->path(),
+                    "/slurm 2>&1"));
     delete cluster_;
     cluster_ = nullptr;
   }
@@ -111,8 +113,8 @@ class SlurmTest : public ::testing::Test {
   void SetUp() override {
     if (!skip_.empty()) GTEST_SKIP() << skip_;
     ASSERT_EQ(start_error_, "") << "slurm-local.sh start failed";
-    for (absl::string_view id :
-         absl::StrSplit(Sh("squeue -h -t all -o %i"), '\n', absl::SkipEmpty())) {
+    for (absl::string_view id : absl::StrSplit(Sh("squeue -h -t all -o %i"),
+                                               '\n', absl::SkipEmpty())) {
       int64_t n = 0;
       if (absl::SimpleAtoi(id, &n)) first_job_ = std::max(first_job_, n);
     }
@@ -141,9 +143,9 @@ class SlurmTest : public ::testing::Test {
                        }
                        metrics { metric_id: "loss" goal: MINIMIZE }
                        algorithm: RANDOM_SEARCH
-                       job_template {
-                         max_restarts: 1
-                         command: "/usr/bin/python3" command: ")pb",
+                       job_template { max_restarts: 1
+                                      command: "/usr/bin/python3"
+                                      command: ")pb",
                      Source(), "/tests/jobs/toy_trainer.py\" }"),
         spec));
     spec->set_max_trials(max_trials);
@@ -227,7 +229,8 @@ class SlurmTest : public ::testing::Test {
 
 TEST_F(SlurmTest, TrialsRunAsSlurmJobsAndSurviveACairndKill9) {
   StartServer();
-  Study study = Create("kill9", 4, 2, {{"TOY_STEPS", "8"}, {"TOY_SLEEP", "0.25"}});
+  Study study =
+      Create("kill9", 4, 2, {{"TOY_STEPS", "8"}, {"TOY_SLEEP", "0.25"}});
   ASSERT_TRUE(WaitRunning(study.name(), 2).has_value());
   server_->Kill9();
   StartServer();
