@@ -69,7 +69,7 @@ std::multimap<std::string, SlurmJob> JobsByName(int64_t after) {
     SlurmJob j;
     j.state = std::string(absl::StripAsciiWhitespace(f[1]));
     j.node = std::string(absl::StripAsciiWhitespace(f[2]));
-    absl::SimpleAtoi(absl::StripAsciiWhitespace(f[3]), &j.restarts);
+    (void)absl::SimpleAtoi(absl::StripAsciiWhitespace(f[3]), &j.restarts);
     jobs.emplace(std::string(absl::StripAsciiWhitespace(f[0])), j);
   }
   return jobs;
