@@ -94,6 +94,10 @@ class Executor {
   virtual JobHandle Reattach(int64_t pid, int64_t start_ticks) {
     return JobHandle{pid, pid, start_ticks};
   }
+  // How often the cluster restarted the job on its own (Slurm requeues after
+  // a node failure, preemption or `scontrol requeue`) since this executor
+  // started or reattached it, as of the last Poll. Default: 0.
+  virtual int Requeues(const JobHandle& job) { return 0; }
 };
 
 // Runs jobs as local child processes as `user` (jobs/job_user.h; default:

@@ -253,6 +253,7 @@ bool JobRunner::CheckRunning(Running& r, const JobStudyView* view,
     HandleExit(r, *exit);
     return true;
   }
+  NoteRequeues(r);
   if (r.terminating) return false;
   const std::string reason = TerminateReason(r, view, trial);
   if (reason.empty()) return false;
@@ -280,6 +281,20 @@ std::string JobRunner::TerminateReason(const Running& r,
   if (view->study.state() != Study::ACTIVE) return "cancelled";
   if (trial != nullptr && trial->state() == Trial::STOPPING) return "stopped";
   return "";
+}
+
+void JobRunner::NoteRequeues(Running& r) {
+  const int requeues = executor_->Requeues(r.handle);
+  if (requeues <= r.requeues_seen) return;
+  const int added = requeues - r.requeues_seen;
+  r.requeues_seen = requeues;
+  r.job.set_restarts(r.job.restarts() + added);
+  restarts_total_ += added;
+  absl::StatusOr<int64_t> last = manager_->LastReportedStep(r.trial_name);
+  if (last.ok()) r.step_floor = std::max(r.step_floor, *last);
+  spdlog::info("job {}: restarted by the cluster (restart {})", r.trial_name,
+               r.job.restarts());
+  SetJob(r.trial_name, r.job);
 }
 
 void JobRunner::Collect(Running& r) {

@@ -166,6 +166,8 @@ class JobRunner {
     // In a resumed attempt: the highest step stored for the trial; entries
     // at or below it are dropped. -1 in a first attempt (nothing dropped).
     int64_t step_floor = -1;
+    // Restarts the executor did on its own (Executor::Requeues) so far.
+    int requeues_seen = 0;
     bool terminating = false;
     std::string terminate_reason;  // "timeout", "cancelled", "stopped"
     cairn::v1::TrialJob job;
@@ -191,6 +193,9 @@ class JobRunner {
   std::string TerminateReason(const Running& r, const JobStudyView* view,
                               const cairn::v1::Trial* trial);
   void Collect(Running& r);
+  // Counts restarts the executor did on its own (a Slurm requeue) as job
+  // restarts; the resumed job's replayed steps are dropped.
+  void NoteRequeues(Running& r) ABSL_EXCLUSIVE_LOCKS_REQUIRED(pass_mu_);
   // Removes entries at or below r.step_floor, raising it as entries pass.
   void DropReplayedSteps(Running& r, std::vector<HypertuneEntry>& entries);
 

@@ -114,10 +114,22 @@ class SlurmExecutor : public Executor {
     Cancel(job.id, {"--signal=TERM", "--full"});
   }
 
+  int Requeues(const JobHandle& job) override {
+    absl::MutexLock lock(&mu_);
+    auto it = restarts_.find(job.id);
+    auto base = restart_base_.find(job.id);
+    if (it == restarts_.end()) return 0;
+    return it->second - (base == restart_base_.end() ? 0 : base->second);
+  }
+
   bool KillOrphan(int64_t, int64_t) override { return false; }
   bool JobsOutliveServer() const override { return true; }
   JobHandle Reattach(int64_t pid, int64_t) override {
     Track(pid);
+    {
+      absl::MutexLock lock(&mu_);
+      reattached_.insert(pid);
+    }
     spdlog::info("slurm: reattached to job {}", pid);
     return JobHandle{pid, pid, 0};
   }
@@ -171,9 +183,13 @@ class SlurmExecutor : public Executor {
     status_.erase(id);
     kill_at_.erase(id);
     restarts_.erase(id);
+    restart_base_.erase(id);
+    reattached_.erase(id);
   }
 
   void NoteRequeue(const SlurmJobStatus& s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    // A reattached job's earlier requeues were counted by the last cairnd.
+    if (reattached_.erase(s.id) > 0) restart_base_[s.id] = s.restarts;
     int& seen = restarts_[s.id];
     if (s.restarts > seen) {
       spdlog::info("slurm: job {} was requeued by Slurm (restart {}): {}", s.id,
@@ -228,6 +244,8 @@ class SlurmExecutor : public Executor {
   std::map<int64_t, std::optional<SlurmJobStatus>> status_ ABSL_GUARDED_BY(mu_);
   std::map<int64_t, absl::Time> kill_at_ ABSL_GUARDED_BY(mu_);
   std::map<int64_t, int> restarts_ ABSL_GUARDED_BY(mu_);
+  std::map<int64_t, int> restart_base_ ABSL_GUARDED_BY(mu_);
+  std::set<int64_t> reattached_ ABSL_GUARDED_BY(mu_);
   absl::Time last_refresh_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
 };
 

@@ -273,6 +273,10 @@ TEST_F(SlurmTest, RequeuedJobResumesAndNodeDownMovesTheJob) {
   auto it = jobs.find(JobName(*t));
   ASSERT_NE(it, jobs.end());
   EXPECT_GE(it->second.restarts, 1) << "the requeued job did not restart";
+  for (const Trial& trial : Trials(study.name())) {
+    EXPECT_GE(trial.job().restarts(), 1)
+        << "requeue not counted: " << trial.name();
+  }
   ASSERT_FALSE(moved.empty()) << "no second job to set its node down";
   it = jobs.find(moved);
   ASSERT_NE(it, jobs.end());
