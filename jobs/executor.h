@@ -97,7 +97,7 @@ class Executor {
   // How often the cluster restarted the job on its own (Slurm requeues after
   // a node failure, preemption or `scontrol requeue`) since this executor
   // started or reattached it, as of the last Poll. Default: 0.
-  virtual int Requeues(const JobHandle& job) { return 0; }
+  virtual int Requeues(const JobHandle& /*job*/) { return 0; }
 };
 
 // Runs jobs as local child processes as `user` (jobs/job_user.h; default:
