@@ -39,6 +39,11 @@ class SlurmExecutor : public Executor {
         user_(user),
         bin_(std::move(bin_dir)),
         script_(std::move(script)) {}
+  // Removes the batch script and its private dir (sbatch copied it).
+  ~SlurmExecutor() override {
+    unlink(script_.c_str());
+    rmdir(script_.substr(0, script_.rfind('/')).c_str());
+  }
 
   // Runs a Slurm client tool with cairnd's SLURM_CONF only.
   absl::StatusOr<ProgramOutput> Tool(const std::string& name,
