@@ -29,6 +29,15 @@ struct JobSpec {
   std::string working_dir;
   // stdout and stderr are appended here.
   std::string log_path;
+  // For cluster executors (jobs/slurm_executor.h), which schedule GPUs and
+  // time themselves; the local executor ignores them. A name tying the job
+  // to its study and trial; GPUs the job needs (the local executor gets
+  // them as CUDA_VISIBLE_DEVICES in env); the attempt's wall-clock limit;
+  // how many processes the trial runs (job_template.replicas; 1 without).
+  std::string name;
+  int gpus = 0;
+  absl::Duration time_limit = absl::InfiniteDuration();
+  int replicas = 1;
 };
 
 // Identifies a started job for its executor.
@@ -41,6 +50,9 @@ struct JobHandle {
 struct JobExit {
   int exit_code = 0;  // Valid when signal == 0.
   int signal = 0;     // Non-zero when killed by a signal.
+  // The executor's own words on how the job ended (e.g. Slurm's state and
+  // reason: "NODE_FAIL"), or "".
+  std::string detail;
   bool ok() const { return signal == 0 && exit_code == 0; }
   // Exit code 2 (command-line usage) or 64-78 (sysexits.h: EX_USAGE to
   // EX_CONFIG): the program says its arguments or configuration are wrong,
@@ -71,6 +83,21 @@ class Executor {
   // Ends a job left over by an earlier cairnd (by pid and start time, so a
   // reused pid is never hit). Returns true if something was killed.
   virtual bool KillOrphan(int64_t pid, int64_t start_ticks) = 0;
+
+  // True when jobs outlive cairnd (a cluster scheduler): a restarted cairnd
+  // reattaches to them with Reattach instead of killing them
+  // (KillOrphan is then never called). Default: false.
+  virtual bool JobsOutliveServer() const { return false; }
+  // The handle of a job an earlier cairnd started, from the pid and start
+  // ticks it stored (JobHandle::pid, JobHandle::start_ticks). Only called
+  // when JobsOutliveServer(). Default: a handle with id = pid.
+  virtual JobHandle Reattach(int64_t pid, int64_t start_ticks) {
+    return JobHandle{pid, pid, start_ticks};
+  }
+  // How often the cluster restarted the job on its own (Slurm requeues after
+  // a node failure, preemption or `scontrol requeue`) since this executor
+  // started or reattached it, as of the last Poll. Default: 0.
+  virtual int Requeues(const JobHandle& /*job*/) { return 0; }
 };
 
 // Runs jobs as local child processes as `user` (jobs/job_user.h; default:

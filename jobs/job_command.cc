@@ -7,6 +7,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/time/time.h"
 #include "nlohmann/json.hpp"
 
 namespace cairn::jobs {
@@ -73,6 +75,22 @@ void SetMasterEnv(const JobContext& context,
   env["CLOUD_ML_HP_METRIC_FILE"] = HypertunePath(context.job_dir).string();
 }
 
+// What a cluster scheduler needs besides argv and env (jobs/executor.h).
+void SetSchedulerFields(const cairn::v1::TrialJobTemplate& tmpl,
+                        const cairn::v1::Trial& trial, const ReplicaTask& task,
+                        size_t replica_count, JobSpec& spec) {
+  spec.name =
+      absl::StrCat("cairn-", absl::StrReplaceAll(trial.name(), {{"/", "-"}}));
+  spec.gpus = static_cast<int>(task.gpus.size());
+  if (tmpl.has_max_running_time()) {
+    const google::protobuf::Duration& d = tmpl.max_running_time();
+    const absl::Duration limit =
+        absl::Seconds(d.seconds()) + absl::Nanoseconds(d.nanos());
+    if (limit > absl::ZeroDuration()) spec.time_limit = limit;
+  }
+  spec.replicas = static_cast<int>(replica_count);
+}
+
 }  // namespace
 
 fs::path JobLogPath(const fs::path& job_dir) { return job_dir / "job.log"; }
@@ -117,6 +135,7 @@ std::vector<JobSpec> MakeJobSpecs(const cairn::v1::TrialJobTemplate& tmpl,
             : tmpl.tf_config_job_json();
     spec.env["TF_CONFIG"] = TfConfigJson(replicas, task, trial_id, job_json);
     for (const auto& [k, v] : TorchEnv(replicas, task)) spec.env[k] = v;
+    SetSchedulerFields(tmpl, trial, task, replicas.size(), spec);
     specs.push_back(std::move(spec));
   }
   return specs;

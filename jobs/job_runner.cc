@@ -149,8 +149,27 @@ void JobRunner::EndStopped(const std::string& trial_name,
 void JobRunner::Recover() {
   absl::MutexLock pass(&pass_mu_);
   for (const JobStudyView& view : manager_->JobStudies()) {
-    for (const Trial& t : view.pending) RecoverTrial(t);
+    for (const Trial& t : view.pending) {
+      if (!ReattachTrial(view, t)) RecoverTrial(t);
+    }
   }
+}
+
+bool JobRunner::ReattachTrial(const JobStudyView& view, const Trial& trial) {
+  const TrialJob& job = trial.job();
+  if (!executor_->JobsOutliveServer() || job.pid() <= 0 ||
+      (job.state() != TrialJob::RUNNING && job.state() != TrialJob::STOPPING)) {
+    return false;
+  }
+  const JobHandle handle =
+      executor_->Reattach(job.pid(), job.proc_start_ticks());
+  std::vector<int> gpus(job.gpus().begin(), job.gpus().end());
+  gpus_.Claim(gpus);
+  spdlog::info("job {}: reattached after a cairnd restart (job id {})",
+               trial.name(), handle.id);
+  running_.emplace(trial.name(),
+                   MakeRunning(view, trial.name(), job, handle, gpus));
+  return true;
 }
 
 void JobRunner::RecoverTrial(const Trial& trial) {
@@ -246,6 +265,7 @@ bool JobRunner::CheckRunning(Running& r, const JobStudyView* view,
     HandleExit(r, *exit);
     return true;
   }
+  NoteRequeues(r);
   if (r.terminating) return false;
   const std::string reason = TerminateReason(r, view, trial);
   if (reason.empty()) return false;
@@ -277,6 +297,20 @@ std::string JobRunner::TerminateReason(const Running& r,
   if (view->study.state() != Study::ACTIVE) return "cancelled";
   if (trial != nullptr && trial->state() == Trial::STOPPING) return "stopped";
   return "";
+}
+
+void JobRunner::NoteRequeues(Running& r) {
+  const int requeues = executor_->Requeues(r.handle);
+  if (requeues <= r.requeues_seen) return;
+  const int added = requeues - r.requeues_seen;
+  r.requeues_seen = requeues;
+  r.job.set_restarts(r.job.restarts() + added);
+  restarts_total_ += added;
+  absl::StatusOr<int64_t> last = manager_->LastReportedStep(r.trial_name);
+  if (last.ok()) r.step_floor = std::max(r.step_floor, *last);
+  spdlog::info("job {}: restarted by the cluster (restart {})", r.trial_name,
+               r.job.restarts());
+  SetJob(r.trial_name, r.job);
 }
 
 void JobRunner::Collect(Running& r) {

@@ -29,7 +29,9 @@
 // (TrialJob.replica_processes) so that Recover() kills them all.
 // Before the first pass, Recover() takes over from an earlier cairnd: jobs it
 // left running are killed (orphans, found by pid and start time, every
-// replica of a group) and resumed from their job dirs.
+// replica of a group) and resumed from their job dirs; with an executor whose
+// jobs outlive cairnd (Executor::JobsOutliveServer, e.g. Slurm) they are
+// reattached instead.
 //
 // Time (timeouts, restart backoff, log headers) comes from the injected
 // Clock; processes from the injected Executor. So a test drives the runner
@@ -174,6 +176,8 @@ class JobRunner {
     // In a resumed attempt: the highest step stored for the trial; entries
     // at or below it are dropped. -1 in a first attempt (nothing dropped).
     int64_t step_floor = -1;
+    // Restarts the executor did on its own (Executor::Requeues) so far.
+    int requeues_seen = 0;
     bool terminating = false;
     std::string terminate_reason;  // "timeout", "cancelled", "stopped"
     cairn::v1::TrialJob job;
@@ -181,6 +185,10 @@ class JobRunner {
 
   void Loop() ABSL_LOCKS_EXCLUDED(mu_, pass_mu_);
   void RecoverTrial(const cairn::v1::Trial& trial)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(pass_mu_);
+  // With an executor whose jobs outlive cairnd (Slurm): takes a RUNNING or
+  // STOPPING trial's job back by its stored id. False if not applicable.
+  bool ReattachTrial(const JobStudyView& view, const cairn::v1::Trial& trial)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(pass_mu_);
 
   // Running jobs: collect, end, reap. True if a job exited.
@@ -195,6 +203,9 @@ class JobRunner {
   std::string TerminateReason(const Running& r, const JobStudyView* view,
                               const cairn::v1::Trial* trial);
   void Collect(Running& r);
+  // Counts restarts the executor did on its own (a Slurm requeue) as job
+  // restarts; the resumed job's replayed steps are dropped.
+  void NoteRequeues(Running& r) ABSL_EXCLUSIVE_LOCKS_REQUIRED(pass_mu_);
   // Removes entries at or below r.step_floor, raising it as entries pass.
   void DropReplayedSteps(Running& r, std::vector<HypertuneEntry>& entries);
 

@@ -26,8 +26,10 @@
 namespace cairn::jobs {
 
 std::string JobExit::ToString() const {
-  if (signal != 0) return absl::StrCat("killed by signal ", signal);
-  return absl::StrCat("exit code ", exit_code);
+  const std::string how = signal != 0
+                              ? absl::StrCat("killed by signal ", signal)
+                              : absl::StrCat("exit code ", exit_code);
+  return detail.empty() ? how : absl::StrCat(how, " (", detail, ")");
 }
 
 int64_t ProcessStartTicks(int64_t pid) {

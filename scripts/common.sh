@@ -18,6 +18,7 @@ CAIRN_PACKAGES=(
   python3-optuna
   libcivetweb-dev libssl-dev libjs-chart.js chromium chromium-driver python3-selenium
   python3-torch
+  slurmctld slurmd slurm-client munge
 )
 
 # What .ci/run adds for its clang builds (clang-strict, asan, tsan) and for

@@ -11,10 +11,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/server_builder.h"
 #include "jobs/gpu_detect.h"
 #include "jobs/job_template.h"
+#include "jobs/slurm_executor.h"
 #include "monitoring/grpc_metrics_interceptor.h"
 #include "monitoring/study_summary.h"
 #include "server/audit_interceptor.h"
@@ -308,8 +310,22 @@ absl::Status Cairnd::StartJobUser(const CairndOptions& options,
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::unique_ptr<jobs::Executor>> Cairnd::MakeSlurmExecutor(
+    const CairndOptions& options) {
+  jobs::SlurmOptions slurm;
+  slurm.partition = options.slurm_partition;
+  slurm.account = options.slurm_account;
+  slurm.extra_args = absl::StrSplit(
+      options.slurm_extra_args, absl::ByAnyChar(" \t\n"), absl::SkipEmpty());
+  slurm.grace_period = absl::Seconds(options.grace_seconds);
+  spdlog::info("cairnd: trial jobs run as Slurm batch jobs (--executor=slurm)");
+  return jobs::NewSlurmExecutor(slurm, Clock::Real(), job_user_);
+}
+
 absl::Status Cairnd::StartJobs(const CairndOptions& options,
                                const jobs::JobRoots& roots, int gpus) {
+  const bool slurm = options.executor == "slurm";
+  if (slurm && gpus < 0) gpus = 64;
   jobs::JobRunnerOptions runner_options;
   runner_options.jobs_root = roots.jobs_root;
   runner_options.allowed_job_dirs = roots.allowed_job_dirs;
@@ -329,7 +345,14 @@ absl::Status Cairnd::StartJobs(const CairndOptions& options,
       return tokens->MintTrialToken(trial);
     };
   }
-  executor_ = jobs::NewLocalProcessExecutor(Clock::Real(), job_user_);
+  if (slurm) {
+    absl::StatusOr<std::unique_ptr<jobs::Executor>> executor =
+        MakeSlurmExecutor(options);
+    if (!executor.ok()) return executor.status();
+    executor_ = *std::move(executor);
+  } else {
+    executor_ = jobs::NewLocalProcessExecutor(Clock::Real(), job_user_);
+  }
   runner_ = std::make_unique<jobs::JobRunner>(manager_.get(), executor_.get(),
                                               Clock::Real(), runner_options);
   service_->set_job_runner(runner_.get());

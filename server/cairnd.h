@@ -60,6 +60,15 @@ struct CairndOptions {
   int gpus = -1;
   // Seconds a job has between SIGTERM and SIGKILL.
   double grace_seconds = 10;
+  // Who runs trial jobs: "local" (child processes of cairnd) or "slurm"
+  // (one Slurm batch job per attempt, jobs/slurm_executor.h; --gpus is then
+  // the GPUs cairnd's trials may hold on the cluster at once, -1 meaning
+  // 64). The slurm_* options apply to "slurm" only.
+  std::string executor = "local";
+  std::string slurm_partition;
+  std::string slurm_account;
+  // Whitespace-separated sbatch options added to every job.
+  std::string slurm_extra_args;
   // Prometheus /metrics address; "" disables the HTTP endpoint.
   // Default: 127.0.0.1:9464.
   std::string metrics_listen = "127.0.0.1:9464";
@@ -147,6 +156,10 @@ class Cairnd {
   // The REST API and web UI (server/cairnd_http.cc), after StartGrpc: they
   // call the gRPC services in-process.
   absl::Status StartHttp(const CairndOptions& options);
+  // The Slurm executor of --executor=slurm (FailedPrecondition if Slurm
+  // cannot be reached).
+  absl::StatusOr<std::unique_ptr<jobs::Executor>> MakeSlurmExecutor(
+      const CairndOptions& options);
   absl::Status StartJobs(const CairndOptions& options,
                          const jobs::JobRoots& roots, int gpus);
   // The service's state for a Prometheus scrape.

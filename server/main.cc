@@ -84,6 +84,18 @@ int main(int argc, char** argv) {
   app.add_option("--grace-seconds", options.grace_seconds,
                  "Seconds between SIGTERM and SIGKILL when a job is stopped")
       ->capture_default_str();
+  app.add_option("--executor", options.executor,
+                 "Who runs trial jobs: local (child processes) or slurm (one "
+                 "Slurm batch job per attempt; needs a shared filesystem)")
+      ->check(CLI::IsMember({"local", "slurm"}))
+      ->capture_default_str();
+  app.add_option("--slurm-partition", options.slurm_partition,
+                 "With --executor=slurm: the partition (default: Slurm's)");
+  app.add_option("--slurm-account", options.slurm_account,
+                 "With --executor=slurm: the account to charge");
+  app.add_option("--slurm-extra-args", options.slurm_extra_args,
+                 "With --executor=slurm: whitespace-separated sbatch options "
+                 "added to every job (e.g. \"--qos=low --constraint=a100\")");
   app.add_option("--metrics-listen", options.metrics_listen,
                  "Prometheus /metrics address HOST:PORT (\"\" disables)")
       ->capture_default_str();

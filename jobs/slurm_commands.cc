@@ -1,0 +1,163 @@
+// Slurm command lines and output. See slurm_commands.h.
+#include "jobs/slurm_commands.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <cmath>
+#include <set>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+
+namespace cairn::jobs {
+namespace {
+
+constexpr char kJobPath[] = "/usr/local/bin:/usr/bin:/bin";
+
+// Whole minutes, rounded up (sbatch --time=MINUTES).
+int64_t Minutes(absl::Duration d) {
+  return static_cast<int64_t>(std::ceil(absl::ToDoubleMinutes(d)));
+}
+
+JobExit Killed(int signal, const std::string& detail) {
+  JobExit exit;
+  exit.signal = signal;
+  exit.detail = detail;
+  return exit;
+}
+
+}  // namespace
+
+std::string SlurmReservedVariableReason(absl::string_view name) {
+  if (absl::StartsWith(name, "SBATCH_") || absl::StartsWith(name, "SLURM_")) {
+    return "sbatch reads SBATCH_* and SLURM_* as its own options";
+  }
+  return "";
+}
+
+std::vector<std::string> SbatchArgv(const std::string& sbatch,
+                                    const SlurmOptions& options,
+                                    const JobUser& user, const JobSpec& spec,
+                                    const std::string& script) {
+  std::vector<std::string> argv = {
+      sbatch,
+      "--parsable",
+      absl::StrCat("--job-name=", spec.name.empty() ? "cairn" : spec.name),
+      absl::StrCat("--output=", spec.log_path),
+      "--open-mode=append",
+      "--requeue",
+      "--export=ALL",
+      "--ntasks=1"};
+  if (!spec.working_dir.empty()) {
+    argv.push_back(absl::StrCat("--chdir=", spec.working_dir));
+  }
+  if (spec.gpus > 0) argv.push_back(absl::StrCat("--gres=gpu:", spec.gpus));
+  if (spec.time_limit != absl::InfiniteDuration()) {
+    argv.push_back(absl::StrCat("--time=", Minutes(spec.time_limit)));
+  }
+  const int64_t grace = absl::ToInt64Seconds(options.grace_period);
+  if (grace > 0) argv.push_back(absl::StrCat("--signal=B:TERM@", grace));
+  if (!options.partition.empty()) {
+    argv.push_back(absl::StrCat("--partition=", options.partition));
+  }
+  if (!options.account.empty()) {
+    argv.push_back(absl::StrCat("--account=", options.account));
+  }
+  if (user.switch_user) {
+    argv.push_back(absl::StrCat("--uid=", user.uid));
+    argv.push_back(absl::StrCat("--gid=", user.gid));
+  }
+  for (const std::string& a : options.extra_args) argv.push_back(a);
+  argv.push_back(script);
+  for (const std::string& a : spec.argv) argv.push_back(a);
+  return argv;
+}
+
+std::vector<std::string> SlurmEnvironment(const JobUser& user,
+                                          const JobSpec& spec,
+                                          const std::string& slurm_conf) {
+  std::map<std::string, std::string> env = {{"PATH", kJobPath},
+                                            {"USER", user.name},
+                                            {"LOGNAME", user.name},
+                                            {"LANG", "C.UTF-8"}};
+  auto job_dir = spec.env.find("CAIRN_JOB_DIR");
+  env["HOME"] = !user.home.empty()          ? user.home
+                : job_dir != spec.env.end() ? job_dir->second
+                                            : "/";
+  if (!slurm_conf.empty()) env["SLURM_CONF"] = slurm_conf;
+  for (const auto& [k, v] : spec.env) {
+    if (k != "CUDA_VISIBLE_DEVICES") env[k] = v;
+  }
+  std::vector<std::string> out;
+  for (const auto& [k, v] : env) out.push_back(k + "=" + v);
+  return out;
+}
+
+absl::StatusOr<std::map<int64_t, SlurmJobStatus>> ParseSqueue(
+    absl::string_view out) {
+  std::map<int64_t, SlurmJobStatus> jobs;
+  for (absl::string_view line : absl::StrSplit(out, '\n', absl::SkipEmpty())) {
+    std::vector<std::string> f = absl::StrSplit(line, '|');
+    for (std::string& s : f) s = std::string(absl::StripAsciiWhitespace(s));
+    SlurmJobStatus s;
+    if (f.size() < 5 || !absl::SimpleAtoi(f[0], &s.id) ||
+        !absl::SimpleAtoi(f[3], &s.restarts) ||
+        !absl::SimpleAtoi(f[4].empty() ? "0" : f[4], &s.wait_status)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unexpected squeue line: \"", line.substr(0, 200), "\""));
+    }
+    s.state = f[1];
+    s.reason = f[2];
+    jobs[s.id] = std::move(s);
+  }
+  return jobs;
+}
+
+std::optional<JobExit> SlurmExit(const SlurmJobStatus& status) {
+  const std::string& state = status.state;
+  const std::string detail =
+      status.reason.empty() || status.reason == "None"
+          ? absl::StrCat("Slurm job ", status.id, " ", state)
+          : absl::StrCat("Slurm job ", status.id, " ", state, ": ",
+                         status.reason);
+  if (state == "COMPLETED" || state == "FAILED") {
+    const int ws = status.wait_status;
+    JobExit exit;
+    exit.detail = detail;
+    if (WIFSIGNALED(ws) && WTERMSIG(ws) != 0) {
+      exit.signal = WTERMSIG(ws);
+    } else {
+      exit.exit_code = WEXITSTATUS(ws);
+    }
+    // A failure without a code of its own (e.g. the launch failed).
+    if (state == "FAILED" && exit.ok()) exit.exit_code = 1;
+    return exit;
+  }
+  if (state == "CANCELLED" || state == "PREEMPTED") {
+    return Killed(SIGTERM, detail);
+  }
+  static const std::set<std::string> kKilled = {
+      "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE"};
+  if (kKilled.count(state) > 0) return Killed(SIGKILL, detail);
+  // PENDING, RUNNING, CONFIGURING, COMPLETING, SUSPENDED, REQUEUED,
+  // REQUEUE_HOLD, RESIZING, SIGNALING, STAGE_OUT, ...: not over.
+  return std::nullopt;
+}
+
+absl::StatusOr<int64_t> ParseSbatchId(absl::string_view out) {
+  absl::string_view first = absl::StripAsciiWhitespace(out);
+  first = first.substr(0, first.find('\n'));
+  first = first.substr(0, first.find(';'));
+  int64_t id = 0;
+  if (!absl::SimpleAtoi(first, &id) || id <= 0) {
+    return absl::InternalError(
+        absl::StrCat("sbatch printed no job id: \"", out.substr(0, 200), "\""));
+  }
+  return id;
+}
+
+}  // namespace cairn::jobs

@@ -1,0 +1,38 @@
+// SlurmExecutor: each job is one Slurm batch job, run with the Slurm client
+// tools (sbatch, squeue, scancel) with explicit argv, never a shell.
+#ifndef CAIRN_JOBS_SLURM_EXECUTOR_H_
+#define CAIRN_JOBS_SLURM_EXECUTOR_H_
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "jobs/executor.h"
+#include "jobs/job_user.h"
+#include "jobs/slurm_commands.h"
+#include "trials/clock.h"
+
+namespace cairn::jobs {
+
+// Start: sbatch (SbatchArgv) of a small script, written once into the
+// job's working dir or its log's dir, that execs the job's argv; the
+// handle's id and pid are the Slurm job id (start_ticks 0), which the runner
+// stores with the trial. Refuses (FailedPrecondition) a multi-replica
+// trial, and (InvalidArgument) a job env with SBATCH_*/SLURM_* variables;
+// sbatch's refusal (unknown partition, impossible GPU request, ...) is
+// FailedPrecondition with Slurm's message.
+// Poll: answers from one `squeue -t all -j ID,...` for all of the
+// executor's jobs, run at most once per options.status_interval; a job
+// squeue no longer knows is over (exit code 1, "no longer known to Slurm").
+// While Slurm cannot be reached, jobs count as running.
+// Terminate: `scancel --signal=TERM --full`, then `scancel` once `grace`
+// has passed. JobsOutliveServer() is true: a restarted cairnd reattaches.
+// `user` is the job user: sbatch --uid/--gid when user.switch_user.
+// FailedPrecondition if sbatch, squeue or scancel is missing or squeue
+// cannot reach the cluster (the message quotes Slurm).
+absl::StatusOr<std::unique_ptr<Executor>> NewSlurmExecutor(
+    const SlurmOptions& options, Clock* clock,
+    const JobUser& user = CurrentUser());
+
+}  // namespace cairn::jobs
+
+#endif  // CAIRN_JOBS_SLURM_EXECUTOR_H_

@@ -1,0 +1,309 @@
+// Trials as Slurm batch jobs through a real cairnd --executor=slurm, against
+// a real two-node cluster on this host (scripts/slurm-local.sh, started in a
+// temp dir and stopped at the end): trials succeed, cairnd kill -9 + restart
+// reattaches with exactly one submission per trial, a requeued job resumes,
+// a node set down mid-run, and study stop leaves nothing in squeue.
+// Skipped (with the reason) when the Slurm binaries are missing.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <map>
+#include <thread>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "google/protobuf/text_format.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "tests/testing/test_util.h"
+
+namespace cairn {
+namespace {
+
+using cairn::v1::Study;
+using cairn::v1::Trial;
+using cairn::v1::TrialJob;
+
+std::string Source() {
+  const char* src = std::getenv("CAIRN_SOURCE_DIR");
+  return src ? src : ".";
+}
+
+// Runs a shell command line built by the test only (no untrusted input).
+std::string Sh(const std::string& cmd) {
+  std::string out;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
+  pclose(p);
+  return out;
+}
+
+struct SlurmJob {
+  std::string state, node;
+  int restarts = 0;
+};
+
+// Every job of the cluster with an id above `after` (squeue -t all keeps
+// finished ones MinJobAge): each test's cairnd numbers its studies from 1.
+std::multimap<std::string, SlurmJob> JobsByName(int64_t after) {
+  std::multimap<std::string, SlurmJob> jobs;
+  for (absl::string_view line :
+       absl::StrSplit(Sh("squeue -h -t all -O "
+                         "'Name:|,State:|,NodeList:|,RestartCnt:|,JobID:|' "
+                         "2>/dev/null"),
+                      '\n', absl::SkipEmpty())) {
+    std::vector<std::string> f = absl::StrSplit(line, '|');
+    int64_t id = 0;
+    if (f.size() < 5 ||
+        !absl::SimpleAtoi(absl::StripAsciiWhitespace(f[4]), &id) ||
+        id <= after) {
+      continue;
+    }
+    SlurmJob j;
+    j.state = std::string(absl::StripAsciiWhitespace(f[1]));
+    j.node = std::string(absl::StripAsciiWhitespace(f[2]));
+    (void)absl::SimpleAtoi(absl::StripAsciiWhitespace(f[3]), &j.restarts);
+    jobs.emplace(std::string(absl::StripAsciiWhitespace(f[0])), j);
+  }
+  return jobs;
+}
+
+std::string JobName(const Trial& t) {
+  std::string name = absl::StrCat("cairn-", t.name());
+  std::replace(name.begin(), name.end(), '/', '-');
+  return name;
+}
+
+class SlurmTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (Sh("PATH=$PATH:/usr/sbin:/sbin; for b in sbatch slurmctld slurmd "
+           "munged; do command -v $b; done | wc -l") != "4\n") {
+      skip_ =
+          "Slurm binaries missing (apt-get install slurmctld slurmd "
+          "slurm-client munge)";
+      return;
+    }
+    cluster_ = new testing::TempDir();
+    const std::string out =
+        Sh(absl::StrCat(Source(), "/scripts/slurm-local.sh start ",
+                        cluster_->path(), "/slurm 2>&1"));
+    if (out.find("export SLURM_CONF=") == std::string::npos) {
+      skip_ = "";
+      start_error_ = out;
+      return;
+    }
+    setenv("SLURM_CONF", (cluster_->path() + "/slurm/slurm.conf").c_str(), 1);
+  }
+  static void TearDownTestSuite() {
+    if (cluster_ == nullptr) return;
+    Sh(absl::StrCat(Source(), "/scripts/slurm-local.sh stop ", cluster_->path(),
+                    "/slurm 2>&1"));
+    delete cluster_;
+    cluster_ = nullptr;
+  }
+
+  void SetUp() override {
+    if (!skip_.empty()) GTEST_SKIP() << skip_;
+    ASSERT_EQ(start_error_, "") << "slurm-local.sh start failed";
+    for (absl::string_view id : absl::StrSplit(Sh("squeue -h -t all -o %i"),
+                                               '\n', absl::SkipEmpty())) {
+      int64_t n = 0;
+      if (absl::SimpleAtoi(id, &n)) first_job_ = std::max(first_job_, n);
+    }
+  }
+
+  void StartServer() {
+    server_ = std::make_unique<testing::CairndProcess>(
+        dir_.path() + "/data",
+        std::vector<std::string>{"--executor=slurm", "--grace-seconds", "2"});
+    std::string error;
+    ASSERT_TRUE(server_->Start(&error)) << error;
+    stub_ = server_->NewStub();
+  }
+
+  Study Create(const std::string& name, int max_trials, int parallel,
+               const std::map<std::string, std::string>& env) {
+    cairn::v1::CreateStudyRequest req;
+    req.mutable_study()->set_display_name(name);
+    auto* spec = req.mutable_study()->mutable_spec();
+    EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(
+        absl::StrCat(R"pb(
+                       parameters {
+                         parameter_id: "x"
+                         type: DISCRETE
+                         discrete_values: [ 0, 1, 2, 3, 4, 5, 6, 7 ]
+                       }
+                       metrics { metric_id: "loss" goal: MINIMIZE }
+                       algorithm: RANDOM_SEARCH
+                       job_template { max_restarts: 1
+                                      command: "/usr/bin/python3"
+                                      command: ")pb",
+                     Source(), "/tests/jobs/toy_trainer.py\" }"),
+        spec));
+    spec->set_max_trials(max_trials);
+    spec->set_max_parallel_trials(parallel);
+    for (const auto& [k, v] : env) {
+      (*spec->mutable_job_template()->mutable_env())[k] = v;
+    }
+    Study out;
+    grpc::ClientContext ctx;
+    grpc::Status st = stub_->CreateStudy(&ctx, req, &out);
+    EXPECT_TRUE(st.ok()) << st.error_message();
+    return out;
+  }
+
+  std::vector<Trial> Trials(const std::string& study) {
+    cairn::v1::ListTrialsRequest req;
+    req.set_parent(study);
+    req.set_include_measurements(true);
+    cairn::v1::ListTrialsResponse resp;
+    grpc::ClientContext ctx;
+    EXPECT_TRUE(stub_->ListTrials(&ctx, req, &resp).ok());
+    return {resp.trials().begin(), resp.trials().end()};
+  }
+
+  Study GetStudy(const std::string& name) {
+    cairn::v1::GetStudyRequest req;
+    req.set_name(name);
+    Study out;
+    grpc::ClientContext ctx;
+    EXPECT_TRUE(stub_->GetStudy(&ctx, req, &out).ok());
+    return out;
+  }
+
+  Study WaitDone(const std::string& name, int seconds) {
+    Study s;
+    for (int i = 0; i < seconds * 10; ++i) {
+      s = GetStudy(name);
+      if (s.state() != Study::ACTIVE) return s;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ADD_FAILURE() << "study still ACTIVE: " << s.ShortDebugString();
+    return s;
+  }
+
+  // A trial whose job runs and has reported `steps`, or nullopt.
+  std::optional<Trial> WaitRunning(const std::string& study, int steps) {
+    for (int i = 0; i < 600; ++i) {
+      for (const Trial& t : Trials(study)) {
+        if (t.state() == Trial::ACTIVE &&
+            t.job().state() == TrialJob::RUNNING &&
+            t.measurements_size() >= steps) {
+          return t;
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return std::nullopt;
+  }
+
+  // Every trial SUCCEEDED with all its steps, submitted exactly once.
+  void ExpectAllSucceededOnce(const std::string& study, size_t count,
+                              int steps) {
+    std::vector<Trial> trials = Trials(study);
+    ASSERT_EQ(trials.size(), count);
+    const auto jobs = JobsByName(first_job_);
+    for (const Trial& t : trials) {
+      EXPECT_EQ(t.state(), Trial::SUCCEEDED) << t.ShortDebugString();
+      EXPECT_EQ(t.measurements_size(), steps) << t.name();
+      EXPECT_EQ(jobs.count(JobName(t)), 1u) << JobName(t);
+    }
+  }
+
+  static inline testing::TempDir* cluster_ = nullptr;
+  static inline std::string skip_;
+  static inline std::string start_error_;
+  int64_t first_job_ = 0;  // Jobs of earlier tests have ids up to this.
+  testing::TempDir dir_;
+  std::unique_ptr<testing::CairndProcess> server_;
+  std::unique_ptr<cairn::v1::StudyService::Stub> stub_;
+};
+
+TEST_F(SlurmTest, TrialsRunAsSlurmJobsAndSurviveACairndKill9) {
+  StartServer();
+  Study study =
+      Create("kill9", 4, 2, {{"TOY_STEPS", "8"}, {"TOY_SLEEP", "0.25"}});
+  ASSERT_TRUE(WaitRunning(study.name(), 2).has_value());
+  server_->Kill9();
+  StartServer();
+  Study done = WaitDone(study.name(), 120);
+  EXPECT_EQ(done.state(), Study::COMPLETED) << done.inactive_reason();
+  ExpectAllSucceededOnce(study.name(), 4, 8);
+  for (const Trial& t : Trials(study.name())) {
+    EXPECT_EQ(t.job().attempts(), 1) << "submitted again: " << t.name();
+  }
+}
+
+TEST_F(SlurmTest, RequeuedJobResumesAndNodeDownMovesTheJob) {
+  StartServer();
+  Study study =
+      Create("requeue", 2, 2, {{"TOY_STEPS", "10"}, {"TOY_SLEEP", "0.3"}});
+  std::optional<Trial> t = WaitRunning(study.name(), 2);
+  ASSERT_TRUE(t.has_value());
+  // Requeue one job; set the node of the other down.
+  const std::string id = absl::StrCat(t->job().pid());
+  Sh("scontrol requeue " + id);
+  Sh("scontrol update jobid=" + id + " StartTime=now");
+  std::string down_node, moved;
+  for (const Trial& other : Trials(study.name())) {
+    if (other.name() == t->name() || other.job().pid() <= 0) continue;
+    down_node = std::string(absl::StripAsciiWhitespace(
+        Sh(absl::StrCat("squeue -h -o %N -j ", other.job().pid()))));
+    if (down_node.empty()) continue;
+    moved = JobName(other);
+    Sh("scontrol update nodename=" + down_node + " state=down reason=test");
+    Sh(absl::StrCat("sleep 0.5; scontrol update jobid=", other.job().pid(),
+                    " StartTime=now"));
+  }
+  Study done = WaitDone(study.name(), 120);
+  if (!down_node.empty()) {
+    Sh("scontrol update nodename=" + down_node + " state=resume");
+  }
+  EXPECT_EQ(done.state(), Study::COMPLETED) << done.inactive_reason();
+  ExpectAllSucceededOnce(study.name(), 2, 10);
+  const auto jobs = JobsByName(first_job_);
+  auto it = jobs.find(JobName(*t));
+  ASSERT_NE(it, jobs.end());
+  EXPECT_GE(it->second.restarts, 1) << "the requeued job did not restart";
+  for (const Trial& trial : Trials(study.name())) {
+    EXPECT_GE(trial.job().restarts(), 1)
+        << "requeue not counted: " << trial.name();
+  }
+  ASSERT_FALSE(moved.empty()) << "no second job to set its node down";
+  it = jobs.find(moved);
+  ASSERT_NE(it, jobs.end());
+  EXPECT_GE(it->second.restarts, 1) << "node down did not requeue " << moved;
+  EXPECT_NE(it->second.node, down_node) << "did not move off " << down_node;
+}
+
+TEST_F(SlurmTest, StudyStopLeavesNothingInSqueue) {
+  StartServer();
+  Study study =
+      Create("stop", 4, 2, {{"TOY_STEPS", "200"}, {"TOY_SLEEP", "0.2"}});
+  ASSERT_TRUE(WaitRunning(study.name(), 1).has_value());
+  cairn::v1::SetStudyStateRequest req;
+  req.set_name(study.name());
+  req.set_state(Study::COMPLETED);
+  Study out;
+  grpc::ClientContext ctx;
+  ASSERT_TRUE(stub_->SetStudyState(&ctx, req, &out).ok());
+  std::string left;
+  for (int i = 0; i < 150; ++i) {
+    left = Sh("squeue -h -o '%j %T' 2>/dev/null | grep '^cairn-" +
+              std::string(study.name()).replace(7, 1, "-") + "-' || true");
+    if (left.empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(left, "") << "jobs left in squeue after study stop";
+}
+
+}  // namespace
+}  // namespace cairn
