@@ -21,7 +21,9 @@
 #include "jobs/job_user.h"
 #include "monitoring/metrics.h"
 #include "monitoring/study_observer.h"
+#include "aiplatform/job_manager.h"
 #include "server/admin_service.h"
+#include "server/job_service.h"
 #include "server/reflection_service.h"
 #include "server/study_service.h"
 #include "server/tls.h"
@@ -151,6 +153,8 @@ class Cairnd {
   std::unique_ptr<auth::Authorizer> authorizer_;
   std::unique_ptr<audit::AuditLog> audit_log_;
   std::unique_ptr<StudyServiceImpl> service_;
+  std::unique_ptr<aiplatform::JobManager> job_manager_;
+  std::unique_ptr<JobServiceImpl> job_service_;
   std::unique_ptr<AdminServiceImpl> admin_service_;
   std::unique_ptr<ReflectionService> reflection_service_;
   std::unique_ptr<grpc::Server> server_;

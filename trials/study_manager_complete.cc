@@ -54,6 +54,11 @@ absl::StatusOr<Measurement> FinalMeasurement(
     return *final_m;
   }
   auto last = st.last_measurement.find(t.id());
+  // A study without parameters runs one program (an AI Platform training
+  // job without hyperparameters): it succeeds without a metric.
+  if (last == st.last_measurement.end() && spec.parameters_size() == 0) {
+    return Measurement();
+  }
   if (last == st.last_measurement.end()) {
     return absl::FailedPreconditionError(
         absl::StrCat("trial ", name,
