@@ -106,8 +106,8 @@ namespace {
 // AI Platform's layout for a job's study: JOB_DIR/TRIAL_ID, and JOB_DIR
 // itself for a plain training job (no parameters: its one trial); Cairn's
 // own studies: <dir>/trial-ID.
-fs::path TrialDirIn(const fs::path& study_dir,
-                    const cairn::v1::StudySpec& spec, int64_t trial_id) {
+fs::path TrialDirIn(const fs::path& study_dir, const cairn::v1::StudySpec& spec,
+                    int64_t trial_id) {
   if (spec.job_template().ai_platform_job_id().empty()) {
     return study_dir / absl::StrCat("trial-", trial_id);
   }

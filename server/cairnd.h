@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "aiplatform/job_manager.h"
 #include "audit/audit_log.h"
 #include "auth/authorizer.h"
 #include "auth/token_registry.h"
@@ -21,7 +22,6 @@
 #include "jobs/job_user.h"
 #include "monitoring/metrics.h"
 #include "monitoring/study_observer.h"
-#include "aiplatform/job_manager.h"
 #include "server/admin_service.h"
 #include "server/job_service.h"
 #include "server/reflection_service.h"

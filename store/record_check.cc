@@ -97,7 +97,8 @@ absl::StatusOr<RecordInfo> CheckRecord(absl::string_view key,
     return info;  // kOther: kept by --repair.
   }
   if (absl::StartsWith(key, keys::kJobPrefix)) {
-    if (!Parses<cairn::v1::JobRecord>(value)) return Bad(key, "not a JobRecord");
+    if (!Parses<cairn::v1::JobRecord>(value))
+      return Bad(key, "not a JobRecord");
     return info;  // kOther: kept by --repair.
   }
   if (absl::StartsWith(key, keys::kAuditPrefix)) {

@@ -13,8 +13,7 @@ namespace cairn {
 
 namespace keys = store_keys;
 
-absl::Status RocksDbStore::PutJobRecord(
-    const cairn::v1::JobRecord& record) {
+absl::Status RocksDbStore::PutJobRecord(const cairn::v1::JobRecord& record) {
   if (record.job().job_id().empty()) {
     return absl::InvalidArgumentError("job record: job.job_id is empty");
   }

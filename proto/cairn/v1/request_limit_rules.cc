@@ -83,10 +83,10 @@ void AddSpecRules(RuleTable& t) {
 // AI Platform jobs (job_service.proto): the package is the only large field.
 void AddJobRules(RuleTable& t) {
   const FieldRule job_id = Str(kMaxIdLength, Charset::kPrintable);
-  for (const char* f :
-       {"cairn.v1.Job.job_id", "cairn.v1.GetJobRequest.job_id",
-        "cairn.v1.CancelJobRequest.job_id", "cairn.v1.ReadJobLogsRequest.job_id",
-        "cairn.v1.HyperparameterSpec.resume_previous_job_id"}) {
+  for (const char* f : {"cairn.v1.Job.job_id", "cairn.v1.GetJobRequest.job_id",
+                        "cairn.v1.CancelJobRequest.job_id",
+                        "cairn.v1.ReadJobLogsRequest.job_id",
+                        "cairn.v1.HyperparameterSpec.resume_previous_job_id"}) {
     t[f] = job_id;
   }
   t["cairn.v1.Job.labels"] = Map(kMaxLabels, kMaxLabelLength, kMaxLabelLength);
