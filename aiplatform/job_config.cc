@@ -6,6 +6,7 @@
 #include <sstream>
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/util/json_util.h"
 #include "nlohmann/json.hpp"
@@ -59,6 +60,22 @@ absl::StatusOr<json> ToJson(const YAML::Node& node, const std::string& path) {
   return absl::InternalError("unknown YAML node type");
 }
 
+// "training_input.foo_bar" -> "trainingInput.fooBar": paths as users
+// write them.
+std::string LowerCamel(const std::string& path) {
+  std::string out;
+  bool upper = false;
+  for (char c : path) {
+    if (c == '_') {
+      upper = true;
+      continue;
+    }
+    out += upper ? absl::ascii_toupper(c) : c;
+    upper = false;
+  }
+  return out;
+}
+
 // protobuf says "trainingInput.foo: Cannot find field." (3.21, with the
 // path); say it the way a user reads it.
 std::string Explain(const std::string& message) {
@@ -68,6 +85,11 @@ std::string Explain(const std::string& message) {
   if (std::regex_match(message, m, kUnknown)) {
     std::string field = m[2].str();
     if (m[1].matched && !m[1].str().empty()) field = m[1].str() + "." + field;
+    // The path is in proto names, the unknown last part as written.
+    const size_t dot = field.rfind('.');
+    if (dot != std::string::npos) {
+      field = LowerCamel(field.substr(0, dot)) + field.substr(dot);
+    }
     return absl::StrCat("unknown field \"", field, "\"");
   }
   return message;

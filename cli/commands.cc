@@ -398,14 +398,18 @@ void CommandTree::AddJobSubmit(CLI::App* jobs) {
                        "Python module to run (python3 -m MODULE)");
   training->add_option("--package-path", o_.package_path,
                        "directory of the Python package (copied at submit)");
-  training->add_option("--packages", o_.packages,
-                       "package archives (tar, tar.gz), comma-separated");
+  // One value per flag, so that a `--` after it starts USER_ARGS.
+  training
+      ->add_option("--packages", o_.packages,
+                   "package archives (tar, tar.gz), comma-separated")
+      ->allow_extra_args(false);
   training->add_option("--job-dir", o_.job_dir,
                        "job dir (default <jobs-root>/JOB_ID); trials of a "
                        "tuning job use JOB_DIR/TRIAL_ID");
   training->add_option("--scale-tier", o_.scale_tier,
                        "BASIC, BASIC_GPU, STANDARD_1, PREMIUM_1 or CUSTOM");
-  training->add_option("--labels", o_.labels, "KEY=VALUE,...");
+  training->add_option("--labels", o_.labels, "KEY=VALUE,...")
+      ->allow_extra_args(false);
   training->add_option("--region", o_.region,
                        "accepted and ignored (one machine)");
   training->add_option("--runtime-version", o_.runtime_version,

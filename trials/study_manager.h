@@ -247,7 +247,7 @@ class StudyManager {
   // objective metric of the spec and no other; without one, the last
   // reported measurement becomes final (FailedPrecondition if none, except
   // in a study without parameters, whose trial then completes with an
-  // empty final measurement).
+  // empty final measurement when its last one cannot be final).
   // FailedPrecondition if the trial is already completed.
   absl::StatusOr<cairn::v1::Trial> CompleteTrial(
       const std::string& name,
