@@ -11,6 +11,17 @@ using Table = absl::flat_hash_map<std::string, MethodRule>;
 
 constexpr char kStudy[] = "/cairn.v1.StudyService/";
 constexpr char kAdmin[] = "/cairn.v1.AdminService/";
+constexpr char kJobs[] = "/cairn.v1.JobService/";
+
+// AI Platform jobs: viewers read, editors submit and cancel.
+void AddJobRules(Table* t) {
+  for (const char* m : {"GetJob", "ListJobs", "ReadJobLogs"}) {
+    (*t)[absl::StrCat(kJobs, m)] = MethodRule{Permission::kRead};
+  }
+  for (const char* m : {"SubmitTrainingJob", "CancelJob"}) {
+    (*t)[absl::StrCat(kJobs, m)] = MethodRule{Permission::kWrite, false, true};
+  }
+}
 
 void AddStudyRules(Table* t) {
   const MethodRule read{Permission::kRead};
@@ -41,6 +52,7 @@ const Table& TheTable() {
   static const Table* table = [] {
     auto* t = new Table();
     AddStudyRules(t);
+    AddJobRules(t);
     for (const char* m : {"Backup", "CreateToken", "RevokeToken"}) {
       (*t)[absl::StrCat(kAdmin, m)] =
           MethodRule{Permission::kAdmin, false, true};

@@ -45,6 +45,7 @@ StudyClient::StudyClient(std::string target, std::chrono::milliseconds timeout,
       auth::NewAuthChannel(target_, token, std::move(credentials), args);
   stub_ = cairn::v1::StudyService::NewStub(channel);
   admin_stub_ = cairn::v1::AdminService::NewStub(channel);
+  job_stub_ = cairn::v1::JobService::NewStub(channel);
 }
 
 absl::StatusOr<cairn::v1::Study> StudyClient::ResolveStudy(

@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "cairn/v1/admin_service.grpc.pb.h"
+#include "cairn/v1/job_service.grpc.pb.h"
 #include "cairn/v1/study_service.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 
@@ -29,6 +30,7 @@ class StudyClient {
  public:
   using Stub = cairn::v1::StudyService::Stub;
   using AdminStub = cairn::v1::AdminService::Stub;
+  using JobStub = cairn::v1::JobService::Stub;
 
   // `target` is HOST:PORT; every call gets `timeout` as its deadline and
   // `authorization: Bearer <token>` (none if `token` is empty). The
@@ -52,6 +54,15 @@ class StudyClient {
                                         Response*),
       const Request& request) {
     return Invoke(*admin_stub_, method, request);
+  }
+
+  // The same for JobService, e.g. Call(&JobStub::GetJob, request).
+  template <typename Request, typename Response>
+  absl::StatusOr<Response> Call(
+      grpc::Status (JobStub::*method)(grpc::ClientContext*, const Request&,
+                                      Response*),
+      const Request& request) {
+    return Invoke(*job_stub_, method, request);
   }
 
   // Resolves a STUDY argument ("studies/N", N or a display name) to the
@@ -82,6 +93,7 @@ class StudyClient {
   std::chrono::milliseconds timeout_;
   std::unique_ptr<Stub> stub_;
   std::unique_ptr<AdminStub> admin_stub_;
+  std::unique_ptr<JobStub> job_stub_;
 };
 
 }  // namespace cairn::cli

@@ -47,6 +47,7 @@ class CommandTree {
   void AddAdminCommands(CLI::App& app);
   void AddTokenCommands(CLI::App& app);
   void AddAuditCommands(CLI::App& app);
+  void AddJobCommands(CLI::App& app);
 
  private:
   void On(CLI::App* sub, Handler fn) {
@@ -68,6 +69,10 @@ class CommandTree {
                   "table");
   }
 
+  void AddJobSubmit(CLI::App* jobs);
+  void AddJobIdArg(CLI::App* sub) {
+    sub->add_option("JOB_ID", o_.job_id, "the job's id")->required();
+  }
   void AddStudyCreate(CLI::App* study);
   void AddStudySetState(CLI::App* study);
   void AddStudyWait(CLI::App* study);
@@ -373,6 +378,75 @@ void CommandTree::AddAuditCommands(CLI::App& app) {
   On(list, AuditList);
 }
 
+void CommandTree::AddJobCommands(CLI::App& app) {
+  CLI::App* jobs = app.add_subcommand(
+      "jobs",
+      "AI Platform Training jobs: submit training, describe, list, cancel, "
+      "stream-logs (as gcloud ai-platform jobs)");
+  jobs->require_subcommand(1);
+  AddJobSubmit(jobs);
+  CLI::App* describe = jobs->add_subcommand(
+      "describe", "print the Job resource (AI Platform's field names)");
+  AddJobIdArg(describe);
+  describe->add_flag("--json", o_.json, "print the Job resource as JSON");
+  On(describe, JobDescribe);
+  CLI::App* list =
+      jobs->add_subcommand("list", "list jobs: id, state, created");
+  list->add_option("--filter", o_.filter,
+                   "only jobs in a state: state=RUNNING");
+  list->add_flag("--json", o_.json, "print a JSON array of Job resources");
+  On(list, JobList);
+  CLI::App* cancel = jobs->add_subcommand(
+      "cancel", "cancel a job: CANCELLING until its processes ended");
+  AddJobIdArg(cancel);
+  On(cancel, JobCancel);
+  CLI::App* logs = jobs->add_subcommand(
+      "stream-logs", "follow every trial's log until the job ends");
+  AddJobIdArg(logs);
+  On(logs, JobStreamLogs);
+}
+
+void CommandTree::AddJobSubmit(CLI::App* jobs) {
+  CLI::App* submit = jobs->add_subcommand("submit", "submit a job");
+  submit->require_subcommand(1);
+  CLI::App* training = submit->add_subcommand(
+      "training",
+      "submit a training job: JOB_ID --config config.yaml [flags] [-- "
+      "USER_ARGS...]; flags override the config");
+  AddJobIdArg(training);
+  training->add_option("USER_ARGS", o_.user_args,
+                       "after --: arguments for the program (replace the "
+                       "config's trainingInput.args)");
+  training->add_option("--config", o_.config,
+                       "AI Platform job config (YAML or JSON): trainingInput, "
+                       "labels");
+  training->add_option("--module-name", o_.module_name,
+                       "Python module to run (python3 -m MODULE)");
+  training->add_option("--package-path", o_.package_path,
+                       "directory of the Python package (copied at submit)");
+  // One value per flag, so that a `--` after it starts USER_ARGS.
+  training
+      ->add_option("--packages", o_.packages,
+                   "package archives (tar, tar.gz), comma-separated")
+      ->allow_extra_args(false);
+  training->add_option("--job-dir", o_.job_dir,
+                       "job dir (default <jobs-root>/JOB_ID); trials of a "
+                       "tuning job use JOB_DIR/TRIAL_ID");
+  training->add_option("--scale-tier", o_.scale_tier,
+                       "BASIC, BASIC_GPU, STANDARD_1, PREMIUM_1 or CUSTOM");
+  training->add_option("--labels", o_.labels, "KEY=VALUE,...")
+      ->allow_extra_args(false);
+  training->add_option("--region", o_.region,
+                       "accepted and ignored (one machine)");
+  training->add_option("--runtime-version", o_.runtime_version,
+                       "accepted and ignored (one machine)");
+  training->add_option("--python-version", o_.python_version,
+                       "accepted and ignored (one machine)");
+  training->add_flag("--stream-logs", o_.stream_logs,
+                     "follow the logs until the job ends");
+  On(training, JobSubmit);
+}
+
 // Runs the parsed command's handler; returns the exit code.
 int RunHandler(Handler action, Context& c) {
   if (action == nullptr) {
@@ -420,6 +494,7 @@ int RunCli(int argc, const char* const* argv, std::ostream& out,
   tree.AddStudyCommands(app);
   tree.AddTrialCommands(app);
   tree.AddAdminCommands(app);
+  tree.AddJobCommands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

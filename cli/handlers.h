@@ -67,6 +67,21 @@ struct Options {
   int max_points = 0;
   std::optional<int64_t> start_step;
   std::optional<int64_t> end_step;
+  // cairn jobs (job_handlers.cc): gcloud ai-platform jobs' flags.
+  std::string job_id;
+  std::string module_name;
+  std::string package_path;
+  std::vector<std::string> packages;
+  std::string job_dir;
+  std::string scale_tier;
+  std::vector<std::string> labels;
+  bool stream_logs = false;
+  std::vector<std::string> user_args;
+  std::string filter;
+  // Accepted and reported as ignored (one machine).
+  std::string region;
+  std::string runtime_version;
+  std::string python_version;
 };
 
 // One run of the command line: its options, where output and diagnostics go,
@@ -120,6 +135,19 @@ absl::Status TrialList(Context& c);
 absl::Status TrialGet(Context& c);
 absl::Status TrialStop(Context& c);
 absl::Status TrialHistory(Context& c);
+
+// cairn jobs <verb> (job_handlers.cc): AI Platform Training jobs, as
+// gcloud ai-platform jobs does them. submit reads --config (AI Platform's
+// own format), applies the flags over it, sends the package's files and
+// prints "Job [ID] submitted successfully."; with --stream-logs it then
+// follows the logs until the job ends (exit 1 unless it SUCCEEDED).
+absl::Status JobSubmit(Context& c);
+absl::Status JobDescribe(Context& c);
+absl::Status JobList(Context& c);
+absl::Status JobCancel(Context& c);
+// Follows every trial's log, each line prefixed "[trial N] ", until the job
+// has ended and every log is read.
+absl::Status JobStreamLogs(Context& c);
 
 // cairn backup DEST: asks cairnd to back its store up into DEST, a path on
 // the cairnd machine, and prints what the backup holds.

@@ -108,6 +108,22 @@ absl::Status ValidateJobTemplate(const JobRoots& roots, int gpus,
   return absl::OkStatus();
 }
 
+namespace {
+
+// AI Platform's layout for a job's study: JOB_DIR/TRIAL_ID, and JOB_DIR
+// itself for a plain training job (no parameters: its one trial); Cairn's
+// own studies: <dir>/trial-ID.
+fs::path TrialDirIn(const fs::path& study_dir, const cairn::v1::StudySpec& spec,
+                    int64_t trial_id) {
+  if (spec.job_template().ai_platform_job_id().empty()) {
+    return study_dir / absl::StrCat("trial-", trial_id);
+  }
+  if (spec.parameters_size() == 0) return study_dir;
+  return study_dir / absl::StrCat(trial_id);
+}
+
+}  // namespace
+
 absl::StatusOr<fs::path> CreateTrialJobDir(const JobRoots& roots,
                                            const cairn::v1::StudySpec& spec,
                                            int64_t study_id, int64_t trial_id,
@@ -117,7 +133,7 @@ absl::StatusOr<fs::path> CreateTrialJobDir(const JobRoots& roots,
   if (!study_dir.ok()) {
     return absl::FailedPreconditionError(study_dir.status().message());
   }
-  const fs::path dir = *study_dir / absl::StrCat("trial-", trial_id);
+  const fs::path dir = TrialDirIn(*study_dir, spec, trial_id);
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) {

@@ -41,9 +41,11 @@ absl::Status ValidateJobTemplate(const JobRoots& roots, int gpus,
 
 // The job dir of trial `trial_id` of study `study_id`, created if missing
 // and owned by `owner` when owner.switch_user (cairnd is root):
-// <job_dir or jobs_root/study-ID>/trial-ID. The placement is checked again
-// (links may have changed since the study was created). FailedPrecondition
-// when it lies outside the roots or cannot be created.
+// <job_dir or jobs_root/study-ID>/trial-ID; for the study of an AI Platform
+// job (job_template.ai_platform_job_id set) <job_dir>/ID, or <job_dir>
+// itself when the spec has no parameters (a plain training job). The placement
+// is checked again (links may have changed since the study was created).
+// FailedPrecondition when it lies outside the roots or cannot be created.
 absl::StatusOr<std::filesystem::path> CreateTrialJobDir(
     const JobRoots& roots, const cairn::v1::StudySpec& spec, int64_t study_id,
     int64_t trial_id, const JobUser& owner);

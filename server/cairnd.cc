@@ -141,6 +141,13 @@ absl::Status Cairnd::OpenController(const std::string& store_path,
       StudyManager::Open(store_.get(), manager_options);
   if (!manager.ok()) return manager.status();
   manager_ = std::move(*manager);
+  aiplatform::JobManagerOptions job_options;
+  job_options.jobs_root = std::filesystem::absolute(roots.jobs_root).string();
+  absl::StatusOr<std::unique_ptr<aiplatform::JobManager>> jobs =
+      aiplatform::JobManager::Open(store_.get(), manager_.get(), Clock::Real(),
+                                   job_options);
+  if (!jobs.ok()) return jobs.status();
+  job_manager_ = std::move(*jobs);
   return absl::OkStatus();
 }
 
@@ -209,6 +216,8 @@ void Cairnd::MakeServices(const CairndOptions& options) {
   admin_service_ =
       std::make_unique<AdminServiceImpl>(store_.get(), options.data_dir);
   service_->set_authorizer(authorizer_.get());
+  job_service_ = std::make_unique<JobServiceImpl>(job_manager_.get());
+  job_service_->set_authorizer(authorizer_.get());
   admin_service_->set_authorizer(authorizer_.get());
   admin_service_->set_token_registry(tokens_.get());
   admin_service_->set_audit_log(audit_log_.get());
@@ -216,6 +225,7 @@ void Cairnd::MakeServices(const CairndOptions& options) {
       std::vector<std::string>{
           cairn::v1::StudyService::service_full_name(),
           cairn::v1::AdminService::service_full_name(),
+          cairn::v1::JobService::service_full_name(),
           grpc::reflection::v1alpha::ServerReflection::service_full_name()},
       authorizer_.get());
 }
@@ -243,6 +253,7 @@ absl::Status Cairnd::StartGrpc(const CairndOptions& options) {
   AddPorts(options, builder);
   builder.RegisterService(service_.get());
   builder.RegisterService(admin_service_.get());
+  builder.RegisterService(job_service_.get());
   builder.RegisterService(reflection_service_.get());
   builder.experimental().SetInterceptorCreators(Interceptors());
   builder.SetMaxReceiveMessageSize(64 << 20);
@@ -356,6 +367,7 @@ absl::Status Cairnd::StartJobs(const CairndOptions& options,
   runner_ = std::make_unique<jobs::JobRunner>(manager_.get(), executor_.get(),
                                               Clock::Real(), runner_options);
   service_->set_job_runner(runner_.get());
+  job_service_->set_job_runner(runner_.get());
   runner_->Start();
   metrics_->SetSnapshotProvider([this] { return MetricsSnapshot(); });
   return absl::OkStatus();

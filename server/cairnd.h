@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "aiplatform/job_manager.h"
 #include "audit/audit_log.h"
 #include "auth/authorizer.h"
 #include "auth/token_registry.h"
@@ -23,6 +24,7 @@
 #include "monitoring/metrics.h"
 #include "monitoring/study_observer.h"
 #include "server/admin_service.h"
+#include "server/job_service.h"
 #include "server/reflection_service.h"
 #include "server/study_service.h"
 #include "server/tls.h"
@@ -176,6 +178,8 @@ class Cairnd {
   std::unique_ptr<auth::Authorizer> authorizer_;
   std::unique_ptr<audit::AuditLog> audit_log_;
   std::unique_ptr<StudyServiceImpl> service_;
+  std::unique_ptr<aiplatform::JobManager> job_manager_;
+  std::unique_ptr<JobServiceImpl> job_service_;
   std::unique_ptr<AdminServiceImpl> admin_service_;
   std::unique_ptr<ReflectionService> reflection_service_;
   std::unique_ptr<grpc::Server> server_;

@@ -80,6 +80,10 @@ std::string TokenKey(absl::string_view token_name) {
   return absl::StrCat(kTokenPrefix, token_name);
 }
 
+std::string JobKey(absl::string_view job_id) {
+  return absl::StrCat(kJobPrefix, job_id);
+}
+
 std::string AuditKey(int64_t event_id) {
   std::string key(kAuditPrefix);
   AppendHexId(event_id, &key);

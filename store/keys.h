@@ -28,6 +28,7 @@ inline constexpr absl::string_view kMeasurementPrefix = "m/";
 inline constexpr absl::string_view kSummaryPrefix = "c/";
 inline constexpr absl::string_view kTokenPrefix = "u/";
 inline constexpr absl::string_view kAuditPrefix = "a/";
+inline constexpr absl::string_view kJobPrefix = "j/";
 
 // Number of characters of one encoded id.
 inline constexpr size_t kIdWidth = 16;
@@ -44,6 +45,7 @@ std::string StudyKey(int64_t study_id);                 // s/<study>
 std::string NameKey(absl::string_view display_name);    // n/<display_name>
 std::string TokenKey(absl::string_view token_name);     // u/<token name>
 std::string AuditKey(int64_t event_id);                 // a/<event>
+std::string JobKey(absl::string_view job_id);           // j/<job id>
 std::string MaxTrialKey(int64_t study_id);              // k/<study>
 std::string TrialKey(int64_t study_id, int64_t trial);  // t/<study>/<trial>
 std::string SummaryKey(int64_t study_id);               // c/<study>

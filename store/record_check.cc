@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "cairn/v1/admin_service.pb.h"
+#include "cairn/v1/job_service.pb.h"
 #include "cairn/v1/study.pb.h"
 #include "store/keys.h"
 #include "store/summary_record.h"
@@ -93,6 +94,11 @@ absl::StatusOr<RecordInfo> CheckRecord(absl::string_view key,
     if (!Parses<cairn::v1::TokenRecord>(value)) {
       return Bad(key, "not a TokenRecord");
     }
+    return info;  // kOther: kept by --repair.
+  }
+  if (absl::StartsWith(key, keys::kJobPrefix)) {
+    if (!Parses<cairn::v1::JobRecord>(value))
+      return Bad(key, "not a JobRecord");
     return info;  // kOther: kept by --repair.
   }
   if (absl::StartsWith(key, keys::kAuditPrefix)) {

@@ -135,6 +135,9 @@ class RocksDbStore final : public Store {
   absl::Status PutTokenRecord(const cairn::v1::TokenRecord& record) override;
   absl::StatusOr<std::vector<cairn::v1::TokenRecord>> LoadTokenRecords()
       override;
+  // See rocksdb_store_jobs.cc.
+  absl::Status PutJobRecord(const cairn::v1::JobRecord& record) override;
+  absl::StatusOr<std::vector<cairn::v1::JobRecord>> LoadJobRecords() override;
   // See rocksdb_store_audit.cc.
   absl::Status PutAuditEvent(int64_t id, const cairn::v1::AuditEvent& event,
                              int64_t delete_before) override;

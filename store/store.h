@@ -60,7 +60,8 @@
 //                                       raised to stay unique, so key order
 //                                       is time order; old ones are deleted
 //                                       with one DeleteRange)
-// Later components add their own prefixes (j/ for jobs).
+//   j/<job id>                       -> cairn.v1.JobRecord (an AI Platform
+//                                       job: aiplatform/job_manager.h)
 // The byte after a prefix's last id is '/', so [prefix, prefix with '/'
 // replaced by '0') bounds one study's or trial's keys (used for DeleteRange).
 // Ids in keys are > 0; measurement sequence numbers start at 0 and may have
@@ -81,6 +82,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "cairn/v1/admin_service.pb.h"
+#include "cairn/v1/job_service.pb.h"
 #include "cairn/v1/study.pb.h"
 
 namespace rocksdb {
@@ -371,6 +373,18 @@ class Store {
   }
   // The largest audit event id in the store; 0 if there is none.
   virtual absl::StatusOr<int64_t> LastAuditEventId() { return 0; }
+
+  // Writes (inserts or overwrites) the record of job record.job().job_id()
+  // (InvalidArgument if it is empty), durably. Default: Unimplemented (test
+  // doubles).
+  virtual absl::Status PutJobRecord(const cairn::v1::JobRecord& /*record*/) {
+    return absl::UnimplementedError("this Store cannot keep jobs");
+  }
+  // Every job record, by job id. DataLoss naming the key of one that does
+  // not decode. Default: none (test doubles).
+  virtual absl::StatusOr<std::vector<cairn::v1::JobRecord>> LoadJobRecords() {
+    return std::vector<cairn::v1::JobRecord>();
+  }
 };
 
 }  // namespace cairn

@@ -245,7 +245,9 @@ class StudyManager {
 
   // Completes a pending trial. With `final_measurement` it must report every
   // objective metric of the spec and no other; without one, the last
-  // reported measurement becomes final (FailedPrecondition if none).
+  // reported measurement becomes final (FailedPrecondition if none, except
+  // in a study without parameters, whose trial then completes with an
+  // empty final measurement when its last one cannot be final).
   // FailedPrecondition if the trial is already completed.
   absl::StatusOr<cairn::v1::Trial> CompleteTrial(
       const std::string& name,

@@ -54,6 +54,14 @@ absl::StatusOr<Measurement> FinalMeasurement(
     return *final_m;
   }
   auto last = st.last_measurement.find(t.id());
+  // A study without parameters runs one program (an AI Platform training
+  // job without hyperparameters): it succeeds without a metric.
+  // Its reports may track any metric.
+  if (spec.parameters_size() == 0 &&
+      (last == st.last_measurement.end() ||
+       !tuner::ValidateFinalMeasurement(spec, last->second).ok())) {
+    return Measurement();
+  }
   if (last == st.last_measurement.end()) {
     return absl::FailedPreconditionError(
         absl::StrCat("trial ", name,

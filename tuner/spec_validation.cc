@@ -529,10 +529,12 @@ absl::Status ValidateTrialParametersImpl(const StudySpec& spec,
 }  // namespace
 
 absl::Status ValidateSearchSpace(const StudySpec& spec) {
-  if (spec.parameters_size() == 0) {
+  // An empty space has one point: allowed for a study of one trial (an AI
+  // Platform training job without hyperparameters).
+  if (spec.parameters_size() == 0 && spec.max_trials() != 1) {
     return absl::InvalidArgumentError(
         "parameters: the search space is empty; at least one parameter is "
-        "required");
+        "required (or max_trials 1)");
   }
   SpaceValidator validator;
   for (int i = 0; i < spec.parameters_size(); ++i) {

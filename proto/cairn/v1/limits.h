@@ -93,6 +93,12 @@ inline constexpr int kMaxCommandArgs = 1024;
 inline constexpr int kMaxEnvVars = 256;
 inline constexpr int kMaxPathLength = 4096;
 
+// A training package (cairn.v1.SubmitTrainingJobRequest.package_files): at
+// most kMaxPackageFiles files of at most kMaxPackageFileBytes each (and the
+// whole request within cairnd's 64 MiB message limit).
+inline constexpr int kMaxPackageFiles = 10000;
+inline constexpr int kMaxPackageFileBytes = 32 << 20;
+
 // Any other string (infeasible_reason, metadata values, ...): at most
 // kMaxFreeTextLength characters; any other repeated field: at most
 // kMaxRepeated entries; messages nest at most kMaxMessageDepth deep (this

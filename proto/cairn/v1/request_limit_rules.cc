@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "cairn/v1/admin_service.pb.h"
+#include "cairn/v1/job_service.pb.h"
 #include "cairn/v1/study.pb.h"
 #include "cairn/v1/study_service.pb.h"
 #include "google/protobuf/struct.pb.h"
@@ -79,6 +80,30 @@ void AddSpecRules(RuleTable& t) {
   t["cairn.v1.BackupRequest.destination"] = Str(kMaxPathLength);
 }
 
+// AI Platform jobs (job_service.proto): the package is the only large field.
+void AddJobRules(RuleTable& t) {
+  const FieldRule job_id = Str(kMaxIdLength, Charset::kPrintable);
+  for (const char* f : {"cairn.v1.Job.job_id", "cairn.v1.GetJobRequest.job_id",
+                        "cairn.v1.CancelJobRequest.job_id",
+                        "cairn.v1.ReadJobLogsRequest.job_id",
+                        "cairn.v1.HyperparameterSpec.resume_previous_job_id"}) {
+    t[f] = job_id;
+  }
+  t["cairn.v1.Job.labels"] = Map(kMaxLabels, kMaxLabelLength, kMaxLabelLength);
+  t["cairn.v1.SubmitTrainingJobRequest.package_files"] =
+      Count(kMaxPackageFiles);
+  t["cairn.v1.PackageFile.path"] = Str(kMaxPathLength, Charset::kPrintable);
+  t["cairn.v1.PackageFile.content"] = Str(kMaxPackageFileBytes);
+  t["cairn.v1.TrainingInput.args"] = Count(kMaxCommandArgs, kMaxPathLength);
+  t["cairn.v1.TrainingInput.job_dir"] = Str(kMaxPathLength);
+  t["cairn.v1.TrainingInput.python_module"] =
+      Str(kMaxIdLength, Charset::kPrintable);
+  t["cairn.v1.HyperparameterSpec.params"] = Count(kMaxParametersPerStudy);
+  t["cairn.v1.ParameterSpecAip.categorical_values"] = Count(
+      kMaxParameterValues, kMaxCategoricalValueLength, Charset::kPrintable);
+  t["cairn.v1.ParameterSpecAip.discrete_values"] = Count(kMaxParameterValues);
+}
+
 void AddTrialRules(RuleTable& t) {
   t["cairn.v1.Trial.parameters"] = Count(kMaxParametersPerStudy);
   t["cairn.v1.Trial.measurements"] = Count(kMaxTrialMeasurements);
@@ -97,6 +122,7 @@ const RuleTable& Rules() {
     auto* t = new RuleTable;
     AddIdRules(*t);
     AddSpecRules(*t);
+    AddJobRules(*t);
     AddTrialRules(*t);
     return t;
   }();
@@ -120,6 +146,10 @@ const RangeTable& Ranges() {
       {"cairn.v1.ReadTrialLogsRequest.max_bytes",
        {0, kMaxReadLogBytes, "0 means 1 MiB"}},
       {"cairn.v1.ReadTrialLogsRequest.offset",
+       {0, std::numeric_limits<int64_t>::max(), nullptr}},
+      {"cairn.v1.ReadJobLogsRequest.max_bytes",
+       {0, kMaxReadLogBytes, "0 means 1 MiB"}},
+      {"cairn.v1.ReadJobLogsRequest.offset",
        {0, std::numeric_limits<int64_t>::max(), nullptr}},
   };
   return *table;
@@ -170,6 +200,8 @@ const ByField& Resolved() {
          {cairn::v1::Study::descriptor()->file(),
           cairn::v1::CreateStudyRequest::descriptor()->file(),
           cairn::v1::BackupRequest::descriptor()->file(),
+          cairn::v1::Job::descriptor()->file(),
+          cairn::v1::SubmitTrainingJobRequest::descriptor()->file(),
           google::protobuf::Value::descriptor()->file()}) {
       for (int i = 0; i < file->message_type_count(); ++i) {
         AddMessage(*file->message_type(i), *out);

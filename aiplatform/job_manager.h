@@ -1,0 +1,126 @@
+// AI Platform Training jobs on Cairn: submit, read, list and cancel jobs.
+// A job is a study (aiplatform/job_study.h) that cairnd's job runner runs,
+// plus a JobRecord in the store (j/<job id>) with what was submitted; its
+// state and trainingOutput are derived from the study when read
+// (aiplatform/job_view.h), so they survive a kill -9 of cairnd as the study
+// does.
+//
+// Submit, in order: checks the id (rules, then unique), the config (as a
+// study) and the package; stages the package in <jobs-root>/<JOB_ID>.package
+// (job ids hold no '.', so it never meets a job dir); creates the study; for
+// resumePreviousJobId copies the earlier job's successful trials into it as
+// prior data (raising its max_trials by their number, so the new job runs
+// its own maxTrials); writes the record. A failure at any step undoes the
+// earlier ones: a refused job leaves nothing stored.
+//
+// A JobManager is thread-safe.
+#ifndef CAIRN_AIPLATFORM_JOB_MANAGER_H_
+#define CAIRN_AIPLATFORM_JOB_MANAGER_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "aiplatform/package_staging.h"
+#include "cairn/v1/aiplatform.pb.h"
+#include "cairn/v1/job_service.pb.h"
+#include "store/store.h"
+#include "trials/clock.h"
+#include "trials/study_manager.h"
+
+namespace cairn::aiplatform {
+
+struct JobManagerOptions {
+  // --jobs-root: staging dirs and default job dirs lie here. Required.
+  std::string jobs_root;
+  // The interpreter of `python3 -m MODULE`. Default: python3 (on PATH).
+  std::string python = "python3";
+};
+
+class JobManager {
+ public:
+  // Loads every job record, and finishes cancellations an earlier cairnd
+  // left half done. `store`, `studies` and `clock` are not owned and must
+  // outlive the manager.
+  static absl::StatusOr<std::unique_ptr<JobManager>> Open(
+      Store* store, StudyManager* studies, Clock* clock,
+      const JobManagerOptions& options);
+
+  // Submits `job` (jobId, labels, trainingInput; output fields ignored) with
+  // its package; the study's creator is `creator`. Returns the Job as
+  // GetJob would. InvalidArgument naming the field for a bad id, config or
+  // package; AlreadyExists for a job id (or study display name) in use;
+  // NotFound for an unknown resumePreviousJobId.
+  absl::StatusOr<cairn::v1::Job> Submit(const cairn::v1::Job& job,
+                                        const PackageFiles& package,
+                                        const std::string& creator)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // NotFound for an unknown job id.
+  absl::StatusOr<cairn::v1::Job> Get(const std::string& job_id)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Every job (by job id) whose state is `state`; STATE_UNSPECIFIED: all.
+  absl::StatusOr<std::vector<cairn::v1::Job>> List(cairn::v1::Job::State state)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Marks the job cancelled (durably) and stops its study: its processes
+  // get SIGTERM. The job reads CANCELLING until they ended, then
+  // CANCELLED. FailedPrecondition for a job that already ended.
+  absl::StatusOr<cairn::v1::Job> Cancel(const std::string& job_id)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // The study name of the job and the ids of its own trials (no prior
+  // data), in id order. NotFound for an unknown job id.
+  struct Trials {
+    std::string study_name;
+    std::vector<int64_t> trial_ids;
+    cairn::v1::Job::State state = cairn::v1::Job::STATE_UNSPECIFIED;
+  };
+  absl::StatusOr<Trials> JobTrials(const std::string& job_id)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  JobManager(Store* store, StudyManager* studies, Clock* clock,
+             const JobManagerOptions& options)
+      : store_(store), studies_(studies), clock_(clock), options_(options) {}
+
+  absl::StatusOr<cairn::v1::JobRecord> Record(const std::string& job_id)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // The record's Job, read from its study.
+  absl::StatusOr<cairn::v1::Job> View(const cairn::v1::JobRecord& record);
+  absl::StatusOr<std::vector<cairn::v1::Trial>> StudyTrials(
+      const std::string& study_name, bool include_measurements);
+  // Reserves `job_id` (unique among records and submissions under way).
+  absl::Status Reserve(const std::string& job_id) ABSL_LOCKS_EXCLUDED(mu_);
+  void Release(const std::string& job_id) ABSL_LOCKS_EXCLUDED(mu_);
+  // Submit's steps after the checks; each undoes itself on error.
+  absl::StatusOr<cairn::v1::JobRecord> CreateJob(const cairn::v1::Job& job,
+                                                 const PackageFiles& package,
+                                                 const std::string& creator);
+  // The successful trials of job `previous_job_id` (resumePreviousJobId).
+  absl::StatusOr<std::vector<cairn::v1::Trial>> PriorTrials(
+      const std::string& previous_job_id);
+  // Copies `done` (of job `previous_job_id`) into `study_name` as completed
+  // trials; returns their new ids.
+  absl::StatusOr<std::vector<int64_t>> CopyTrials(
+      const std::vector<cairn::v1::Trial>& done,
+      const std::string& previous_job_id, const std::string& study_name);
+  std::string StagingDir(const std::string& job_id) const;
+
+  Store* const store_;
+  StudyManager* const studies_;
+  Clock* const clock_;
+  const JobManagerOptions options_;
+
+  mutable absl::Mutex mu_;
+  // State below is protected by mu_.
+  absl::flat_hash_map<std::string, cairn::v1::JobRecord> records_
+      ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_set<std::string> reserved_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace cairn::aiplatform
+
+#endif  // CAIRN_AIPLATFORM_JOB_MANAGER_H_

@@ -1,0 +1,287 @@
+// cairn jobs submit training / describe / list / cancel / stream-logs: AI
+// Platform Training's gcloud commands against cairnd's JobService.
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <thread>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "aiplatform/job_config.h"
+#include "cli/handlers.h"
+#include "cli/job_package.h"
+#include "google/protobuf/util/json_util.h"
+#include "google/protobuf/util/time_util.h"
+
+namespace cairn::cli {
+namespace {
+
+using cairn::v1::Job;
+using JobStub = StudyClient::JobStub;
+
+// Flags win over the config, as with gcloud.
+absl::Status ApplyFlags(const Options& o, Job& job) {
+  cairn::v1::TrainingInput& in = *job.mutable_training_input();
+  if (!o.module_name.empty()) in.set_python_module(o.module_name);
+  if (!o.region.empty()) in.set_region(o.region);
+  if (!o.runtime_version.empty()) in.set_runtime_version(o.runtime_version);
+  if (!o.python_version.empty()) in.set_python_version(o.python_version);
+  if (!o.job_dir.empty()) {
+    in.set_job_dir(absl::StartsWith(o.job_dir, "gs://")
+                       ? o.job_dir
+                       : std::filesystem::absolute(o.job_dir).string());
+  }
+  if (!o.scale_tier.empty()) {
+    cairn::v1::TrainingInput::ScaleTier tier;
+    if (!cairn::v1::TrainingInput::ScaleTier_Parse(
+            absl::AsciiStrToUpper(o.scale_tier), &tier)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--scale-tier: '", o.scale_tier,
+          "' is not BASIC, BASIC_GPU, STANDARD_1, PREMIUM_1 or CUSTOM"));
+    }
+    in.set_scale_tier(tier);
+  }
+  for (const std::string& list : o.labels) {
+    for (absl::string_view kv : absl::StrSplit(list, ',', absl::SkipEmpty())) {
+      std::pair<std::string, std::string> p = absl::StrSplit(kv, '=');
+      if (p.first.empty()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--labels: '", kv, "' is not KEY=VALUE"));
+      }
+      (*job.mutable_labels())[p.first] = p.second;
+    }
+  }
+  if (!o.user_args.empty()) {
+    in.clear_args();
+    for (const std::string& a : o.user_args) in.add_args(a);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<PackageFileList> ReadPackage(const Options& o,
+                                            const std::string& module) {
+  if (!o.package_path.empty() && !o.packages.empty()) {
+    return absl::InvalidArgumentError(
+        "give --package-path or --packages, not both");
+  }
+  if (!o.package_path.empty()) return ReadPackageDir(o.package_path);
+  std::vector<std::string> archives;
+  for (const std::string& list : o.packages) {
+    for (absl::string_view a : absl::StrSplit(list, ',', absl::SkipEmpty())) {
+      archives.emplace_back(a);
+    }
+  }
+  return ReadPackageArchives(archives, module);
+}
+
+std::string ToJson(const google::protobuf::Message& m, bool pretty) {
+  std::string out;
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = pretty;
+  (void)google::protobuf::util::MessageToJsonString(m, &out, options);
+  if (pretty && !out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
+std::string Time(const google::protobuf::Timestamp& t) {
+  if (t.seconds() == 0 && t.nanos() == 0) return "-";
+  return google::protobuf::util::TimeUtil::ToString(t);
+}
+
+void PrintSummary(const Job& job, std::ostream& out) {
+  out << "jobId: " << job.job_id()
+      << "\nstate: " << Job::State_Name(job.state())
+      << "\ncreateTime: " << Time(job.create_time())
+      << "\nstartTime: " << Time(job.start_time())
+      << "\nendTime: " << Time(job.end_time()) << "\n";
+  if (!job.error_message().empty()) {
+    out << "errorMessage: " << job.error_message() << "\n";
+  }
+  const cairn::v1::TrainingOutput& o = job.training_output();
+  out << "completedTrialCount: " << o.completed_trial_count() << "\n";
+  if (!o.is_hyperparameter_tuning_job()) return;
+  out << "hyperparameterMetricTag: " << o.hyperparameter_metric_tag() << "\n"
+      << absl::StrFormat("%-6s %-10s %-12s %-8s %s\n", "TRIAL", "STATE",
+                         "OBJECTIVE", "STEP", "HYPERPARAMETERS");
+  for (const cairn::v1::HyperparameterOutput& t : o.trials()) {
+    std::vector<std::string> hp;
+    for (const auto& [k, v] : t.hyperparameters()) hp.push_back(k + "=" + v);
+    std::sort(hp.begin(), hp.end());
+    const bool m = t.has_final_metric();
+    out << absl::StrFormat(
+        "%-6s %-10s %-12s %-8s %s\n", t.trial_id(), Job::State_Name(t.state()),
+        m ? absl::StrCat(t.final_metric().objective_value()) : "-",
+        m ? absl::StrCat(t.final_metric().training_step()) : "-",
+        absl::StrJoin(hp, " "));
+  }
+}
+
+bool IsFinal(Job::State s) {
+  return s == Job::SUCCEEDED || s == Job::FAILED || s == Job::CANCELLED;
+}
+
+// One trial's log as it is followed: read offset and a partial last line.
+struct Follow {
+  int64_t offset = 0;
+  std::string partial;
+  bool complete = false;
+};
+
+// Reads what is new in every trial's log; returns the job's state.
+absl::StatusOr<Job::State> ReadNewLogs(Context& c,
+                                       std::map<int64_t, Follow>& logs) {
+  cairn::v1::ReadJobLogsRequest list;
+  list.set_job_id(c.opt.job_id);
+  auto ids = c.Client().Call(&JobStub::ReadJobLogs, list);
+  if (!ids.ok()) return ids.status();
+  for (int64_t id : ids->trial_ids()) logs.try_emplace(id);
+  for (auto& [id, f] : logs) {
+    while (!f.complete) {
+      cairn::v1::ReadJobLogsRequest request = list;
+      request.set_trial_id(id);
+      request.set_offset(f.offset);
+      auto chunk = c.Client().Call(&JobStub::ReadJobLogs, request);
+      if (absl::IsNotFound(chunk.status())) break;  // Not started yet.
+      if (!chunk.ok()) return chunk.status();
+      f.partial += chunk->data();
+      f.offset = chunk->next_offset();
+      f.complete = chunk->complete() && IsFinal(ids->state());
+      size_t nl;
+      while ((nl = f.partial.find('\n')) != std::string::npos) {
+        *c.out << "[trial " << id << "] " << f.partial.substr(0, nl + 1);
+        f.partial.erase(0, nl + 1);
+      }
+      if (chunk->data().empty()) break;
+    }
+    if (f.complete && !f.partial.empty()) {
+      *c.out << "[trial " << id << "] " << f.partial << "\n";
+      f.partial.clear();
+    }
+  }
+  c.out->flush();
+  return ids->state();
+}
+
+absl::Status StreamUntilDone(Context& c) {
+  std::map<int64_t, Follow> logs;
+  while (true) {
+    absl::StatusOr<Job::State> state = ReadNewLogs(c, logs);
+    if (!state.ok()) return state.status();
+    bool all = true;
+    for (const auto& [id, f] : logs) all = all && f.complete;
+    if (IsFinal(*state) && all) {
+      *c.err << "Job [" << c.opt.job_id << "] " << Job::State_Name(*state)
+             << "\n";
+      if (*state != Job::SUCCEEDED) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "job ", c.opt.job_id, " ended ", Job::State_Name(*state)));
+      }
+      return absl::OkStatus();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+}
+
+}  // namespace
+
+absl::Status JobSubmit(Context& c) {
+  const Options& o = c.opt;
+  cairn::v1::SubmitTrainingJobRequest request;
+  Job& job = *request.mutable_job();
+  if (!o.config.empty()) {
+    absl::StatusOr<aiplatform::JobConfig> config =
+        aiplatform::LoadJobConfigFile(o.config);
+    if (!config.ok()) return config.status();
+    job = config->job;
+  }
+  job.set_job_id(o.job_id);
+  if (absl::Status s = ApplyFlags(o, job); !s.ok()) return s;
+  const std::vector<std::string> ignored =
+      aiplatform::IgnoredFields(job.training_input());
+  if (!ignored.empty()) {
+    *c.err << "cairn: note: ignored on one machine: "
+           << absl::StrJoin(ignored, ", ") << "\n";
+  }
+  absl::StatusOr<PackageFileList> files =
+      ReadPackage(o, job.training_input().python_module());
+  if (!files.ok()) return files.status();
+  for (cairn::v1::PackageFile& f : *files) {
+    *request.add_package_files() = std::move(f);
+  }
+  auto submitted = c.Client().Call(&JobStub::SubmitTrainingJob, request);
+  if (!submitted.ok()) return submitted.status();
+  *c.out << "Job [" << submitted->job_id() << "] submitted successfully.\n";
+  if (o.stream_logs) return StreamUntilDone(c);
+  *c.out << "Your job is still active. You may view the status of your job "
+            "with the command\n\n  $ cairn jobs describe "
+         << submitted->job_id()
+         << "\n\nor continue streaming the logs with the command\n\n  $ cairn "
+            "jobs stream-logs "
+         << submitted->job_id() << "\n";
+  return absl::OkStatus();
+}
+
+absl::Status JobDescribe(Context& c) {
+  cairn::v1::GetJobRequest request;
+  request.set_job_id(c.opt.job_id);
+  auto job = c.Client().Call(&JobStub::GetJob, request);
+  if (!job.ok()) return job.status();
+  if (c.opt.json) {
+    *c.out << ToJson(*job, true) << "\n";
+  } else {
+    PrintSummary(*job, *c.out);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status JobList(Context& c) {
+  cairn::v1::ListJobsRequest request;
+  if (!c.opt.filter.empty()) {
+    std::pair<std::string, std::string> f = absl::StrSplit(c.opt.filter, '=');
+    Job::State state;
+    if (absl::AsciiStrToLower(f.first) != "state" ||
+        !Job::State_Parse(absl::AsciiStrToUpper(f.second), &state)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--filter: '", c.opt.filter,
+          "' is not state=STATE (QUEUED, PREPARING, RUNNING, SUCCEEDED, "
+          "FAILED, CANCELLING, CANCELLED)"));
+    }
+    request.set_state(state);
+  }
+  auto jobs = c.Client().Call(&JobStub::ListJobs, request);
+  if (!jobs.ok()) return jobs.status();
+  if (c.opt.json) {
+    *c.out << "[";
+    for (int i = 0; i < jobs->jobs_size(); ++i) {
+      *c.out << (i > 0 ? ",\n" : "\n") << ToJson(jobs->jobs(i), true);
+    }
+    *c.out << "\n]\n";
+    return absl::OkStatus();
+  }
+  *c.out << absl::StrFormat("%-40s %-11s %s\n", "JOB_ID", "STATUS", "CREATED");
+  for (const Job& job : jobs->jobs()) {
+    *c.out << absl::StrFormat("%-40s %-11s %s\n", job.job_id(),
+                              Job::State_Name(job.state()),
+                              Time(job.create_time()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status JobCancel(Context& c) {
+  cairn::v1::CancelJobRequest request;
+  request.set_job_id(c.opt.job_id);
+  auto job = c.Client().Call(&JobStub::CancelJob, request);
+  if (!job.ok()) return job.status();
+  *c.out << "Cancelled job [" << job->job_id()
+         << "]: " << Job::State_Name(job->state()) << "\n";
+  return absl::OkStatus();
+}
+
+absl::Status JobStreamLogs(Context& c) { return StreamUntilDone(c); }
+
+}  // namespace cairn::cli

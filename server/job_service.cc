@@ -1,0 +1,103 @@
+// Thin gRPC adapter over aiplatform::JobManager.
+#include "server/job_service.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "proto/cairn/v1/resource_names.h"
+#include "server/authorize_call.h"
+#include "server/check_limits.h"
+#include "server/status_util.h"
+
+namespace cairn {
+namespace {
+
+template <typename T, typename U>
+grpc::Status Reply(absl::StatusOr<T> result, U* out) {
+  if (!result.ok()) return ToGrpcStatus(result.status());
+  *out = std::move(*result);
+  return grpc::Status::OK;
+}
+
+}  // namespace
+
+absl::StatusOr<auth::Principal> JobServiceImpl::Authorize(
+    grpc::ServerContext* context, absl::string_view method) const {
+  return AuthorizeCall(authorizer_, context,
+                       absl::StrCat("/cairn.v1.JobService/", method), "");
+}
+
+grpc::Status JobServiceImpl::SubmitTrainingJob(
+    grpc::ServerContext* context,
+    const cairn::v1::SubmitTrainingJobRequest* request,
+    cairn::v1::Job* response) {
+  absl::StatusOr<auth::Principal> caller =
+      Authorize(context, "SubmitTrainingJob");
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  if (grpc::Status s = CheckLimits(*request); !s.ok()) return s;
+  return Reply(
+      jobs_->Submit(request->job(), request->package_files(), caller->name),
+      response);
+}
+
+grpc::Status JobServiceImpl::GetJob(grpc::ServerContext* context,
+                                    const cairn::v1::GetJobRequest* request,
+                                    cairn::v1::Job* response) {
+  absl::StatusOr<auth::Principal> caller = Authorize(context, "GetJob");
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  if (grpc::Status s = CheckLimits(*request); !s.ok()) return s;
+  return Reply(jobs_->Get(request->job_id()), response);
+}
+
+grpc::Status JobServiceImpl::ListJobs(grpc::ServerContext* context,
+                                      const cairn::v1::ListJobsRequest* request,
+                                      cairn::v1::ListJobsResponse* response) {
+  absl::StatusOr<auth::Principal> caller = Authorize(context, "ListJobs");
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  if (grpc::Status s = CheckLimits(*request); !s.ok()) return s;
+  absl::StatusOr<std::vector<cairn::v1::Job>> jobs =
+      jobs_->List(request->state());
+  if (!jobs.ok()) return ToGrpcStatus(jobs.status());
+  for (cairn::v1::Job& job : *jobs) *response->add_jobs() = std::move(job);
+  return grpc::Status::OK;
+}
+
+grpc::Status JobServiceImpl::CancelJob(
+    grpc::ServerContext* context, const cairn::v1::CancelJobRequest* request,
+    cairn::v1::Job* response) {
+  absl::StatusOr<auth::Principal> caller = Authorize(context, "CancelJob");
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  if (grpc::Status s = CheckLimits(*request); !s.ok()) return s;
+  return Reply(jobs_->Cancel(request->job_id()), response);
+}
+
+grpc::Status JobServiceImpl::ReadJobLogs(
+    grpc::ServerContext* context, const cairn::v1::ReadJobLogsRequest* request,
+    cairn::v1::ReadJobLogsResponse* response) {
+  absl::StatusOr<auth::Principal> caller = Authorize(context, "ReadJobLogs");
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  if (grpc::Status s = CheckLimits(*request); !s.ok()) return s;
+  absl::StatusOr<aiplatform::JobManager::Trials> trials =
+      jobs_->JobTrials(request->job_id());
+  if (!trials.ok()) return ToGrpcStatus(trials.status());
+  for (int64_t id : trials->trial_ids) response->add_trial_ids(id);
+  response->set_state(trials->state);
+  if (request->trial_id() == 0) return grpc::Status::OK;
+  if (runner_ == nullptr) {
+    return grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
+                        "this server runs no training jobs");
+  }
+  absl::StatusOr<int64_t> study_id =
+      ParseStudyName(trials->study_name, "study");
+  if (!study_id.ok()) return ToGrpcStatus(study_id.status());
+  auto chunk =
+      runner_->ReadLogs(TrialResourceName(*study_id, request->trial_id()),
+                        request->offset(), request->max_bytes());
+  if (!chunk.ok()) return ToGrpcStatus(chunk.status());
+  response->set_data(std::move(chunk->data));
+  response->set_next_offset(chunk->next_offset);
+  response->set_complete(chunk->complete);
+  return grpc::Status::OK;
+}
+
+}  // namespace cairn

@@ -1,0 +1,199 @@
+// AI Platform jobs end to end: a real cairnd on loopback and the cairn CLI
+// submit the example trainer package (examples/aiplatform) as a tuning job
+// and as a plain job, read them back with describe --json and list, refuse
+// bad ids and packages without storing anything, cancel a running job, and
+// keep every job across a kill -9 of cairnd; resumePreviousJobId continues
+// a job's study.
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/testing/test_util.h"
+
+namespace cairn::testing {
+namespace {
+
+using nlohmann::json;
+
+const std::string kExample =
+    std::string(CAIRN_SOURCE_DIR) + "/examples/aiplatform";
+
+class JobsCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    cairnd_ = std::make_unique<CairndProcess>(dir_.path() + "/data");
+    std::string error;
+    ASSERT_TRUE(cairnd_->Start(&error)) << error;
+  }
+
+  CommandResult Cairn(std::vector<std::string> args) {
+    args.insert(args.begin(),
+                {BinDir() + "/cairn", "--server", cairnd_->address()});
+    return RunCommand(args);
+  }
+
+  CommandResult Submit(const std::string& id, const std::string& config,
+                       std::vector<std::string> more = {}) {
+    std::vector<std::string> args = {"jobs",           "submit",
+                                     "training",       id,
+                                     "--module-name",  "trainer.task",
+                                     "--package-path", kExample + "/trainer"};
+    if (!config.empty()) {
+      args.push_back("--config");
+      args.push_back(kExample + "/" + config);
+    }
+    args.insert(args.end(), more.begin(), more.end());
+    return Cairn(args);
+  }
+
+  json Describe(const std::string& id) {
+    CommandResult r = Cairn({"jobs", "describe", id, "--json"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return json::parse(r.out);
+  }
+
+  TempDir dir_;
+  std::unique_ptr<CairndProcess> cairnd_;
+};
+
+TEST_F(JobsCliTest, TuningJobPlainJobAndDescribe) {
+  CommandResult r =
+      Submit("tune1", "hptuning_config.yaml",
+             {"--stream-logs", "--labels", "owner=ci", "--", "--steps", "3"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("Job [tune1] submitted successfully."),
+            std::string::npos);
+  EXPECT_NE(r.out.find("[trial 1] step 3 accuracy"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.err.find("ignored on one machine: trainingInput.region"),
+            std::string::npos);
+  json job = Describe("tune1");
+  EXPECT_EQ(job["jobId"], "tune1");
+  EXPECT_EQ(job["state"], "SUCCEEDED");
+  EXPECT_EQ(job["labels"]["team"], "vision");
+  EXPECT_EQ(job["labels"]["owner"], "ci");
+  for (const char* t : {"createTime", "startTime", "endTime"}) {
+    EXPECT_TRUE(job.contains(t)) << t;
+  }
+  EXPECT_EQ(job["trainingInput"]["hyperparameters"]["maxTrials"], 4);
+  const json& out = job["trainingOutput"];
+  EXPECT_EQ(out["completedTrialCount"], "4");  // int64: a string in JSON.
+  EXPECT_EQ(out["isHyperparameterTuningJob"], true);
+  EXPECT_EQ(out["hyperparameterMetricTag"], "accuracy");
+  ASSERT_EQ(out["trials"].size(), 4u);
+  for (const json& t : out["trials"]) {
+    EXPECT_EQ(t["state"], "SUCCEEDED");
+    EXPECT_EQ(t["finalMetric"]["trainingStep"], "3");
+    EXPECT_TRUE(t["finalMetric"].contains("objectiveValue"));
+    EXPECT_EQ(t["allMetrics"].size(), 3u);
+    EXPECT_EQ(t["hyperparameters"].size(), 4u);
+    EXPECT_TRUE(t.contains("startTime") && t.contains("endTime"));
+    // Per-trial job dir: <jobs-root>/tune1/<trial id>.
+    EXPECT_TRUE(std::filesystem::exists(dir_.path() + "/data/jobs/tune1/" +
+                                        t["trialId"].get<std::string>() +
+                                        "/model.txt"));
+  }
+
+  r = Submit("plain1", "training_config.yaml", {"--stream-logs"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  job = Describe("plain1");
+  EXPECT_EQ(job["state"], "SUCCEEDED");
+  EXPECT_EQ(job["trainingOutput"]["completedTrialCount"], "1");
+  EXPECT_FALSE(job["trainingOutput"].contains("trials"));
+  EXPECT_TRUE(
+      std::filesystem::exists(dir_.path() + "/data/jobs/plain1/model.txt"));
+
+  r = Cairn({"jobs", "list", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json list = json::parse(r.out);
+  ASSERT_EQ(list.size(), 2u);
+  EXPECT_EQ(list[0]["jobId"], "plain1");
+  r = Cairn({"jobs", "list", "--filter", "state=RUNNING"});
+  EXPECT_EQ(r.out.find("tune1"), std::string::npos);
+
+  // The job's study is a study like any other.
+  r = Cairn({"study", "get", "tune1"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+
+  // resumePreviousJobId: tune1's trials are prior data; 2 new trials run.
+  const std::string cfg = dir_.path() + "/resume.yaml";
+  {
+    std::ifstream in(kExample + "/hptuning_config.yaml");
+    std::stringstream text;
+    text << in.rdbuf();
+    std::string s = text.str();
+    s.replace(s.find("maxTrials: 4"), 12,
+              "maxTrials: 2\n    resumePreviousJobId: tune1");
+    std::ofstream(cfg) << s;
+  }
+  r = Cairn({"jobs", "submit", "training", "tune2", "--config", cfg,
+             "--module-name", "trainer.task", "--package-path",
+             kExample + "/trainer", "--stream-logs", "--", "--steps", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  job = Describe("tune2");
+  EXPECT_EQ(job["state"], "SUCCEEDED");
+  EXPECT_EQ(job["trainingOutput"]["trials"].size(), 2u);  // Its own only.
+  r = Cairn({"study", "get", "tune2"});
+  EXPECT_NE(r.out.find("\"trial_count\": 6"), std::string::npos) << r.out;
+}
+
+TEST_F(JobsCliTest, RefusalsStoreNothing) {
+  CommandResult r = Submit("1bad", "");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("must start with a letter"), std::string::npos) << r.err;
+  r = Cairn({"jobs", "submit", "training", "nopkg", "--module-name",
+             "trainer.nope", "--package-path", kExample + "/trainer"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("module 'trainer.nope' is not in the training package"),
+            std::string::npos)
+      << r.err;
+  r = Cairn({"jobs", "submit", "training", "nodir", "--module-name", "m",
+             "--package-path", dir_.path() + "/missing"});
+  EXPECT_NE(r.err.find("--package-path"), std::string::npos) << r.err;
+  const std::string bad = dir_.path() + "/bad.yaml";
+  std::ofstream(bad) << "trainingInput:\n  scaleTier: BASIC\n  regin: x\n";
+  r = Cairn({"jobs", "submit", "training", "badcfg", "--config", bad,
+             "--module-name", "trainer.task", "--package-path",
+             kExample + "/trainer"});
+  EXPECT_NE(r.err.find("unknown field \"trainingInput.regin\""),
+            std::string::npos)
+      << r.err;
+  r = Cairn({"jobs", "list", "--json"});
+  EXPECT_EQ(json::parse(r.out).size(), 0u) << r.out;
+  EXPECT_FALSE(
+      std::filesystem::exists(dir_.path() + "/data/jobs/nopkg.package"));
+  ASSERT_EQ(Submit("dup", "training_config.yaml").exit_code, 0);
+  r = Submit("dup", "training_config.yaml");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("already in use"), std::string::npos) << r.err;
+}
+
+TEST_F(JobsCliTest, CancelAndKill9) {
+  ASSERT_EQ(
+      Submit("slow", "", {"--", "--steps", "200", "--sleep", "0.1"}).exit_code,
+      0);
+  ASSERT_EQ(Submit("done", "training_config.yaml", {"--stream-logs"}).exit_code,
+            0);
+  cairnd_->Kill9();
+  std::string error;
+  ASSERT_TRUE(cairnd_->RestartOnSamePort(&error)) << error;
+  EXPECT_EQ(Describe("done")["state"], "SUCCEEDED");
+  EXPECT_EQ(Describe("slow")["state"], "RUNNING");
+  CommandResult r = Cairn({"jobs", "cancel", "slow"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = Cairn({"jobs", "stream-logs", "slow"});
+  EXPECT_EQ(r.exit_code, 1);  // It ended CANCELLED.
+  json job = Describe("slow");
+  EXPECT_EQ(job["state"], "CANCELLED");
+  EXPECT_TRUE(job.contains("errorMessage"));
+  EXPECT_TRUE(job.contains("endTime"));
+  r = Cairn({"jobs", "cancel", "slow"});
+  EXPECT_EQ(r.exit_code, 1);
+}
+
+}  // namespace
+}  // namespace cairn::testing
