@@ -49,9 +49,7 @@ class Server:
         port_file = os.path.join(self.data_dir, "cairnd.port")
         args = [os.path.join(BIN, "cairnd"), "--data-dir", self.data_dir,
                 "--listen", "127.0.0.1:0", "--port-file", port_file,
-                "--metrics-listen", ""]
-        if "--http-listen" in _cairnd_help():
-            args += ["--http-listen", ""]
+                "--metrics-listen", "", "--http-listen", ""]
         self.log_path = os.path.join(self.data_dir, "cairnd.log")
         with open(self.log_path, "wb") as log:
             self.process = subprocess.Popen(args + list(extra_args),
@@ -77,17 +75,6 @@ class Server:
             self.process.kill()
             self.process.wait()
         shutil.rmtree(self.data_dir, ignore_errors=True)
-
-
-_HELP = []
-
-
-def _cairnd_help():
-    if not _HELP:
-        out = subprocess.run([os.path.join(BIN, "cairnd"), "--help"],
-                             capture_output=True, text=True)
-        _HELP.append(out.stdout + out.stderr)
-    return _HELP[0]
 
 
 @pytest.fixture(scope="session")
