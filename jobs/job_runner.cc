@@ -167,8 +167,11 @@ bool JobRunner::ReattachTrial(const JobStudyView& view, const Trial& trial) {
   gpus_.Claim(gpus);
   spdlog::info("job {}: reattached after a cairnd restart (job id {})",
                trial.name(), handle.id);
-  running_.emplace(trial.name(),
-                   MakeRunning(view, trial.name(), job, handle, gpus));
+  running_.emplace(trial.name(), MakeRunning(view, trial.name(), job,
+                                             ReplicaGroup::Adopt(
+                                                 executor_, "master-replica-0",
+                                                 handle, options_.grace_period),
+                                             gpus));
   return true;
 }
 
@@ -300,7 +303,8 @@ std::string JobRunner::TerminateReason(const Running& r,
 }
 
 void JobRunner::NoteRequeues(Running& r) {
-  const int requeues = executor_->Requeues(r.handle);
+  if (!r.group.has_value()) return;
+  const int requeues = executor_->Requeues(r.group->master());
   if (requeues <= r.requeues_seen) return;
   const int added = requeues - r.requeues_seen;
   r.requeues_seen = requeues;

@@ -40,6 +40,14 @@ absl::StatusOr<ReplicaGroup> ReplicaGroup::Start(
   return group;
 }
 
+ReplicaGroup ReplicaGroup::Adopt(Executor* executor, const std::string& name,
+                                 const JobHandle& handle,
+                                 absl::Duration grace) {
+  ReplicaGroup group(executor, grace);
+  group.processes_.push_back({name, handle, std::nullopt});
+  return group;
+}
+
 std::optional<GroupExit> ReplicaGroup::Poll() {
   bool all_ended = true;
   for (size_t i = 0; i < processes_.size(); ++i) {

@@ -59,6 +59,11 @@ class ReplicaGroup {
       Executor* executor, const std::vector<std::string>& names,
       const std::vector<JobSpec>& specs, absl::Duration grace);
 
+  // A group of one master that is already running: a job a cluster executor
+  // reattached to after a cairnd restart (Executor::Reattach).
+  static ReplicaGroup Adopt(Executor* executor, const std::string& name,
+                            const JobHandle& handle, absl::Duration grace);
+
   // Reaps what exited and applies the semantics above. The outcome once
   // every replica has ended, else nullopt.
   std::optional<GroupExit> Poll();
