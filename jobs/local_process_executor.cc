@@ -21,6 +21,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "jobs/executor.h"
+#include "jobs/job_environment.h"
 #include "jobs/job_files.h"
 
 namespace cairn::jobs {
@@ -50,26 +51,13 @@ int64_t ProcessStartTicks(int64_t pid) {
 
 namespace {
 
-// Where jobs look for programs: the job user's PATH, not cairnd's.
-constexpr char kJobPath[] = "/usr/local/bin:/usr/bin:/bin";
-
-// The environment of a job: a clean base (PATH, HOME, USER, LOGNAME, LANG;
-// nothing of cairnd's own), then `spec.env` (Cairn's variables and the
-// template's), as "KEY=VALUE" strings. HOME is the job user's home, or the
-// job dir (CAIRN_JOB_DIR) when the user has none (nobody).
-std::vector<std::string> JobEnvironment(const JobUser& user,
-                                        const JobSpec& spec) {
-  std::map<std::string, std::string> env = {{"PATH", kJobPath},
-                                            {"USER", user.name},
-                                            {"LOGNAME", user.name},
-                                            {"LANG", "C.UTF-8"}};
-  auto job_dir = spec.env.find("CAIRN_JOB_DIR");
-  env["HOME"] = !user.home.empty()          ? user.home
-                : job_dir != spec.env.end() ? job_dir->second
-                                            : "/";
-  for (const auto& [k, v] : spec.env) env[k] = v;
+// JobEnvironment (job_environment.h) as "KEY=VALUE" strings for execve.
+std::vector<std::string> JobEnvironmentStrings(const JobUser& user,
+                                               const JobSpec& spec) {
   std::vector<std::string> out;
-  for (const auto& [k, v] : env) out.push_back(k + "=" + v);
+  for (const auto& [k, v] : JobEnvironment(user, spec)) {
+    out.push_back(k + "=" + v);
+  }
   return out;
 }
 
@@ -180,7 +168,7 @@ class LocalProcessExecutor : public Executor {
     }
     // Everything the child needs is prepared before fork: after it, only
     // async-signal-safe calls.
-    std::vector<std::string> env_strings = JobEnvironment(user_, spec);
+    std::vector<std::string> env_strings = JobEnvironmentStrings(user_, spec);
     std::vector<char*> envp = CStrings(env_strings);
     std::vector<std::string> args = spec.argv;
     std::vector<char*> argv = CStrings(args);

@@ -12,11 +12,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "jobs/job_environment.h"
 
 namespace cairn::jobs {
 namespace {
-
-constexpr char kJobPath[] = "/usr/local/bin:/usr/bin:/bin";
 
 // Whole minutes, rounded up (sbatch --time=MINUTES).
 int64_t Minutes(absl::Duration d) {
@@ -80,18 +79,9 @@ std::vector<std::string> SbatchArgv(const std::string& sbatch,
 std::vector<std::string> SlurmEnvironment(const JobUser& user,
                                           const JobSpec& spec,
                                           const std::string& slurm_conf) {
-  std::map<std::string, std::string> env = {{"PATH", kJobPath},
-                                            {"USER", user.name},
-                                            {"LOGNAME", user.name},
-                                            {"LANG", "C.UTF-8"}};
-  auto job_dir = spec.env.find("CAIRN_JOB_DIR");
-  env["HOME"] = !user.home.empty()          ? user.home
-                : job_dir != spec.env.end() ? job_dir->second
-                                            : "/";
+  std::map<std::string, std::string> env = JobEnvironment(user, spec);
+  env.erase("CUDA_VISIBLE_DEVICES");  // Slurm picks the devices (--gres).
   if (!slurm_conf.empty()) env["SLURM_CONF"] = slurm_conf;
-  for (const auto& [k, v] : spec.env) {
-    if (k != "CUDA_VISIBLE_DEVICES") env[k] = v;
-  }
   std::vector<std::string> out;
   for (const auto& [k, v] : env) out.push_back(k + "=" + v);
   return out;
