@@ -12,23 +12,12 @@
 #include "cairn/v1/study_service.pb.h"
 #include "google/protobuf/message.h"
 #include "nlohmann/json.hpp"
+#include "proto/cairn/v1/parameter_values.h"
 
 namespace cairn::cli {
 
-// How a numeric parameter value is written: INTEGER parameters, and DISCRETE
-// parameters whose values are all whole numbers, as JSON integers; everything
-// else as JSON doubles.
-enum class NumberKind { kDouble, kInteger };
-
-// parameter_id -> NumberKind for every parameter of the spec, conditional
-// children included. Parameters absent from the map are written as doubles.
-using ParameterKinds = std::map<std::string, NumberKind>;
-ParameterKinds ParameterKindsOf(const cairn::v1::StudySpec& spec);
-
-// One parameter value as JSON: strings for CATEGORICAL values, numbers as
-// described by `kinds`.
-nlohmann::ordered_json ParameterValueToJson(
-    const cairn::v1::Parameter& parameter, const ParameterKinds& kinds);
+// ParameterKinds, ParameterKindsOf and ParameterValueToJson: see
+// proto/cairn/v1/parameter_values.h.
 
 // The protobuf JSON mapping of any message, the one JSON shape of every
 // `--json` output and of cairnd's REST API: lowerCamelCase field names, enums

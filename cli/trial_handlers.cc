@@ -12,7 +12,7 @@
 #include "cli/client.h"
 #include "cli/format.h"
 #include "cli/handlers.h"
-#include "cli/trials_csv.h"
+#include "proto/cairn/v1/trials_csv.h"
 
 namespace cairn::cli {
 namespace {

@@ -8,7 +8,7 @@
 #include "absl/strings/str_split.h"
 #include "grpcpp/client_context.h"
 #include "http/rest_json.h"
-#include "http/trials_csv.h"
+#include "proto/cairn/v1/trials_csv.h"
 
 namespace cairn::http {
 namespace {
@@ -169,6 +169,15 @@ HttpResponse RestApi::OneTrial(const HttpRequest& r, const std::string& trial,
 
 HttpResponse RestApi::TrialsCsv(const HttpRequest& r,
                                 const std::string& study) const {
+  cairn::v1::Study spec_holder;
+  {
+    grpc::ClientContext context;
+    Prepare(r, &context);
+    cairn::v1::GetStudyRequest get;
+    get.set_name(study);
+    const grpc::Status status = stub_->GetStudy(&context, get, &spec_holder);
+    if (!status.ok()) return ErrorResponse(status);
+  }
   std::vector<cairn::v1::Trial> trials;
   cairn::v1::ListTrialsRequest request;
   request.set_parent(study);
@@ -183,7 +192,7 @@ HttpResponse RestApi::TrialsCsv(const HttpRequest& r,
   } while (!request.page_token().empty());
   HttpResponse response;
   response.content_type = "text/csv; charset=utf-8";
-  response.body = http::TrialsCsv(trials);
+  response.body = cairn::TrialsCsv(trials, spec_holder.spec());
   return response;
 }
 

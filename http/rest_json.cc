@@ -8,6 +8,7 @@
 #include "absl/strings/str_split.h"
 #include "google/protobuf/util/json_util.h"
 #include "nlohmann/json.hpp"
+#include "proto/cairn/v1/json_mapping.h"
 
 namespace cairn::http {
 namespace {
@@ -112,10 +113,8 @@ HttpResponse ErrorResponse(const absl::Status& status) {
 
 HttpResponse JsonResponse(const google::protobuf::Message& message) {
   HttpResponse response;
-  google::protobuf::util::JsonPrintOptions options;
-  options.always_print_primitive_fields = true;
   const auto s = google::protobuf::util::MessageToJsonString(
-      message, &response.body, options);
+      message, &response.body, ApiJsonPrintOptions());
   if (!s.ok()) {
     return ErrorResponse(absl::InternalError(
         absl::StrCat("cannot write JSON: ", s.message().as_string())));

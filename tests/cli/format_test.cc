@@ -2,10 +2,10 @@
 #include "cli/format.h"
 
 #include "cli/audit_format.h"
-#include "cli/trials_csv.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
+#include "proto/cairn/v1/trials_csv.h"
 
 namespace cairn::cli {
 namespace {

@@ -71,30 +71,5 @@ TEST(RestJson, BodyUsesTheProtobufJsonMapping) {
   EXPECT_EQ(JsonResponse(request.trial()).status, 200);
 }
 
-TEST(TrialsCsv, OneRowPerTrialWithParametersAndMetrics) {
-  std::vector<cairn::v1::Trial> trials(2);
-  trials[0].set_name("studies/1/trials/1");
-  trials[0].set_id(1);
-  trials[0].set_state(cairn::v1::Trial::SUCCEEDED);
-  auto* p = trials[0].add_parameters();
-  p->set_parameter_id("opt");
-  p->mutable_value()->set_string_value("a,\"b\"");
-  auto* m = trials[0].mutable_final_measurement()->add_metrics();
-  m->set_metric_id("loss");
-  m->set_value(0.1 + 0.2);
-  trials[1].set_name("studies/1/trials/2");
-  trials[1].set_id(2);
-  trials[1].set_state(cairn::v1::Trial::ACTIVE);
-  auto* x = trials[1].add_parameters();
-  x->set_parameter_id("x");
-  x->mutable_value()->set_number_value(3);
-  EXPECT_EQ(
-      TrialsCsv(trials),
-      "name,id,state,start_time,end_time,param:opt,param:x,metric:loss\r\n"
-      "studies/1/trials/1,1,SUCCEEDED,,,\"a,\"\"b\"\"\",,"
-      "0.30000000000000004\r\n"
-      "studies/1/trials/2,2,ACTIVE,,,,3,\r\n");
-}
-
 }  // namespace
 }  // namespace cairn::http

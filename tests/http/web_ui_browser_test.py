@@ -167,6 +167,24 @@ def check_viewer(driver, server, viewer):
 LOSSES = []
 
 
+def check_csv(server, trials):
+    """?format=csv: the same CSV as `cairn trial list --csv`, every trial."""
+    status, body = server.rest("GET", "studies/1/trials?format=csv")
+    check(status == 200, "GET studies/1/trials?format=csv -> 200 (got %s)" % status)
+    lines = body.split("\r\n")[:-1]
+    check(lines[0] == "id,state,x,y,opt,loss,acc,infeasible_reason",
+          "CSV header names the parameters and metrics: %r" % lines[0])
+    check(len(lines) == len(trials) + 1,
+          "CSV has one row per trial (%d rows)" % (len(lines) - 1))
+    first = lines[1].split(",")
+    loss, _ = webui.values(trials[0])
+    check(first[:2] == ["1", "SUCCEEDED"] and abs(float(first[5]) - loss) < 1e-9,
+          "CSV row 1 carries its state and final loss: %r" % lines[1])
+    # text=True reads the CLI's "\r\n" line ends as "\n".
+    cli = server.cli("trial", "list", "studies/1", "--csv").split("\n")
+    check(cli == lines, "the CLI's --csv is the same CSV")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin", required=True, help="directory of cairnd and cairn")
@@ -182,6 +200,7 @@ def main():
     try:
         trials = make_study(server)
         LOSSES.extend(webui.values(t)[0] for t in trials[:COMPLETED])
+        check_csv(server, trials)
         viewer = server.cli("token", "create", "--name", "viewer", "--role", "viewer")
         driver = webui.new_browser()
         driver.get(server.base + "/login")

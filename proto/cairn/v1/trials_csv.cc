@@ -1,5 +1,5 @@
 // See trials_csv.h.
-#include "cli/trials_csv.h"
+#include "proto/cairn/v1/trials_csv.h"
 
 #include <algorithm>
 #include <map>
@@ -7,9 +7,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
-#include "cli/format.h"
+#include "proto/cairn/v1/parameter_values.h"
 
-namespace cairn::cli {
+namespace cairn {
 namespace {
 
 // Appends `id` to `columns` unless present.
@@ -45,7 +45,7 @@ std::vector<std::string> Row(const cairn::v1::Trial& t,
   for (const auto& m : t.final_measurement().metrics()) {
     values["m:" + m.metric_id()] = nlohmann::json(m.value()).dump();
   }
-  std::vector<std::string> row = {absl::StrCat(TrialIdOf(t)),
+  std::vector<std::string> row = {absl::StrCat(t.id()),
                                   cairn::v1::Trial::State_Name(t.state())};
   for (const auto& id : params) row.push_back(values["p:" + id]);
   for (const auto& id : metrics) row.push_back(values["m:" + id]);
@@ -94,4 +94,4 @@ std::string TrialsCsv(const std::vector<cairn::v1::Trial>& trials,
   return out;
 }
 
-}  // namespace cairn::cli
+}  // namespace cairn

@@ -1,13 +1,14 @@
-// `cairn trial list STUDY --csv`: a study's trials as CSV (RFC 4180).
-#ifndef CAIRN_CLI_TRIALS_CSV_H_
-#define CAIRN_CLI_TRIALS_CSV_H_
+// A study's trials as CSV (RFC 4180): `cairn trial list STUDY --csv` and
+// cairnd's `/v1/studies/{id}/trials?format=csv`, one format for both.
+#ifndef CAIRN_PROTO_CAIRN_V1_TRIALS_CSV_H_
+#define CAIRN_PROTO_CAIRN_V1_TRIALS_CSV_H_
 
 #include <string>
 #include <vector>
 
 #include "cairn/v1/study.pb.h"
 
-namespace cairn::cli {
+namespace cairn {
 
 // One CSV field: quoted (with inner quotes doubled) when it holds a comma, a
 // quote, a line break or leading/trailing spaces; as is otherwise.
@@ -18,10 +19,10 @@ std::string CsvField(const std::string& value);
 // Parameters are the spec's, conditional children included, in spec order
 // (then any others the trials have); metrics are the final measurement's,
 // the spec's metrics first. Cells a trial lacks are empty; numbers are
-// written exactly (INTEGER values without a fraction).
+// written exactly (INTEGER values without a fraction, as ParameterValueToJson).
 std::string TrialsCsv(const std::vector<cairn::v1::Trial>& trials,
                       const cairn::v1::StudySpec& spec);
 
-}  // namespace cairn::cli
+}  // namespace cairn
 
-#endif  // CAIRN_CLI_TRIALS_CSV_H_
+#endif  // CAIRN_PROTO_CAIRN_V1_TRIALS_CSV_H_
