@@ -299,6 +299,11 @@ absl::StatusOr<JobManager::Trials> JobManager::JobTrials(
   Trials out;
   out.study_name = record->study_name();
   out.state = job->state();
+  if (absl::StatusOr<cairn::v1::Study> study =
+          studies_->GetStudy(record->study_name());
+      study.ok()) {
+    out.job_template = study->spec().job_template();
+  }
   absl::StatusOr<std::vector<Trial>> trials =
       StudyTrials(record->study_name(), false);
   if (!trials.ok()) return out;  // The study is gone: no logs.

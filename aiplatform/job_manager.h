@@ -29,6 +29,7 @@
 #include "aiplatform/package_staging.h"
 #include "cairn/v1/aiplatform.pb.h"
 #include "cairn/v1/job_service.pb.h"
+#include "cairn/v1/study.pb.h"
 #include "store/store.h"
 #include "trials/clock.h"
 #include "trials/study_manager.h"
@@ -77,6 +78,8 @@ class JobManager {
     std::string study_name;
     std::vector<int64_t> trial_ids;
     cairn::v1::Job::State state = cairn::v1::Job::STATE_UNSPECIFIED;
+    // The study's job template (its replicas name the trials' logs).
+    cairn::v1::TrialJobTemplate job_template;
   };
   absl::StatusOr<Trials> JobTrials(const std::string& job_id)
       ABSL_LOCKS_EXCLUDED(mu_);

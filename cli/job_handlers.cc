@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <map>
 #include <thread>
+#include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -125,50 +126,82 @@ bool IsFinal(Job::State s) {
   return s == Job::SUCCEEDED || s == Job::FAILED || s == Job::CANCELLED;
 }
 
-// One trial's log as it is followed: read offset and a partial last line.
+// One log as it is followed: read offset and a partial last line.
 struct Follow {
   int64_t offset = 0;
   std::string partial;
   bool complete = false;
 };
 
-// Reads what is new in every trial's log; returns the job's state.
+// The logs followed: (trial id, replica name; "" for a one-process trial).
+using LogKey = std::pair<int64_t, std::string>;
+
+std::string LinePrefix(const LogKey& key) {
+  return key.second.empty()
+             ? absl::StrCat("[trial ", key.first, "] ")
+             : absl::StrCat("[trial ", key.first, " ", key.second, "] ");
+}
+
+// Prints the complete lines of `f` (all of it once `f` is complete).
+void PrintLines(Context& c, const LogKey& key, Follow& f) {
+  size_t nl;
+  while ((nl = f.partial.find('\n')) != std::string::npos) {
+    *c.out << LinePrefix(key) << f.partial.substr(0, nl + 1);
+    f.partial.erase(0, nl + 1);
+  }
+  if (f.complete && !f.partial.empty()) {
+    *c.out << LinePrefix(key) << f.partial << "\n";
+    f.partial.clear();
+  }
+}
+
+// Reads what is new in one log; NotFound while its trial has not started.
+absl::Status ReadNewLog(Context& c, const cairn::v1::ReadJobLogsRequest& list,
+                        bool job_final, const LogKey& key, Follow& f) {
+  while (!f.complete) {
+    cairn::v1::ReadJobLogsRequest request = list;
+    request.set_trial_id(key.first);
+    request.set_replica(key.second);
+    request.set_offset(f.offset);
+    auto chunk = c.Client().Call(&JobStub::ReadJobLogs, request);
+    if (!chunk.ok()) return chunk.status();
+    f.partial += chunk->data();
+    f.offset = chunk->next_offset();
+    f.complete = chunk->complete() && job_final;
+    PrintLines(c, key, f);
+    if (chunk->data().empty()) break;
+  }
+  return absl::OkStatus();
+}
+
+// Reads what is new in every replica's log of every trial; returns the
+// job's state.
 absl::StatusOr<Job::State> ReadNewLogs(Context& c,
-                                       std::map<int64_t, Follow>& logs) {
+                                       std::map<LogKey, Follow>& logs) {
   cairn::v1::ReadJobLogsRequest list;
   list.set_job_id(c.opt.job_id);
   auto ids = c.Client().Call(&JobStub::ReadJobLogs, list);
   if (!ids.ok()) return ids.status();
-  for (int64_t id : ids->trial_ids()) logs.try_emplace(id);
-  for (auto& [id, f] : logs) {
-    while (!f.complete) {
-      cairn::v1::ReadJobLogsRequest request = list;
-      request.set_trial_id(id);
-      request.set_offset(f.offset);
-      auto chunk = c.Client().Call(&JobStub::ReadJobLogs, request);
-      if (absl::IsNotFound(chunk.status())) break;  // Not started yet.
-      if (!chunk.ok()) return chunk.status();
-      f.partial += chunk->data();
-      f.offset = chunk->next_offset();
-      f.complete = chunk->complete() && IsFinal(ids->state());
-      size_t nl;
-      while ((nl = f.partial.find('\n')) != std::string::npos) {
-        *c.out << "[trial " << id << "] " << f.partial.substr(0, nl + 1);
-        f.partial.erase(0, nl + 1);
-      }
-      if (chunk->data().empty()) break;
+  for (int64_t id : ids->trial_ids()) {
+    if (ids->replicas().empty()) logs.try_emplace(LogKey(id, ""));
+    for (const std::string& r : ids->replicas())
+      logs.try_emplace(LogKey(id, r));
+  }
+  const bool job_final = IsFinal(ids->state());
+  for (auto& [key, f] : logs) {
+    absl::Status s = ReadNewLog(c, list, job_final, key, f);
+    if (absl::IsNotFound(s)) {  // Not started yet, or never will.
+      f.complete = job_final;
+      continue;
     }
-    if (f.complete && !f.partial.empty()) {
-      *c.out << "[trial " << id << "] " << f.partial << "\n";
-      f.partial.clear();
-    }
+    if (!s.ok()) return s;
   }
   c.out->flush();
   return ids->state();
 }
 
 absl::Status StreamUntilDone(Context& c) {
-  std::map<int64_t, Follow> logs;
+  std::map<LogKey, Follow> logs;
   while (true) {
     absl::StatusOr<Job::State> state = ReadNewLogs(c, logs);
     if (!state.ok()) return state.status();

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "jobs/tf_config.h"
 #include "proto/cairn/v1/resource_names.h"
 #include "server/authorize_call.h"
 #include "server/check_limits.h"
@@ -82,6 +83,12 @@ grpc::Status JobServiceImpl::ReadJobLogs(
   if (!trials.ok()) return ToGrpcStatus(trials.status());
   for (int64_t id : trials->trial_ids) response->add_trial_ids(id);
   response->set_state(trials->state);
+  if (trials->job_template.replicas_size() > 0) {
+    for (const jobs::ReplicaTask& task :
+         jobs::ExpandReplicas(trials->job_template)) {
+      response->add_replicas(task.Name());
+    }
+  }
   if (request->trial_id() == 0) return grpc::Status::OK;
   if (runner_ == nullptr) {
     return grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
@@ -90,9 +97,9 @@ grpc::Status JobServiceImpl::ReadJobLogs(
   absl::StatusOr<int64_t> study_id =
       ParseStudyName(trials->study_name, "study");
   if (!study_id.ok()) return ToGrpcStatus(study_id.status());
-  auto chunk =
-      runner_->ReadLogs(TrialResourceName(*study_id, request->trial_id()),
-                        request->offset(), request->max_bytes());
+  auto chunk = runner_->ReadLogs(
+      TrialResourceName(*study_id, request->trial_id()), request->offset(),
+      request->max_bytes(), request->replica());
   if (!chunk.ok()) return ToGrpcStatus(chunk.status());
   response->set_data(std::move(chunk->data));
   response->set_next_offset(chunk->next_offset);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/testing/test_util.h"
@@ -139,6 +140,61 @@ TEST_F(JobsCliTest, TuningJobPlainJobAndDescribe) {
   EXPECT_EQ(job["trainingOutput"]["trials"].size(), 2u);  // Its own only.
   r = Cairn({"study", "get", "tune2"});
   EXPECT_NE(r.out.find("\"trial_count\": 6"), std::string::npos) << r.out;
+}
+
+// The "trainer: env {...}" line a replica of the example trainer printed
+// into `log` (TF_CONFIG parsed), or null.
+json ReplicaEnv(const std::string& log) {
+  std::ifstream in(log);
+  const std::string prefix = "trainer: env ";
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(prefix, 0) != 0) continue;
+    json env = json::parse(line.substr(prefix.size()));
+    env["TF_CONFIG"] = json::parse(env["TF_CONFIG"].get<std::string>());
+    return env;
+  }
+  return nullptr;
+}
+
+// The unchanged CUSTOM config (master + 2 workers + 1 parameter server):
+// four processes, each with its own task in one cluster.
+TEST_F(JobsCliTest, CustomTierRunsEveryReplicaWithOneCluster) {
+  CommandResult r =
+      Submit("dist1", "distributed_config.yaml",
+             {"--stream-logs", "--", "--steps", "8", "--sleep", "0.3"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(Describe("dist1")["state"], "SUCCEEDED");
+  // --stream-logs followed every replica's log, each line prefixed.
+  for (const char* replica : {"master-replica-0", "worker-replica-0",
+                              "worker-replica-1", "ps-replica-0"}) {
+    EXPECT_NE(r.out.find(absl::StrCat("[trial 1 ", replica, "] trainer: env")),
+              std::string::npos)
+        << replica << "\n"
+        << r.out;
+  }
+  const std::string dir = dir_.path() + "/data/jobs/dist1/";
+  const std::vector<std::pair<std::string, std::string>> replicas = {
+      {"job.log", "master/0"},
+      {"worker-replica-0.log", "worker/0"},
+      {"worker-replica-1.log", "worker/1"},
+      {"ps-replica-0.log", "ps/0"}};
+  json cluster;
+  for (const auto& [log, task] : replicas) {
+    const json env = ReplicaEnv(dir + log);
+    ASSERT_FALSE(env.is_null()) << log;
+    const json& tf = env["TF_CONFIG"];
+    EXPECT_EQ(absl::StrCat(tf["task"]["type"].get<std::string>(), "/",
+                           tf["task"]["index"].get<int>()),
+              task);
+    EXPECT_EQ(tf["environment"], "cloud");
+    EXPECT_EQ(tf["job"]["scaleTier"], "CUSTOM") << tf.dump();
+    EXPECT_EQ(env["CLOUD_ML_JOB_ID"], "dist1");
+    if (cluster.is_null()) cluster = tf["cluster"];
+    EXPECT_EQ(tf["cluster"], cluster) << log;  // One cluster for all.
+  }
+  EXPECT_EQ(cluster["master"].size(), 1u);
+  EXPECT_EQ(cluster["worker"].size(), 2u);
+  EXPECT_EQ(cluster["ps"].size(), 1u);
 }
 
 TEST_F(JobsCliTest, RefusalsStoreNothing) {

@@ -48,6 +48,10 @@ def main():
     print("trainer: job dir %s, trial %s, extra args %s" %
           (args.job_dir, os.environ.get("CLOUD_ML_TRIAL_ID", "-"), unknown),
           flush=True)
+    # What this replica was told about the cluster, as AI Platform sets it.
+    print("trainer: env " + json.dumps(
+        {k: os.environ.get(k, "") for k in
+         ("TF_CONFIG", "CLOUD_ML_JOB_ID", "RANK", "WORLD_SIZE")}), flush=True)
     bonus = {"sgd": 0.0, "adam": 0.05}.get(args.optimizer, 0.02)
     reports = []
     x = 1.0
