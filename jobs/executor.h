@@ -98,6 +98,11 @@ class Executor {
   // a node failure, preemption or `scontrol requeue`) since this executor
   // started or reattached it, as of the last Poll. Default: 0.
   virtual int Requeues(const JobHandle& /*job*/) { return 0; }
+  // The jobs a cluster executor tracks, by the scheduler's own state as of
+  // its last poll (Slurm: PENDING, RUNNING, COMPLETING, ...), for the
+  // cairn_cluster_jobs gauge. Default: empty (local jobs are counted by the
+  // job runner).
+  virtual std::map<std::string, int64_t> JobsByState() { return {}; }
 };
 
 // Runs jobs as local child processes as `user` (jobs/job_user.h; default:

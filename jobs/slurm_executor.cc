@@ -203,6 +203,19 @@ class SlurmExecutor : public Executor {
     seen = s.restarts;
   }
 
+  std::map<std::string, int64_t> JobsByState() override
+      ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    std::map<std::string, int64_t> out;
+    for (int64_t id : tracked_) {
+      auto it = status_.find(id);
+      if (it != status_.end() && it->second.has_value()) {
+        ++out[it->second->state];
+      }
+    }
+    return out;
+  }
+
   // One squeue for every tracked job, at most once per status_interval.
   void Refresh() ABSL_LOCKS_EXCLUDED(mu_) {
     std::vector<int64_t> ids;

@@ -593,6 +593,13 @@ class MetricsImpl final : public Metrics {
              static_cast<double>(snapshot.jobs_queued));
     AddGauge(jobs, {{"state", "running"}},
              static_cast<double>(snapshot.jobs_running));
+    MetricFamily cluster_jobs = GaugeFamily(
+        "cairn_cluster_jobs",
+        "Training jobs handed to a cluster scheduler (--executor=slurm), by "
+        "the scheduler's state as of cairnd's last poll.");
+    for (const auto& [state, n] : snapshot.cluster_jobs_by_state) {
+      AddGauge(cluster_jobs, {{"state", state}}, static_cast<double>(n));
+    }
     MetricFamily max_running = GaugeFamily(
         "cairn_jobs_max_running",
         "Most training jobs that run at once (--max-running-jobs; 0: no "
@@ -619,6 +626,7 @@ class MetricsImpl final : public Metrics {
     AddGauge(writable, {}, snapshot.store_writable ? 1 : 0);
     std::vector<MetricFamily> out;
     out.push_back(std::move(jobs));
+    if (!cluster_jobs.metric.empty()) out.push_back(std::move(cluster_jobs));
     out.push_back(std::move(max_running));
     out.push_back(std::move(gpus));
     out.push_back(std::move(store_bytes));

@@ -137,6 +137,9 @@ struct Snapshot {
   int64_t jobs_max_running = 0;
   int64_t gpu_slots_used = 0;
   int64_t gpu_slots_total = 0;
+  // A cluster executor's jobs by the scheduler's state
+  // (Executor::JobsByState; empty with local jobs): cairn_cluster_jobs.
+  std::map<std::string, int64_t> cluster_jobs_by_state;
   // Store::ApproximateSizeBytes().
   uint64_t store_bytes = 0;
   // The store accepts writes (false after a failed write, e.g. disk full,

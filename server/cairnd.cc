@@ -385,6 +385,7 @@ monitoring::Snapshot Cairnd::MetricsSnapshot() {
   snapshot.jobs_max_running = counts.max_running;
   snapshot.gpu_slots_used = counts.gpus_in_use;
   snapshot.gpu_slots_total = counts.gpus_total;
+  snapshot.cluster_jobs_by_state = executor_->JobsByState();
   snapshot.store_bytes = store_->ApproximateSizeBytes();
   snapshot.store_writable = store_->WriteHealth().ok();
   return snapshot;

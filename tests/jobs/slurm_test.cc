@@ -19,6 +19,7 @@
 #include "google/protobuf/text_format.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "tests/monitoring/test_util.h"
 #include "tests/testing/test_util.h"
 
 namespace cairn {
@@ -121,9 +122,12 @@ class SlurmTest : public ::testing::Test {
   }
 
   void StartServer() {
+    metrics_port_ = monitoring::testing::FreeLoopbackPort();
     server_ = std::make_unique<testing::CairndProcess>(
         dir_.path() + "/data",
-        std::vector<std::string>{"--executor=slurm", "--grace-seconds", "2"});
+        std::vector<std::string>{"--executor=slurm", "--grace-seconds", "2",
+                                 "--metrics-listen",
+                                 absl::StrCat("127.0.0.1:", metrics_port_)});
     std::string error;
     ASSERT_TRUE(server_->Start(&error)) << error;
     stub_ = server_->NewStub();
@@ -223,6 +227,22 @@ class SlurmTest : public ::testing::Test {
   static inline std::string start_error_;
   int64_t first_job_ = 0;  // Jobs of earlier tests have ids up to this.
   testing::TempDir dir_;
+  // cairn_cluster_jobs{state=STATE} on cairnd's /metrics, waiting up to 10 s
+  // for it to reach at least `at_least`.
+  double ClusterJobs(const std::string& state, double at_least) {
+    double value = 0;
+    for (int i = 0; i < 100 && value < at_least; ++i) {
+      if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      auto r = monitoring::testing::HttpGet(metrics_port_, "/metrics");
+      if (!r.ok()) continue;
+      value = monitoring::testing::Sample(r->body, "cairn_cluster_jobs",
+                                          {{"state", state}})
+                  .value_or(0);
+    }
+    return value;
+  }
+
+  int metrics_port_ = 0;
   std::unique_ptr<testing::CairndProcess> server_;
   std::unique_ptr<cairn::v1::StudyService::Stub> stub_;
 };
@@ -289,6 +309,8 @@ TEST_F(SlurmTest, StudyStopLeavesNothingInSqueue) {
   Study study =
       Create("stop", 4, 2, {{"TOY_STEPS", "200"}, {"TOY_SLEEP", "0.2"}});
   ASSERT_TRUE(WaitRunning(study.name(), 1).has_value());
+  // Prometheus counts the Slurm jobs by Slurm's state.
+  EXPECT_GE(ClusterJobs("RUNNING", 1), 1);
   cairn::v1::SetStudyStateRequest req;
   req.set_name(study.name());
   req.set_state(Study::COMPLETED);

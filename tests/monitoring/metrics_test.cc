@@ -215,6 +215,7 @@ Snapshot TwoStudies(bool trial_3_running) {
   snapshot.gpu_slots_used = 1;
   snapshot.gpu_slots_total = 4;
   snapshot.store_bytes = 123456;
+  snapshot.cluster_jobs_by_state = {{"PENDING", 2}, {"RUNNING", 3}};
   return snapshot;
 }
 
@@ -265,6 +266,10 @@ TEST(MetricsTest, SnapshotGaugesAtScrapeTime) {
   EXPECT_THAT(Sample(text, "cairn_gpu_slots", {{"state", "free"}}),
               Optional(3.0));
   EXPECT_THAT(Sample(text, "cairn_store_bytes", {}), Optional(123456.0));
+  EXPECT_THAT(Sample(text, "cairn_cluster_jobs", {{"state", "PENDING"}}),
+              Optional(2.0));
+  EXPECT_THAT(Sample(text, "cairn_cluster_jobs", {{"state", "RUNNING"}}),
+              Optional(3.0));
   // Per-study counters exist at 0 before any event.
   EXPECT_THAT(Sample(text, "cairn_trials_finished_total",
                      {{"study", "cifar \"big\""}, {"outcome", "infeasible"}}),
