@@ -27,7 +27,8 @@ namespace cairn::tuner {
 absl::Status ValidateStudySpec(const cairn::v1::StudySpec& spec);
 
 // Checks only spec.parameters (the search space):
-// - at least one parameter (none allowed when max_trials is 1); parameter_id non-empty, without '=' or
+// - at least one parameter (none allowed when max_trials is 1); parameter_id
+// non-empty, without '=' or
 //   whitespace, unique across the whole tree (conditional children included);
 // - type is DOUBLE, INTEGER, CATEGORICAL or DISCRETE;
 // - DOUBLE/INTEGER: finite bounds, min_value <= max_value, INTEGER bounds

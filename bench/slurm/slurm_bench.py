@@ -37,7 +37,8 @@ def start_cairnd(executor, data_dir):
     log = open(os.path.join(data_dir, "cairnd.log"), "w")
     proc = subprocess.Popen(
         [os.path.join(a.bin, "cairnd"), "--data-dir", data_dir, "--listen",
-         "127.0.0.1:0", "--metrics-listen", "", "--gpus", "0", "--auth=none",
+         "127.0.0.1:0", "--metrics-listen", "", "--http-listen", "", "--gpus", "0",
+         "--auth=none",
          "--port-file", port_file, "--max-running-jobs", "4",
          "--executor=" + executor], stdout=log, stderr=subprocess.STDOUT)
     t0 = time.monotonic()
