@@ -7,7 +7,6 @@
 #include "absl/strings/match.h"
 #include "cairn/v1/study_service.pb.h"
 #include "gtest/gtest.h"
-#include "http/trials_csv.h"
 
 namespace cairn::http {
 namespace {
