@@ -139,7 +139,7 @@ TEST_F(JobsCliTest, TuningJobPlainJobAndDescribe) {
   EXPECT_EQ(job["state"], "SUCCEEDED");
   EXPECT_EQ(job["trainingOutput"]["trials"].size(), 2u);  // Its own only.
   r = Cairn({"study", "get", "tune2"});
-  EXPECT_NE(r.out.find("\"trial_count\": 6"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"trialCount\": 6"), std::string::npos) << r.out;
 }
 
 // The "trainer: env {...}" line a replica of the example trainer printed

@@ -242,6 +242,7 @@ TEST_F(AuthIntegrationTest, ReflectionNeedsAViewerAndDescribesTheApi) {
   }
   EXPECT_EQ(names, (std::vector<std::string>{
                        "cairn.v1.StudyService", "cairn.v1.AdminService",
+                       "cairn.v1.JobService",
                        "grpc.reflection.v1alpha.ServerReflection"}));
 
   rv::ServerReflectionRequest symbol;

@@ -817,7 +817,8 @@ TEST_F(JobRunnerUnitTest, ReplicasEachStartWithTheirOwnEnvironment) {
   const std::string study = CreateStudy(kReplicas);
   std::vector<FakeExecutor::Started> starts = FirstPass(Options(/*gpus=*/3));
   ASSERT_EQ(starts.size(), 4u);
-  const std::string dir = dir_.path() + "/jobs/study-1/trial-1";
+  // An AI Platform job's study (ai_platform_job_id set): JOB_DIR/TRIAL_ID.
+  const std::string dir = dir_.path() + "/jobs/study-1/1";
   const std::vector<std::string> names = {"master-replica-0",
                                           "worker-replica-0",
                                           "worker-replica-1", "ps-replica-0"};
