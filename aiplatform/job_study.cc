@@ -91,7 +91,9 @@ absl::Status AddSearch(const HyperparameterSpec& hp,
                absl::StrCat(hp.max_failed_trials(), " is more than maxTrials (",
                             spec.max_trials(), ")"));
   }
-  spec.set_max_failed_trials(EffectiveMaxFailedTrials(hp));
+  // 0 ("the service decides"): the default failure criterion of job
+  // studies (README "When a study fails").
+  spec.set_max_failed_trials(hp.max_failed_trials());
   if (hp.enable_trial_early_stopping())
     spec.mutable_early_stopping()->mutable_median();
   return absl::OkStatus();
@@ -225,12 +227,6 @@ absl::StatusOr<cairn::v1::TrialJobTemplate> MakeTemplate(
 }
 
 }  // namespace
-
-int EffectiveMaxFailedTrials(const HyperparameterSpec& spec) {
-  if (spec.max_failed_trials() > 0) return spec.max_failed_trials();
-  const int trials = spec.max_trials() > 0 ? spec.max_trials() : 1;
-  return (trials + 1) / 2;
-}
 
 absl::StatusOr<cairn::v1::Study> MakeJobStudy(const cairn::v1::Job& job,
                                               const StudyOptions& options) {

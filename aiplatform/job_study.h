@@ -35,11 +35,6 @@ struct StudyOptions {
 absl::StatusOr<cairn::v1::Study> MakeJobStudy(const cairn::v1::Job& job,
                                               const StudyOptions& options);
 
-// The maxFailedTrials Cairn applies: the config's value, or when it is 0
-// ("the service decides") half of maxTrials rounded up (at least 1), so a
-// job whose trials keep failing ends without running them all.
-int EffectiveMaxFailedTrials(const cairn::v1::HyperparameterSpec& spec);
-
 }  // namespace cairn::aiplatform
 
 #endif  // CAIRN_AIPLATFORM_JOB_STUDY_H_

@@ -128,7 +128,8 @@ TEST(JobStudyTest, TuningJobBecomesStudySpec) {
   EXPECT_EQ(spec.metrics(0).goal(), cairn::v1::MetricSpec::MAXIMIZE);
   EXPECT_EQ(spec.max_trials(), 4);
   EXPECT_EQ(spec.max_parallel_trials(), 2);
-  EXPECT_EQ(spec.max_failed_trials(), 2);  // 0: half of maxTrials.
+  // 0: the default failure criterion of job studies decides.
+  EXPECT_EQ(spec.max_failed_trials(), 0);
   EXPECT_TRUE(spec.early_stopping().has_median());
   const cairn::v1::TrialJobTemplate& t = spec.job_template();
   EXPECT_EQ(t.command(0), "python3");
