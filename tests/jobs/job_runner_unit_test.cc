@@ -91,7 +91,7 @@ class FakeExecutor : public Executor {
   // The job started as `pid` exits as `exit` (seen by the next Poll).
   void Exit(int64_t pid, int exit_code, int signal = 0) {
     absl::MutexLock lock(&mu_);
-    exits_[pid] = JobExit{exit_code, signal};
+    exits_[pid] = JobExit{exit_code, signal, ""};
   }
   void FailStarts(bool fail) {
     absl::MutexLock lock(&mu_);
