@@ -137,6 +137,7 @@ class RocksDbStore final : public Store {
       override;
   // See rocksdb_store_jobs.cc.
   absl::Status PutJobRecord(const cairn::v1::JobRecord& record) override;
+  absl::Status DeleteJobRecord(const std::string& job_id) override;
   absl::StatusOr<std::vector<cairn::v1::JobRecord>> LoadJobRecords() override;
   // See rocksdb_store_audit.cc.
   absl::Status PutAuditEvent(int64_t id, const cairn::v1::AuditEvent& event,

@@ -22,6 +22,15 @@ absl::Status RocksDbStore::PutJobRecord(const cairn::v1::JobRecord& record) {
   return Write(&batch, absl::StrCat("job ", record.job().job_id()));
 }
 
+absl::Status RocksDbStore::DeleteJobRecord(const std::string& job_id) {
+  if (job_id.empty()) {
+    return absl::InvalidArgumentError("job record: job_id is empty");
+  }
+  rocksdb::WriteBatch batch;
+  batch.Delete(keys::JobKey(job_id));
+  return Write(&batch, absl::StrCat("job ", job_id));
+}
+
 absl::StatusOr<std::vector<cairn::v1::JobRecord>>
 RocksDbStore::LoadJobRecords() {
   std::vector<cairn::v1::JobRecord> records;

@@ -380,6 +380,11 @@ class Store {
   virtual absl::Status PutJobRecord(const cairn::v1::JobRecord& /*record*/) {
     return absl::UnimplementedError("this Store cannot keep jobs");
   }
+  // Removes the record of `job_id` durably (OK if there is none). Default:
+  // Unimplemented (test doubles).
+  virtual absl::Status DeleteJobRecord(const std::string& /*job_id*/) {
+    return absl::UnimplementedError("this Store cannot keep jobs");
+  }
   // Every job record, by job id. DataLoss naming the key of one that does
   // not decode. Default: none (test doubles).
   virtual absl::StatusOr<std::vector<cairn::v1::JobRecord>> LoadJobRecords() {

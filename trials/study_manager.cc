@@ -289,7 +289,14 @@ absl::StatusOr<Study> StudyManager::CreateStudy(const Study& request) {
   Study study;
   study.set_display_name(request.display_name());
   *study.mutable_spec() = request.spec();
-  study.set_state(Study::ACTIVE);
+  if (request.state() == Study::INACTIVE) {  // Created paused.
+    study.set_state(Study::INACTIVE);
+    study.set_inactive_reason(request.inactive_reason().empty()
+                                  ? "created inactive"
+                                  : request.inactive_reason());
+  } else {
+    study.set_state(Study::ACTIVE);
+  }
   SetTimestamp(clock_->Now(), study.mutable_create_time());
   study.set_creator(request.creator());
 

@@ -182,7 +182,8 @@ class StudyManager {
 
   // --- Studies. Errors: InvalidArgument (bad spec or name, naming the field
   // and value), NotFound, AlreadyExists (display name taken). ---
-  // CreateStudy keeps study.creator (the service sets it to the caller).
+  // CreateStudy keeps study.creator (the service sets it to the caller); a
+  // study.state of INACTIVE creates it paused (with study.inactive_reason).
   absl::StatusOr<cairn::v1::Study> CreateStudy(const cairn::v1::Study& study);
   absl::StatusOr<cairn::v1::Study> GetStudy(const std::string& name);
   absl::StatusOr<cairn::v1::Study> LookupStudy(const std::string& display_name);
