@@ -176,7 +176,6 @@ std::vector<std::string> IgnoredFields(const cairn::v1::TrainingInput& in) {
   add(!in.network().empty(), "network");
   add(in.has_encryption_config(), "encryptionConfig");
   add(in.enable_web_access(), "enableWebAccess");
-  add(in.scheduling().has_max_wait_time(), "scheduling.maxWaitTime");
   add(in.scheduling().priority() != 0, "scheduling.priority");
   for (const auto& [name, config] :
        {std::pair{"masterConfig", &in.master_config()},

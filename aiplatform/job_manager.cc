@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "aiplatform/job_id.h"
+#include "aiplatform/job_schedule.h"
 #include "aiplatform/job_study.h"
 #include "aiplatform/job_view.h"
 #include "google/protobuf/util/time_util.h"
@@ -24,6 +25,16 @@ google::protobuf::Timestamp ToProto(absl::Time t) {
       absl::ToUnixNanos(t));
 }
 
+// inactive_reason of a job's study while its submission is under way.
+constexpr char kSubmitting[] = "the job's submission is under way";
+
+// Whether `study` is the paused study of job `job_id`'s submission.
+bool IsSubmitting(const cairn::v1::Study& study, const std::string& job_id) {
+  return study.state() == cairn::v1::Study::INACTIVE &&
+         study.inactive_reason() == kSubmitting &&
+         study.spec().job_template().ai_platform_job_id() == job_id;
+}
+
 // The prefix every error of a submission carries.
 absl::Status InJob(const std::string& job_id, const absl::Status& s) {
   return absl::Status(s.code(),
@@ -39,16 +50,66 @@ absl::StatusOr<std::unique_ptr<JobManager>> JobManager::Open(
   if (!records.ok()) return records.status();
   std::unique_ptr<JobManager> manager(
       new JobManager(store, studies, clock, options));
-  absl::MutexLock lock(&manager->mu_);
   for (JobRecord& r : *records) {
-    // A cancel whose study stop was lost in a crash: stop it now.
-    if (r.cancel_requested()) {
-      (void)studies->SetStudyState(r.study_name(), cairn::v1::Study::INACTIVE);
+    if (absl::Status s = manager->Recover(r); !s.ok()) {
+      // Tried again at the next start; cairnd still serves.
+      spdlog::warn("job {}: repairing its submission failed: {}",
+                   r.job().job_id(), std::string(s.message()));
     }
+    if (r.submit_pending()) continue;  // Undone.
+    absl::MutexLock lock(&manager->mu_);
     std::string id = r.job().job_id();
     manager->records_.emplace(std::move(id), std::move(r));
   }
+  if (options.schedule_interval > absl::ZeroDuration()) {
+    JobManager* m = manager.get();
+    manager->schedule_thread_ = std::thread([m] { m->ScheduleLoop(); });
+  }
   return manager;
+}
+
+JobManager::~JobManager() {
+  stop_.Notify();
+  if (schedule_thread_.joinable()) schedule_thread_.join();
+}
+
+absl::Status JobManager::Recover(const JobRecord& r) {
+  const std::string& id = r.job().job_id();
+  if (r.submit_pending()) {
+    spdlog::warn("job {}: undoing a submission cut short by a crash", id);
+    std::string study_name;
+    absl::StatusOr<cairn::v1::Study> study = studies_->LookupStudy(id);
+    if (study.ok() && IsSubmitting(*study, id)) study_name = study->name();
+    return Undo(r, study_name);
+  }
+  // A cancel whose study stop was lost in a crash: stop it now.
+  if (r.cancel_requested()) {
+    (void)studies_->SetStudyState(r.study_name(), cairn::v1::Study::INACTIVE);
+    return absl::OkStatus();
+  }
+  // A submission whose record was complete but whose study was not started.
+  absl::StatusOr<cairn::v1::Study> study = studies_->GetStudy(r.study_name());
+  if (study.ok() && IsSubmitting(*study, id)) {
+    spdlog::info("job {}: starting its study after a crash", id);
+    return studies_->SetStudyState(r.study_name(), cairn::v1::Study::ACTIVE)
+        .status();
+  }
+  return absl::OkStatus();
+}
+
+absl::Status JobManager::Undo(const JobRecord& record,
+                              const std::string& study_name) {
+  if (!study_name.empty()) {
+    absl::Status s = studies_->DeleteStudy(study_name);
+    if (!s.ok() && !absl::IsNotFound(s)) return s;
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(StagingDir(record.job().job_id()), ec);
+  return store_->DeleteJobRecord(record.job().job_id());
+}
+
+void JobManager::Step(absl::string_view name) const {
+  if (options_.submit_hook) options_.submit_hook(name);
 }
 
 std::string JobManager::StagingDir(const std::string& job_id) const {
@@ -102,58 +163,63 @@ absl::StatusOr<JobRecord> JobManager::CreateJob(const Job& job,
                                                 const PackageFiles& package,
                                                 const std::string& creator) {
   const std::string staging = StagingDir(job.job_id());
-  std::error_code ec;
-  std::filesystem::remove_all(staging, ec);  // Left by a crashed submit.
-  if (absl::Status s = StagePackage(package, staging); !s.ok()) return s;
   StudyOptions study_options;
   study_options.staging_dir = staging;
   study_options.python = options_.python;
   absl::StatusOr<cairn::v1::Study> study = MakeJobStudy(job, study_options);
   if (!study.ok()) return study.status();
   study->set_creator(creator);
+  study->set_state(cairn::v1::Study::INACTIVE);  // Started when complete.
+  study->set_inactive_reason(kSubmitting);
   const std::string& previous =
       job.training_input().hyperparameters().resume_previous_job_id();
   std::vector<Trial> prior;
   if (!previous.empty()) {
     absl::StatusOr<std::vector<Trial>> found = PriorTrials(previous);
-    if (!found.ok()) {
-      std::filesystem::remove_all(staging, ec);
-      return found.status();
-    }
+    if (!found.ok()) return found.status();
     prior = *std::move(found);
     // The new job runs its own maxTrials besides the prior ones.
     study->mutable_spec()->set_max_trials(study->spec().max_trials() +
                                           static_cast<int>(prior.size()));
-  }
-  absl::StatusOr<cairn::v1::Study> created = studies_->CreateStudy(*study);
-  if (!created.ok()) {
-    std::filesystem::remove_all(staging, ec);
-    return created.status();
   }
   JobRecord record;
   *record.mutable_job() = job;
   record.mutable_job()->clear_state();
   record.mutable_job()->clear_training_output();
   *record.mutable_job()->mutable_create_time() = ToProto(clock_->Now());
-  record.set_study_name(created->name());
   record.set_staging_dir(staging);
-  absl::Status s;
-  if (!prior.empty()) {
-    absl::StatusOr<std::vector<int64_t>> ids =
-        CopyTrials(prior, previous, created->name());
-    if (ids.ok()) {
-      for (int64_t id : *ids) record.add_prior_trial_ids(id);
-    } else {
-      s = ids.status();
-    }
-  }
-  if (s.ok()) s = store_->PutJobRecord(record);
+  record.set_submit_pending(true);
+  if (absl::Status s = store_->PutJobRecord(record); !s.ok()) return s;
+  Step("record_pending");
+  std::error_code ec;
+  std::filesystem::remove_all(staging, ec);  // Left by a crashed submit.
+  absl::Status s = StagePackage(package, staging);
+  if (s.ok()) s = StartStudy(*study, prior, previous, record);
   if (!s.ok()) {
-    (void)studies_->DeleteStudy(created->name());
-    std::filesystem::remove_all(staging, ec);
+    (void)Undo(record, record.study_name());  // Else Open undoes it.
     return s;
   }
   return record;
+}
+
+absl::Status JobManager::StartStudy(const cairn::v1::Study& study,
+                                    const std::vector<Trial>& prior,
+                                    const std::string& previous_job_id,
+                                    JobRecord& record) {
+  absl::StatusOr<cairn::v1::Study> created = studies_->CreateStudy(study);
+  if (!created.ok()) return created.status();
+  Step("study_created");
+  record.set_study_name(created->name());
+  absl::StatusOr<std::vector<int64_t>> ids =
+      CopyTrials(prior, previous_job_id, created->name());
+  if (!ids.ok()) return ids.status();
+  for (int64_t id : *ids) record.add_prior_trial_ids(id);
+  Step("trials_copied");
+  record.set_submit_pending(false);
+  if (absl::Status s = store_->PutJobRecord(record); !s.ok()) return s;
+  Step("record_written");
+  return studies_->SetStudyState(created->name(), cairn::v1::Study::ACTIVE)
+      .status();
 }
 
 absl::StatusOr<std::vector<Trial>> JobManager::PriorTrials(
@@ -221,7 +287,8 @@ absl::StatusOr<std::vector<Trial>> JobManager::StudyTrials(
   return out;
 }
 
-absl::StatusOr<Job> JobManager::View(const JobRecord& record) {
+absl::StatusOr<Job> JobManager::View(const JobRecord& record, bool measurements,
+                                     cairn::v1::Study* study_out) {
   absl::StatusOr<cairn::v1::Study> study =
       studies_->GetStudy(record.study_name());
   if (absl::IsNotFound(study.status())) {
@@ -233,8 +300,9 @@ absl::StatusOr<Job> JobManager::View(const JobRecord& record) {
   }
   if (!study.ok()) return study.status();
   absl::StatusOr<std::vector<Trial>> trials =
-      StudyTrials(record.study_name(), true);
+      StudyTrials(record.study_name(), measurements);
   if (!trials.ok()) return trials.status();
+  if (study_out != nullptr) *study_out = *study;
   return JobView(record, *study, *trials);
 }
 
@@ -268,42 +336,84 @@ absl::StatusOr<std::vector<Job>> JobManager::List(Job::State state) {
 absl::StatusOr<Job> JobManager::Cancel(const std::string& job_id) {
   absl::StatusOr<JobRecord> record = Record(job_id);
   if (!record.ok()) return record.status();
-  absl::StatusOr<Job> now = View(*record);
+  absl::StatusOr<Job> now = View(*record, /*measurements=*/false);
   if (!now.ok()) return now.status();
   if (IsFinal(now->state()) || record->cancel_requested()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "job ", job_id, " is ", Job::State_Name(now->state()),
         record->cancel_requested() ? " (already cancelled)" : ": it ended"));
   }
-  record->set_cancel_requested(true);
-  *record->mutable_cancel_time() = ToProto(clock_->Now());
+  if (absl::Status s = CancelFor(*record, kUserCancelReason); !s.ok()) {
+    return s;
+  }
+  return View(*record);
+}
+
+absl::Status JobManager::CancelFor(JobRecord& record,
+                                   const std::string& reason) {
+  const std::string& job_id = record.job().job_id();
+  record.set_cancel_requested(true);
+  *record.mutable_cancel_time() = ToProto(clock_->Now());
+  record.set_cancel_reason(reason);
   // Durable first: a crash before the study stops is finished by Open.
-  if (absl::Status s = store_->PutJobRecord(*record); !s.ok()) return s;
+  if (absl::Status s = store_->PutJobRecord(record); !s.ok()) return s;
   {
     absl::MutexLock lock(&mu_);
-    records_[job_id] = *record;
+    records_[job_id] = record;
   }
   absl::StatusOr<cairn::v1::Study> stopped =
-      studies_->SetStudyState(record->study_name(), cairn::v1::Study::INACTIVE);
+      studies_->SetStudyState(record.study_name(), cairn::v1::Study::INACTIVE);
   if (!stopped.ok()) return stopped.status();
-  spdlog::info("job {}: cancelled", job_id);
-  return View(*record);
+  spdlog::info("job {}: cancelled: {}", job_id, reason);
+  return absl::OkStatus();
+}
+
+int JobManager::EnforceSchedule() {
+  std::vector<JobRecord> open;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [id, r] : records_) {
+      if (!r.cancel_requested() && !ended_.contains(id)) open.push_back(r);
+    }
+  }
+  int cancelled = 0;
+  for (JobRecord& r : open) {
+    absl::StatusOr<Job> job = View(r, /*measurements=*/false);
+    if (!job.ok()) continue;  // Tried again next time.
+    if (IsFinal(job->state())) {
+      absl::MutexLock lock(&mu_);
+      ended_.insert(r.job().job_id());
+      continue;
+    }
+    const std::string why = ScheduleViolation(*job, clock_->Now());
+    if (why.empty()) continue;
+    if (absl::Status s = CancelFor(r, why); !s.ok()) {
+      spdlog::warn("job {}: {}; cancelling it failed: {}", r.job().job_id(),
+                   why, std::string(s.message()));
+      continue;
+    }
+    ++cancelled;
+  }
+  return cancelled;
+}
+
+void JobManager::ScheduleLoop() {
+  while (!stop_.WaitForNotificationWithTimeout(options_.schedule_interval)) {
+    EnforceSchedule();
+  }
 }
 
 absl::StatusOr<JobManager::Trials> JobManager::JobTrials(
     const std::string& job_id) {
   absl::StatusOr<JobRecord> record = Record(job_id);
   if (!record.ok()) return record.status();
-  absl::StatusOr<Job> job = View(*record);
+  cairn::v1::Study study;
+  absl::StatusOr<Job> job = View(*record, /*measurements=*/false, &study);
   if (!job.ok()) return job.status();
   Trials out;
   out.study_name = record->study_name();
   out.state = job->state();
-  if (absl::StatusOr<cairn::v1::Study> study =
-          studies_->GetStudy(record->study_name());
-      study.ok()) {
-    out.job_template = study->spec().job_template();
-  }
+  out.job_template = study.spec().job_template();
   absl::StatusOr<std::vector<Trial>> trials =
       StudyTrials(record->study_name(), false);
   if (!trials.ok()) return out;  // The study is gone: no logs.

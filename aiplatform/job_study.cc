@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "aiplatform/job_config.h"
+#include "aiplatform/job_schedule.h"
 
 namespace cairn::aiplatform {
 namespace {
@@ -211,11 +212,9 @@ absl::StatusOr<cairn::v1::TrialJobTemplate> MakeTemplate(
   // Default <jobs-root>/<JOB_ID> (a relative job_dir resolves there).
   tmpl.set_job_dir(in.job_dir().empty() ? job.job_id() : in.job_dir());
   if (absl::Status s = AddTier(in, tmpl); !s.ok()) return s;
-  if (in.scheduling().has_max_running_time()) {
-    *tmpl.mutable_max_running_time() = in.scheduling().max_running_time();
-  } else {
-    tmpl.mutable_max_running_time()->set_seconds(kDefaultMaxRunningSeconds);
-  }
+  // scheduling.maxRunningTime bounds the whole job, not each attempt: the
+  // JobManager cancels the job (aiplatform/job_schedule.h).
+  if (absl::Status s = ValidateScheduling(in.scheduling()); !s.ok()) return s;
   // AI Platform restarts a job after a VM restart, not after the program
   // failed; a replica group restarts (from its checkpoints) when a replica
   // dies.

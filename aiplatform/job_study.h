@@ -15,8 +15,6 @@ namespace cairn::aiplatform {
 
 // The metric a job optimizes when hyperparameterMetricTag is empty.
 inline constexpr char kDefaultMetricTag[] = "training/hptuning/metric";
-// scheduling.maxRunningTime's default: 7 days.
-inline constexpr int64_t kDefaultMaxRunningSeconds = 604800;
 
 struct StudyOptions {
   // Directory of the staged package (PYTHONPATH). Required.
@@ -28,7 +26,7 @@ struct StudyOptions {
 // The study that runs `job` (display name: the job id). InvalidArgument
 // naming the field (as a config path, e.g.
 // "trainingInput.hyperparameters.params[1].minValue") for what Cairn cannot
-// run: no pythonModule, a CUSTOM tier without masterType or with a count
+// run: no pythonModule, a scheduling time out of range (job_schedule.h), a CUSTOM tier without masterType or with a count
 // and no type, counts without CUSTOM, BASIC_TPU, a gs:// jobDir, a bad
 // parameter. (Checks that need the server, such as job dir placement and
 // GPU counts, are the study's own when it is created.)

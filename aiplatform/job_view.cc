@@ -189,7 +189,9 @@ Job JobView(const cairn::v1::JobRecord& record, const cairn::v1::Study& study,
   if (job.state() == Job::FAILED) {
     job.set_error_message(FailureMessage(study, own));
   } else if (job.state() == Job::CANCELLING || job.state() == Job::CANCELLED) {
-    job.set_error_message("cancelled by a user request (cairn jobs cancel)");
+    job.set_error_message(record.cancel_reason().empty()
+                              ? kUserCancelReason
+                              : record.cancel_reason());
   }
   SetTimes(record, own, job);
   cairn::v1::TrainingOutput& out = *job.mutable_training_output();

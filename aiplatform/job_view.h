@@ -12,13 +12,18 @@
 
 namespace cairn::aiplatform {
 
+// errorMessage of a job a user cancelled.
+inline constexpr char kUserCancelReason[] =
+    "cancelled by a user request (cairn jobs cancel)";
+
 // The Job of `record`, whose study is `study` with `trials` (with their
 // measurements, for allMetrics). Trials listed in record.prior_trial_ids are
 // left out.
 //  - state: CANCELLING while a cancelled job still has a process, then
-//    CANCELLED; FAILED when the study failed or ended without a successful
-//    trial; SUCCEEDED when it ended with one; else QUEUED (no trial yet),
-//    PREPARING (trials wait for a slot) or RUNNING;
+//    CANCELLED (errorMessage: record.cancel_reason, or kUserCancelReason);
+//    FAILED when the study failed or ended without a successful trial;
+//    SUCCEEDED when it ended with one; else QUEUED (no trial yet), PREPARING
+//    (trials wait for a slot) or RUNNING;
 //  - trainingOutput.trials (tuning jobs only), completedTrialCount
 //    (SUCCEEDED trials), isHyperparameterTuningJob, hyperparameterMetricTag.
 cairn::v1::Job JobView(const cairn::v1::JobRecord& record,

@@ -137,7 +137,8 @@ TEST(JobStudyTest, TuningJobBecomesStudySpec) {
   EXPECT_EQ(t.command(3), "--steps=3");
   EXPECT_EQ(t.env().at("PYTHONPATH"), "/stage/tune1.package");
   EXPECT_EQ(t.job_dir(), "tune1");  // <jobs-root>/tune1
-  EXPECT_EQ(t.max_running_time().seconds(), kDefaultMaxRunningSeconds);
+  // maxRunningTime bounds the job (JobManager), not each attempt.
+  EXPECT_FALSE(t.has_max_running_time());
   EXPECT_EQ(t.ai_platform_job_id(), "tune1");
   EXPECT_EQ(t.replicas_size(), 0);
   EXPECT_NE(t.tf_config_job_json().find("\"pythonModule\":\"trainer.task\""),
