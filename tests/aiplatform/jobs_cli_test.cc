@@ -3,11 +3,13 @@
 // and as a plain job, read them back with describe --json and list, refuse
 // bad ids and packages without storing anything, cancel a running job, and
 // keep every job across a kill -9 of cairnd; resumePreviousJobId continues
-// a job's study.
+// a job's study; scheduling.maxRunningTime cancels the whole job.
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -156,45 +158,60 @@ json ReplicaEnv(const std::string& log) {
   return nullptr;
 }
 
-// The unchanged CUSTOM config (master + 2 workers + 1 parameter server):
-// four processes, each with its own task in one cluster.
+// The unchanged CUSTOM tuning config (master + 2 workers + 1 parameter
+// server, 2 trials at once): every trial is four processes, each with its
+// own task in its trial's one cluster.
 TEST_F(JobsCliTest, CustomTierRunsEveryReplicaWithOneCluster) {
   CommandResult r =
       Submit("dist1", "distributed_config.yaml",
              {"--stream-logs", "--", "--steps", "8", "--sleep", "0.3"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_EQ(Describe("dist1")["state"], "SUCCEEDED");
-  // --stream-logs followed every replica's log, each line prefixed.
-  for (const char* replica : {"master-replica-0", "worker-replica-0",
-                              "worker-replica-1", "ps-replica-0"}) {
-    EXPECT_NE(r.out.find(absl::StrCat("[trial 1 ", replica, "] trainer: env")),
-              std::string::npos)
-        << replica << "\n"
-        << r.out;
+  const json job = Describe("dist1");
+  EXPECT_EQ(job["state"], "SUCCEEDED") << job.dump();
+  const json& trials = job["trainingOutput"]["trials"];
+  ASSERT_EQ(trials.size(), 2u) << job.dump();
+  std::vector<json> clusters;
+  for (const json& trial : trials) {
+    const std::string id = trial["trialId"];
+    EXPECT_EQ(trial["state"], "SUCCEEDED");
+    EXPECT_EQ(trial["finalMetric"]["trainingStep"], "8");
+    // --stream-logs followed every replica's log, each line prefixed.
+    for (const char* replica : {"master-replica-0", "worker-replica-0",
+                                "worker-replica-1", "ps-replica-0"}) {
+      EXPECT_NE(r.out.find(absl::StrCat("[trial ", id, " ", replica,
+                                        "] trainer: env")),
+                std::string::npos)
+          << replica << "\n"
+          << r.out;
+    }
+    const std::string dir = dir_.path() + "/data/jobs/dist1/" + id + "/";
+    const std::vector<std::pair<std::string, std::string>> replicas = {
+        {"job.log", "master/0"},
+        {"worker-replica-0.log", "worker/0"},
+        {"worker-replica-1.log", "worker/1"},
+        {"ps-replica-0.log", "ps/0"}};
+    json cluster;
+    for (const auto& [log, task] : replicas) {
+      const json env = ReplicaEnv(dir + log);
+      ASSERT_FALSE(env.is_null()) << dir << log;
+      const json& tf = env["TF_CONFIG"];
+      EXPECT_EQ(absl::StrCat(tf["task"]["type"].get<std::string>(), "/",
+                             tf["task"]["index"].get<int>()),
+                task);
+      EXPECT_EQ(tf["task"]["trial"], id);
+      EXPECT_EQ(tf["environment"], "cloud");
+      EXPECT_EQ(tf["job"]["scaleTier"], "CUSTOM") << tf.dump();
+      EXPECT_EQ(env["CLOUD_ML_JOB_ID"], "dist1");
+      if (cluster.is_null()) cluster = tf["cluster"];
+      EXPECT_EQ(tf["cluster"], cluster) << log;  // One cluster per trial.
+    }
+    EXPECT_EQ(cluster["master"].size(), 1u);
+    EXPECT_EQ(cluster["worker"].size(), 2u);
+    EXPECT_EQ(cluster["ps"].size(), 1u);
+    clusters.push_back(cluster);
   }
-  const std::string dir = dir_.path() + "/data/jobs/dist1/";
-  const std::vector<std::pair<std::string, std::string>> replicas = {
-      {"job.log", "master/0"},
-      {"worker-replica-0.log", "worker/0"},
-      {"worker-replica-1.log", "worker/1"},
-      {"ps-replica-0.log", "ps/0"}};
-  json cluster;
-  for (const auto& [log, task] : replicas) {
-    const json env = ReplicaEnv(dir + log);
-    ASSERT_FALSE(env.is_null()) << log;
-    const json& tf = env["TF_CONFIG"];
-    EXPECT_EQ(absl::StrCat(tf["task"]["type"].get<std::string>(), "/",
-                           tf["task"]["index"].get<int>()),
-              task);
-    EXPECT_EQ(tf["environment"], "cloud");
-    EXPECT_EQ(tf["job"]["scaleTier"], "CUSTOM") << tf.dump();
-    EXPECT_EQ(env["CLOUD_ML_JOB_ID"], "dist1");
-    if (cluster.is_null()) cluster = tf["cluster"];
-    EXPECT_EQ(tf["cluster"], cluster) << log;  // One cluster for all.
-  }
-  EXPECT_EQ(cluster["master"].size(), 1u);
-  EXPECT_EQ(cluster["worker"].size(), 2u);
-  EXPECT_EQ(cluster["ps"].size(), 1u);
+  // Two trials at once: each trial's replicas have their own ports.
+  EXPECT_NE(clusters[0], clusters[1]);
 }
 
 TEST_F(JobsCliTest, RefusalsStoreNothing) {
@@ -249,6 +266,48 @@ TEST_F(JobsCliTest, CancelAndKill9) {
   EXPECT_TRUE(job.contains("endTime"));
   r = Cairn({"jobs", "cancel", "slow"});
   EXPECT_EQ(r.exit_code, 1);
+}
+
+// Three trials one after another, each under 2 s: no attempt is longer
+// than maxRunningTime (4s), the whole job is, and it is cancelled (with a
+// per-attempt limit it would have succeeded).
+TEST_F(JobsCliTest, MaxRunningTimeCancelsTheWholeJob) {
+  const std::string config = dir_.path() + "/limited.yaml";
+  std::ofstream(config) << R"(trainingInput:
+  scheduling: {maxRunningTime: 4s}
+  hyperparameters:
+    goal: MAXIMIZE
+    hyperparameterMetricTag: accuracy
+    maxTrials: 3
+    maxParallelTrials: 1
+    params:
+    - {parameterName: learning_rate, type: DOUBLE, minValue: 0.01, maxValue: 0.1}
+)";
+  CommandResult r =
+      Cairn({"jobs", "submit", "training", "limited", "--config", config,
+             "--module-name", "trainer.task", "--package-path",
+             kExample + "/trainer", "--", "--steps", "15", "--sleep", "0.1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json job;
+  for (int i = 0; i < 150; ++i) {
+    job = Describe("limited");
+    if (job["state"] == "CANCELLED") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  ASSERT_EQ(job["state"], "CANCELLED") << job.dump();
+  EXPECT_EQ(job["errorMessage"],
+            "the job ran longer than scheduling.maxRunningTime (4s)");
+  // Cut short: not every trial succeeded.
+  EXPECT_NE(job["trainingOutput"].value("completedTrialCount", "0"), "3");
+  std::ofstream(config) << "trainingInput:\n  scheduling: {maxWaitTime: 60s}\n";
+  r = Cairn({"jobs", "submit", "training", "badwait", "--config", config,
+             "--module-name", "trainer.task", "--package-path",
+             kExample + "/trainer"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("trainingInput.scheduling.maxWaitTime: 60s is less "
+                       "than 1800s"),
+            std::string::npos)
+      << r.err;
 }
 
 }  // namespace
