@@ -8,6 +8,7 @@
 #include "proto/cairn/v1/resource_names.h"
 #include "server/authorize_call.h"
 #include "server/check_limits.h"
+#include "server/read_logs.h"
 #include "server/status_util.h"
 
 namespace cairn {
@@ -90,21 +91,12 @@ grpc::Status JobServiceImpl::ReadJobLogs(
     }
   }
   if (request->trial_id() == 0) return grpc::Status::OK;
-  if (runner_ == nullptr) {
-    return grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
-                        "this server runs no training jobs");
-  }
   absl::StatusOr<int64_t> study_id =
       ParseStudyName(trials->study_name, "study");
   if (!study_id.ok()) return ToGrpcStatus(study_id.status());
-  auto chunk = runner_->ReadLogs(
-      TrialResourceName(*study_id, request->trial_id()), request->offset(),
-      request->max_bytes(), request->replica());
-  if (!chunk.ok()) return ToGrpcStatus(chunk.status());
-  response->set_data(std::move(chunk->data));
-  response->set_next_offset(chunk->next_offset);
-  response->set_complete(chunk->complete);
-  return grpc::Status::OK;
+  return ReadLogChunk(
+      runner_, TrialResourceName(*study_id, request->trial_id()),
+      request->offset(), request->max_bytes(), request->replica(), response);
 }
 
 }  // namespace cairn

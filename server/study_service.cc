@@ -7,6 +7,7 @@
 #include "proto/cairn/v1/resource_names.h"
 #include "server/authorize_call.h"
 #include "server/check_limits.h"
+#include "server/read_logs.h"
 #include "server/status_util.h"
 
 namespace cairn {
@@ -347,17 +348,8 @@ grpc::Status StudyServiceImpl::ReadTrialLogs(
       Authorize(context, "ReadTrialLogs", "");
   if (!caller.ok()) return ToGrpcStatus(caller.status());
   if (grpc::Status s = CheckLimits(*request); !s.ok()) return s;
-  if (runner_ == nullptr) {
-    return grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
-                        "this server runs no training jobs");
-  }
-  auto chunk = runner_->ReadLogs(request->name(), request->offset(),
-                                 request->max_bytes(), request->replica());
-  if (!chunk.ok()) return ToGrpcStatus(chunk.status());
-  response->set_data(std::move(chunk->data));
-  response->set_next_offset(chunk->next_offset);
-  response->set_complete(chunk->complete);
-  return grpc::Status::OK;
+  return ReadLogChunk(runner_, request->name(), request->offset(),
+                      request->max_bytes(), request->replica(), response);
 }
 
 }  // namespace cairn
