@@ -16,6 +16,7 @@
 #include "google/protobuf/text_format.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "tests/jobs/study_fixture.h"
 #include "tests/testing/test_util.h"
 
 namespace cairn {
@@ -25,12 +26,7 @@ using cairn::v1::Study;
 using cairn::v1::Trial;
 using cairn::v1::TrialJob;
 
-std::string ToyTrainer() {
-  const char* src = std::getenv("CAIRN_SOURCE_DIR");
-  return std::string(src ? src : ".") + "/tests/jobs/toy_trainer.py";
-}
-
-class JobsTest : public ::testing::Test {
+class JobsTest : public testing::StudyFixture {
  protected:
   void StartServer(std::vector<std::string> args = {"--gpus", "2"}) {
     args.push_back("--grace-seconds");
@@ -40,85 +36,6 @@ class JobsTest : public ::testing::Test {
     std::string error;
     ASSERT_TRUE(server_->Start(&error)) << error;
     stub_ = server_->NewStub();
-  }
-
-  // Creates a study over one DISCRETE parameter x with a toy job template.
-  Study Create(const std::string& name, const std::string& extra_spec,
-               const std::map<std::string, std::string>& env) {
-    cairn::v1::CreateStudyRequest req;
-    req.mutable_study()->set_display_name(name);
-    auto* spec = req.mutable_study()->mutable_spec();
-    EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(
-        absl::StrCat(
-            R"pb(
-              parameters {
-                parameter_id: "x"
-                type: DISCRETE
-                discrete_values: [ 0, 1, 2, 3, 4, 5, 6, 7 ]
-              }
-              metrics { metric_id: "loss" goal: MINIMIZE }
-              job_template { command: "/usr/bin/python3" command: ")pb",
-            ToyTrainer(), R"pb(" }
-            )pb"),
-        spec));
-    cairn::v1::StudySpec extra;
-    EXPECT_TRUE(
-        google::protobuf::TextFormat::ParseFromString(extra_spec, &extra));
-    spec->MergeFrom(extra);
-    if (spec->algorithm() == cairn::v1::StudySpec::ALGORITHM_UNSPECIFIED) {
-      spec->set_algorithm(cairn::v1::StudySpec::RANDOM_SEARCH);
-    }
-    for (const auto& [k, v] : env) {
-      (*spec->mutable_job_template()->mutable_env())[k] = v;
-    }
-    Study out;
-    grpc::ClientContext ctx;
-    grpc::Status st = stub_->CreateStudy(&ctx, req, &out);
-    EXPECT_TRUE(st.ok()) << st.error_message();
-    return out;
-  }
-
-  Study GetStudy(const std::string& name) {
-    cairn::v1::GetStudyRequest req;
-    req.set_name(name);
-    Study out;
-    grpc::ClientContext ctx;
-    EXPECT_TRUE(stub_->GetStudy(&ctx, req, &out).ok());
-    return out;
-  }
-
-  // Polls until the study leaves ACTIVE or `seconds` pass.
-  Study WaitDone(const std::string& name, int seconds) {
-    const auto deadline =
-        std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-    Study s;
-    while (std::chrono::steady_clock::now() < deadline) {
-      s = GetStudy(name);
-      if (s.state() != Study::ACTIVE) return s;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    ADD_FAILURE() << "study " << name << " still ACTIVE after " << seconds
-                  << " s: " << s.ShortDebugString();
-    return s;
-  }
-
-  std::vector<Trial> Trials(const std::string& study, bool measurements) {
-    cairn::v1::ListTrialsRequest req;
-    req.set_parent(study);
-    req.set_include_measurements(measurements);
-    cairn::v1::ListTrialsResponse resp;
-    grpc::ClientContext ctx;
-    EXPECT_TRUE(stub_->ListTrials(&ctx, req, &resp).ok());
-    return {resp.trials().begin(), resp.trials().end()};
-  }
-
-  Trial GetTrial(const std::string& name) {
-    cairn::v1::GetTrialRequest req;
-    req.set_name(name);
-    Trial out;
-    grpc::ClientContext ctx;
-    EXPECT_TRUE(stub_->GetTrial(&ctx, req, &out).ok());
-    return out;
   }
 
   // A directory the jobs (the job user) may write to, e.g. a record file.
@@ -132,7 +49,6 @@ class JobsTest : public ::testing::Test {
 
   testing::TempDir dir_;
   std::unique_ptr<testing::CairndProcess> server_;
-  std::unique_ptr<cairn::v1::StudyService::Stub> stub_;
 };
 
 struct Event {

@@ -19,6 +19,7 @@
 #include "google/protobuf/text_format.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "tests/jobs/study_fixture.h"
 #include "tests/monitoring/test_util.h"
 #include "tests/testing/test_util.h"
 
@@ -28,11 +29,6 @@ namespace {
 using cairn::v1::Study;
 using cairn::v1::Trial;
 using cairn::v1::TrialJob;
-
-std::string Source() {
-  const char* src = std::getenv("CAIRN_SOURCE_DIR");
-  return src ? src : ".";
-}
 
 // Runs a shell command line built by the test only (no untrusted input).
 std::string Sh(const std::string& cmd) {
@@ -82,7 +78,7 @@ std::string JobName(const Trial& t) {
   return name;
 }
 
-class SlurmTest : public ::testing::Test {
+class SlurmTest : public testing::StudyFixture {
  protected:
   static void SetUpTestSuite() {
     if (Sh("PATH=$PATH:/usr/sbin:/sbin; for b in sbatch slurmctld slurmd "
@@ -94,7 +90,7 @@ class SlurmTest : public ::testing::Test {
     }
     cluster_ = new testing::TempDir();
     const std::string out =
-        Sh(absl::StrCat(Source(), "/scripts/slurm-local.sh start ",
+        Sh(absl::StrCat(testing::SourceDir(), "/scripts/slurm-local.sh start ",
                         cluster_->path(), "/slurm 2>&1"));
     if (out.find("export SLURM_CONF=") == std::string::npos) {
       skip_ = "";
@@ -105,8 +101,8 @@ class SlurmTest : public ::testing::Test {
   }
   static void TearDownTestSuite() {
     if (cluster_ == nullptr) return;
-    Sh(absl::StrCat(Source(), "/scripts/slurm-local.sh stop ", cluster_->path(),
-                    "/slurm 2>&1"));
+    Sh(absl::StrCat(testing::SourceDir(), "/scripts/slurm-local.sh stop ",
+                    cluster_->path(), "/slurm 2>&1"));
     delete cluster_;
     cluster_ = nullptr;
   }
@@ -135,63 +131,11 @@ class SlurmTest : public ::testing::Test {
 
   Study Create(const std::string& name, int max_trials, int parallel,
                const std::map<std::string, std::string>& env) {
-    cairn::v1::CreateStudyRequest req;
-    req.mutable_study()->set_display_name(name);
-    auto* spec = req.mutable_study()->mutable_spec();
-    EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(
-        absl::StrCat(R"pb(
-                       parameters {
-                         parameter_id: "x"
-                         type: DISCRETE
-                         discrete_values: [ 0, 1, 2, 3, 4, 5, 6, 7 ]
-                       }
-                       metrics { metric_id: "loss" goal: MINIMIZE }
-                       algorithm: RANDOM_SEARCH
-                       job_template { max_restarts: 1
-                                      command: "/usr/bin/python3"
-                                      command: ")pb",
-                     Source(), "/tests/jobs/toy_trainer.py\" }"),
-        spec));
-    spec->set_max_trials(max_trials);
-    spec->set_max_parallel_trials(parallel);
-    for (const auto& [k, v] : env) {
-      (*spec->mutable_job_template()->mutable_env())[k] = v;
-    }
-    Study out;
-    grpc::ClientContext ctx;
-    grpc::Status st = stub_->CreateStudy(&ctx, req, &out);
-    EXPECT_TRUE(st.ok()) << st.error_message();
-    return out;
-  }
-
-  std::vector<Trial> Trials(const std::string& study) {
-    cairn::v1::ListTrialsRequest req;
-    req.set_parent(study);
-    req.set_include_measurements(true);
-    cairn::v1::ListTrialsResponse resp;
-    grpc::ClientContext ctx;
-    EXPECT_TRUE(stub_->ListTrials(&ctx, req, &resp).ok());
-    return {resp.trials().begin(), resp.trials().end()};
-  }
-
-  Study GetStudy(const std::string& name) {
-    cairn::v1::GetStudyRequest req;
-    req.set_name(name);
-    Study out;
-    grpc::ClientContext ctx;
-    EXPECT_TRUE(stub_->GetStudy(&ctx, req, &out).ok());
-    return out;
-  }
-
-  Study WaitDone(const std::string& name, int seconds) {
-    Study s;
-    for (int i = 0; i < seconds * 10; ++i) {
-      s = GetStudy(name);
-      if (s.state() != Study::ACTIVE) return s;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    ADD_FAILURE() << "study still ACTIVE: " << s.ShortDebugString();
-    return s;
+    return StudyFixture::Create(
+        name,
+        absl::StrCat("max_trials: ", max_trials, " max_parallel_trials: ",
+                     parallel, " job_template { max_restarts: 1 }"),
+        env);
   }
 
   // A trial whose job runs and has reported `steps`, or nullopt.
@@ -244,7 +188,6 @@ class SlurmTest : public ::testing::Test {
 
   int metrics_port_ = 0;
   std::unique_ptr<testing::CairndProcess> server_;
-  std::unique_ptr<cairn::v1::StudyService::Stub> stub_;
 };
 
 TEST_F(SlurmTest, TrialsRunAsSlurmJobsAndSurviveACairndKill9) {
