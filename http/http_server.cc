@@ -1,119 +1,162 @@
+// See http_server.h.
 #include "http/http_server.h"
 
-#include <cstring>
+#include <sys/socket.h>
 
-#include "absl/strings/match.h"
+#include <utility>
+
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "civetweb.h"
+#include "httplib.h"
 
 namespace cairn::http {
 namespace {
 
-int BeginRequest(mg_connection* conn) {
-  const mg_request_info* info = mg_get_request_info(conn);
-  return static_cast<HttpServer*>(info->user_data)->Serve(conn);
+// The error body of the REST API for what the library refuses itself.
+std::string ErrorJson(int code, const char* status, const std::string& msg) {
+  return absl::StrCat("{\"error\":{\"code\":", code, ",\"status\":\"", status,
+                      "\",\"message\":\"", msg, "\"}}");
 }
 
-void Send(mg_connection* conn, const HttpResponse& response) {
-  mg_response_header_start(conn, response.status);
-  mg_response_header_add(conn, "Content-Type", response.content_type.c_str(),
-                         -1);
-  const std::string length = absl::StrCat(response.body.size());
-  mg_response_header_add(conn, "Content-Length", length.c_str(), -1);
-  mg_response_header_add(conn, "X-Content-Type-Options", "nosniff", -1);
-  for (const auto& [name, value] : response.headers) {
-    mg_response_header_add(conn, name.c_str(), value.c_str(), -1);
+// SO_REUSEADDR only (the library's default adds SO_REUSEPORT, which would
+// let a second server share the port).
+void ReuseAddressOnly(socket_t sock) {
+  int yes = 1;
+  setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+}
+
+struct HostPort {
+  std::string host;
+  int port = 0;
+};
+
+// "HOST:PORT" or "[IPv6]:PORT".
+absl::StatusOr<HostPort> ParseListen(const std::string& listen) {
+  const size_t colon = listen.rfind(':');
+  HostPort out;
+  if (colon == std::string::npos || colon == 0 ||
+      !absl::SimpleAtoi(listen.substr(colon + 1), &out.port) || out.port < 0 ||
+      out.port > 65535) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot serve HTTP on \"", listen.substr(0, 200),
+                     "\": give HOST:PORT (e.g. 127.0.0.1:8080 or [::1]:8080)"));
   }
-  mg_response_header_send(conn);
-  mg_write(conn, response.body.data(), response.body.size());
+  out.host = listen.substr(0, colon);
+  if (out.host.size() >= 2 && out.host.front() == '[' &&
+      out.host.back() == ']') {
+    out.host = out.host.substr(1, out.host.size() - 2);
+  }
+  return out;
 }
 
-HttpResponse TooLarge(size_t limit) {
-  return {413,
-          "application/json",
-          absl::StrCat("{\"error\":{\"code\":8,\"status\":\"RESOURCE_",
-                       "EXHAUSTED\",\"message\":\"request body larger than ",
-                       limit, " bytes\"}}"),
-          {}};
+HttpRequest ToRequest(const httplib::Request& req) {
+  HttpRequest out;
+  out.method = req.method;
+  out.path = req.path;
+  const size_t q = req.target.find('?');
+  if (q != std::string::npos) out.query = req.target.substr(q + 1);
+  out.body = req.body;
+  out.authorization = req.get_header_value("Authorization");
+  return out;
+}
+
+void Send(const HttpResponse& response, httplib::Response& res) {
+  res.status = response.status;
+  res.set_header("X-Content-Type-Options", "nosniff");
+  for (const auto& [name, value] : response.headers) {
+    res.set_header(name, value);
+  }
+  res.set_content(response.body, response.content_type);
 }
 
 }  // namespace
 
-int HttpServer::Serve(mg_connection* conn) {
-  const mg_request_info* info = mg_get_request_info(conn);
-  HttpRequest request;
-  request.method = info->request_method != nullptr ? info->request_method : "";
-  request.path = info->local_uri != nullptr ? info->local_uri : "/";
-  request.query = info->query_string != nullptr ? info->query_string : "";
-  if (const char* a = mg_get_header(conn, "Authorization"); a != nullptr) {
-    request.authorization = a;
+HttpServer::HttpServer(HttpServerOptions options, HttpHandler handler)
+    : options_(std::move(options)), handler_(std::move(handler)) {}
+
+absl::Status HttpServer::Create() {
+  if (options_.tls.enabled()) {
+    certificate_ = std::make_unique<ServerCertificate>(options_.tls);
+    absl::Status setup;
+    server_ = std::make_unique<httplib::SSLServer>([&](SSL_CTX& ctx) {
+      setup = certificate_->SetUp(&ctx);
+      return setup.ok();
+    });
+    if (!setup.ok()) return setup;
+  } else {
+    server_ = std::make_unique<httplib::Server>();
   }
-  if (info->content_length > 0 &&
-      static_cast<uint64_t>(info->content_length) > options_.max_body_bytes) {
-    Send(conn, TooLarge(options_.max_body_bytes));
-    return 413;
+  if (!server_->is_valid()) {
+    return absl::InternalError("the HTTP server could not be created");
   }
-  char buffer[16384];
-  for (;;) {
-    const int n = mg_read(conn, buffer, sizeof(buffer));
-    if (n <= 0) break;
-    request.body.append(buffer, static_cast<size_t>(n));
-    if (request.body.size() > options_.max_body_bytes) {
-      Send(conn, TooLarge(options_.max_body_bytes));
-      return 413;
+  const size_t threads = static_cast<size_t>(options_.threads);
+  server_->new_task_queue = [threads] {
+    return new httplib::ThreadPool(threads);
+  };
+  server_->set_socket_options(ReuseAddressOnly);
+  server_->set_payload_max_length(options_.max_body_bytes);
+  server_->set_read_timeout(30, 0);
+  const size_t limit = options_.max_body_bytes;
+  server_->set_error_handler([limit](const httplib::Request&,
+                                     httplib::Response& res) {
+    if (res.status == 413) {
+      res.set_content(
+          ErrorJson(8, "RESOURCE_EXHAUSTED",
+                    absl::StrCat("request body larger than ", limit, " bytes")),
+          "application/json");
+    } else if (res.body.empty()) {
+      res.set_content(
+          ErrorJson(3, "INVALID_ARGUMENT",
+                    absl::StrCat("bad HTTP request (status ", res.status, ")")),
+          "application/json");
     }
+  });
+  auto serve = [this](const httplib::Request& req, httplib::Response& res) {
+    Send(handler_(ToRequest(req)), res);
+  };
+  server_->Get(".*", serve);
+  server_->Post(".*", serve);
+  server_->Put(".*", serve);
+  server_->Patch(".*", serve);
+  server_->Delete(".*", serve);
+  server_->Options(".*", serve);
+  return absl::OkStatus();
+}
+
+absl::Status HttpServer::Bind() {
+  absl::StatusOr<HostPort> at = ParseListen(options_.listen);
+  if (!at.ok()) return at.status();
+  bool bound;
+  if (at->port == 0) {
+    port_ = server_->bind_to_any_port(at->host);
+    bound = port_ > 0;
+  } else {
+    port_ = at->port;
+    bound = server_->bind_to_port(at->host, at->port);
   }
-  const HttpResponse response = handler_(request);
-  Send(conn, response);
-  return response.status;
+  if (!bound) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot serve HTTP on \"", options_.listen.substr(0, 200),
+        "\": the address is in use or not a local numeric address"));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
     const HttpServerOptions& options, HttpHandler handler) {
-  std::unique_ptr<HttpServer> server(new HttpServer(options, handler));
-  const std::string& ports = options.listen;
-  const std::string threads = absl::StrCat(options.threads);
-  const char* civet_options[] = {"listening_ports",
-                                 ports.c_str(),
-                                 "num_threads",
-                                 threads.c_str(),
-                                 "enable_keep_alive",
-                                 "yes",
-                                 "request_timeout_ms",
-                                 "30000",
-                                 nullptr};
-  mg_callbacks callbacks;
-  std::memset(&callbacks, 0, sizeof(callbacks));
-  callbacks.begin_request = BeginRequest;
-  mg_init_library(MG_FEATURES_DEFAULT);
-  char error[256] = {0};
-  mg_init_data init;
-  std::memset(&init, 0, sizeof(init));
-  init.callbacks = &callbacks;
-  init.user_data = server.get();
-  init.configuration_options = civet_options;
-  mg_error_data error_data;
-  std::memset(&error_data, 0, sizeof(error_data));
-  error_data.text = error;
-  error_data.text_buffer_size = sizeof(error);
-  server->context_ = mg_start2(&init, &error_data);
-  if (server->context_ == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "cannot serve HTTP on \"", options.listen,
-        "\": ", error[0] != '\0' ? error : "civetweb failed to start"));
-  }
-  mg_server_port port;
-  if (mg_get_server_ports(server->context_, 1, &port) < 1) {
-    return absl::InternalError(
-        absl::StrCat("no bound port for \"", options.listen, "\""));
-  }
-  server->port_ = port.port;
+  std::unique_ptr<HttpServer> server(
+      new HttpServer(options, std::move(handler)));
+  if (absl::Status s = server->Create(); !s.ok()) return s;
+  if (absl::Status s = server->Bind(); !s.ok()) return s;
+  httplib::Server* http = server->server_.get();
+  server->thread_ = std::thread([http] { http->listen_after_bind(); });
   return server;
 }
 
 HttpServer::~HttpServer() {
-  if (context_ != nullptr) mg_stop(context_);
+  if (server_ != nullptr) server_->stop();
+  if (thread_.joinable()) thread_.join();
+  server_.reset();
 }
 
 }  // namespace cairn::http

@@ -1,11 +1,8 @@
-// HttpServer: an embedded HTTP(S) server (civetweb, from Debian) that hands
-// every request to one handler. It parses nothing itself: civetweb reads
-// the request; the handler sees method, path, query, body and the
-// Authorization header, and returns status, content type and body.
-//
-// Plaintext only: Debian 12's civetweb 1.15 loads OpenSSL 3 at run time and
-// crashes on the first TLS handshake (its own `civetweb` binary too), so
-// cairnd does not serve HTTP when TLS is on (server/cairnd_http.cc).
+// HttpServer: an embedded HTTP(S) server (cpp-httplib, from Debian) that
+// hands every request to one handler. It parses nothing itself: the library
+// reads the request; the handler sees method, path, query, body and the
+// Authorization header, and returns status, content type and body. With
+// TLS files it serves HTTPS only (http/server_tls.h).
 #ifndef CAIRN_HTTP_HTTP_SERVER_H_
 #define CAIRN_HTTP_HTTP_SERVER_H_
 
@@ -13,13 +10,16 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "http/server_tls.h"
 
-struct mg_context;
-struct mg_connection;
+namespace httplib {
+class Server;
+}  // namespace httplib
 
 namespace cairn::http {
 
@@ -48,10 +48,13 @@ struct HttpServerOptions {
   // Larger bodies are refused with 413 before the handler runs.
   size_t max_body_bytes = size_t{4} << 20;
   int threads = 8;
+  // HTTPS with these files when tls.enabled(); plaintext otherwise.
+  ServerTlsFiles tls;
 };
 
-// Thread-safe; the handler is called from civetweb's worker threads, up to
-// `threads` at once.
+// Thread-safe; the handler is called from the server's worker threads, up
+// to `threads` at once. The port is bound without SO_REUSEPORT: one port,
+// one server.
 class HttpServer {
  public:
   // Binds and starts serving. Errors name the listen address (or the TLS
@@ -66,15 +69,20 @@ class HttpServer {
   // The bound port.
   int port() const { return port_; }
 
-  // Called by civetweb for every request (public for its C callback).
-  int Serve(::mg_connection* conn);
+  // Whether this server speaks HTTPS.
+  bool tls() const { return certificate_ != nullptr; }
 
  private:
-  HttpServer(HttpServerOptions options, HttpHandler handler)
-      : options_(std::move(options)), handler_(std::move(handler)) {}
+  HttpServer(HttpServerOptions options, HttpHandler handler);
+  // Creates server_ (with certificate_ for HTTPS) and its routes.
+  absl::Status Create();
+  absl::Status Bind();
+
   const HttpServerOptions options_;
   const HttpHandler handler_;
-  mg_context* context_ = nullptr;
+  std::unique_ptr<ServerCertificate> certificate_;  // Outlives server_.
+  std::unique_ptr<httplib::Server> server_;
+  std::thread thread_;
   int port_ = 0;
 };
 

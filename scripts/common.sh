@@ -7,7 +7,7 @@ CAIRN_BUILD="${CAIRN_BUILD:-$CAIRN_ROOT/build}"
 
 # Build and run-time dependencies of every component and test.
 CAIRN_PACKAGES=(
-  cmake g++ make pkg-config ccache git lld
+  cmake g++ make pkg-config ccache git lld curl
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   librocksdb-dev libeigen3-dev prometheus-cpp-dev libabsl-dev
   libcli11-dev libyaml-cpp-dev nlohmann-json3-dev liblbfgspp-dev libspdlog-dev
@@ -16,7 +16,7 @@ CAIRN_PACKAGES=(
   python3-sklearn
   python3-pip python3-setuptools python3-protobuf python3-yaml python3-pytest
   python3-optuna
-  libcivetweb-dev libssl-dev libjs-chart.js chromium chromium-driver python3-selenium
+  libcivetweb-dev libcpp-httplib-dev libssl-dev libjs-chart.js chromium chromium-driver python3-selenium
   python3-torch
   slurmctld slurmd slurm-client munge
 )

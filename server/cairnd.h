@@ -100,8 +100,8 @@ struct CairndOptions {
   bool insecure = false;
   // The REST API and web UI (http/web_handler.h) address HOST:PORT; port 0
   // picks a free one (logged, and see http_port()); "" disables them. The
-  // loopback rule and --insecure apply as to `listen`. Plaintext only: with
-  // `tls` set they stay off (warned; see http/http_server.h).
+  // loopback rule and --insecure apply as to `listen`. With `tls` set they
+  // serve HTTPS only, with the same files (http/server_tls.h).
   // Default: 127.0.0.1:8080.
   std::string http_listen = "127.0.0.1:8080";
 };

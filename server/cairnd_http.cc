@@ -17,34 +17,27 @@ namespace cairn {
 
 absl::Status Cairnd::StartHttp(const CairndOptions& options) {
   if (options.http_listen.empty()) return absl::OkStatus();
-  if (options.tls.enabled()) {
-    // Never plaintext beside TLS, and civetweb cannot serve TLS here
-    // (http/http_server.h).
-    spdlog::warn(
-        "cairnd: the web UI and REST API are off: with --tls-cert they would "
-        "need HTTPS, which Debian 12's civetweb 1.15 cannot serve (it "
-        "crashes on OpenSSL 3); reach them through a TLS proxy to a cairnd "
-        "without TLS, or use gRPC");
-    return absl::OkStatus();
-  }
+  const bool https = options.tls.enabled();
+  // The loopback rule of server/listen_policy.h, as for gRPC.
   if (!IsLoopbackListen(options.http_listen)) {
-    // The loopback rule of server/listen_policy.h, for a plaintext-only port.
     if (!options.auth) {
       return absl::InvalidArgumentError(absl::StrCat(
           "--http-listen '", options.http_listen,
           "' is reachable from the network: --auth=none serves loopback only"));
     }
-    if (!options.insecure) {
+    if (!https && !options.insecure) {
       return absl::InvalidArgumentError(absl::StrCat(
           "--http-listen '", options.http_listen,
           "' is reachable from the network, where tokens would travel in "
-          "plaintext (cairnd serves no HTTPS): listen on loopback behind a "
-          "TLS proxy, or pass --insecure to serve plaintext anyway"));
+          "plaintext: give --tls-cert and --tls-key (HTTPS), or pass "
+          "--insecure to serve plaintext anyway"));
     }
-    spdlog::warn(
-        "cairnd: --insecure: serving the web UI and REST API in plaintext on "
-        "{}, reachable from the network",
-        options.http_listen);
+    if (!https) {
+      spdlog::warn(
+          "cairnd: --insecure: serving the web UI and REST API in plaintext "
+          "on {}, reachable from the network",
+          options.http_listen);
+    }
   }
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(-1);
@@ -54,6 +47,11 @@ absl::Status Cairnd::StartHttp(const CairndOptions& options) {
                                                     http::kDefaultChartJsPath);
   http::HttpServerOptions http_options;
   http_options.listen = options.http_listen;
+  if (https) {  // The same files as gRPC's TLS: HTTPS only, never plaintext.
+    http_options.tls.cert = options.tls.cert_file;
+    http_options.tls.key = options.tls.key_file;
+    http_options.tls.client_ca = options.tls.client_ca_file;
+  }
   auto server = http::HttpServer::Start(
       http_options,
       [handler](const http::HttpRequest& r) { return handler->Handle(r); });
@@ -63,8 +61,9 @@ absl::Status Cairnd::StartHttp(const CairndOptions& options) {
         absl::StrCat("--http-listen: ", server.status().message()));
   }
   http_server_ = std::move(*server);
-  spdlog::info("cairnd: web UI and REST API on http://{} (port {})",
-               options.http_listen, http_server_->port());
+  spdlog::info("cairnd: web UI and REST API on {}://{} (port {})",
+               https ? "https" : "http", options.http_listen,
+               http_server_->port());
   return absl::OkStatus();
 }
 

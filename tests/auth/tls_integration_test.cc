@@ -1,8 +1,9 @@
 // TLS on a real cairnd on loopback, with certificates this test makes with
 // the openssl command line: TLS with and without the CA, plaintext clients,
 // mTLS (no certificate, the right CA, another CA), certificate rotation
-// while cairnd runs, the plaintext jobs port, and the non-loopback --listen
-// rule (--tls-cert, --insecure).
+// while cairnd runs, the plaintext jobs port, the non-loopback --listen
+// rule (--tls-cert, --insecure), and the web UI and REST API served over
+// HTTPS only with the same files (curl as the client).
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -238,6 +239,87 @@ TEST_F(TlsTest, RotatedCertificatesAreServedWithoutRestart) {
   EXPECT_TRUE(status.ok()) << status.error_message();
   EXPECT_EQ(List(Trust(pki_.Crt("ca"))).error_code(),
             grpc::StatusCode::UNAVAILABLE);
+}
+
+// `curl` against cairnd's HTTP port with `args` (URL path last); the
+// output is the body, a newline and the HTTP status ("000" when no HTTP
+// response came).
+CommandResult Curl(int port, const std::string& scheme, const std::string& path,
+                   std::vector<std::string> args) {
+  std::vector<std::string> argv = {"curl", "-sS", "--max-time",
+                                   "5",    "-w",  "\n%{http_code}"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  argv.push_back(absl::StrCat(scheme, "://127.0.0.1:", port, path));
+  return RunCommand(argv);
+}
+
+// The HTTP port cairnd logged.
+int HttpPort(const CairndProcess& server) {
+  std::smatch m;
+  const std::string log = server.Log();
+  if (!std::regex_search(log, m,
+                         std::regex("web UI and REST API on (https?)://"
+                                    "[^ ]+ \\(port ([0-9]+)\\)"))) {
+    ADD_FAILURE() << "no HTTP port in the log: " << log;
+    return 0;
+  }
+  EXPECT_EQ(m[1].str(), "https");
+  return std::stoi(m[2].str());
+}
+
+TEST_F(TlsTest, WebUiAndRestServeHttpsOnlyWithTheSameFiles) {
+  StartServer();
+  const int port = HttpPort(*server_);
+  const std::string auth = "Authorization: Bearer " + server_->token();
+  CommandResult r = Curl(port, "https", "/v1/studies",
+                         {"--cacert", pki_.Crt("ca"), "-H", auth});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(absl::EndsWith(r.out, "\n200")) << r.out;
+  // Tokens are checked as over gRPC.
+  r = Curl(port, "https", "/v1/studies", {"--cacert", pki_.Crt("ca")});
+  EXPECT_TRUE(absl::EndsWith(r.out, "\n401")) << r.out;
+  // The UI itself.
+  r = Curl(port, "https", "/", {"--cacert", pki_.Crt("ca")});
+  EXPECT_TRUE(absl::EndsWith(r.out, "\n200")) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "<html")) << r.out;
+  // Another CA does not verify; plaintext gets no HTTP answer.
+  r = Curl(port, "https", "/v1/studies", {"--cacert", pki_.Crt("other")});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(absl::EndsWith(r.out, "000")) << r.out;
+  r = Curl(port, "http", "/v1/studies", {"-H", auth});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(absl::EndsWith(r.out, "000")) << r.out;
+}
+
+TEST_F(TlsTest, HttpsNeedsTheClientCertificateAndFollowsRotation) {
+  StartServer({"--tls-client-ca", pki_.Crt("ca")});
+  const int port = HttpPort(*server_);
+  const std::string auth = "Authorization: Bearer " + server_->token();
+  const std::vector<std::string> client = {
+      "--cert", pki_.Crt("client"), "--key", pki_.Key("client"), "-H", auth};
+  auto with = [&](const std::string& ca, std::vector<std::string> more) {
+    more.insert(more.begin(), {"--cacert", ca});
+    return Curl(port, "https", "/v1/studies", more);
+  };
+  EXPECT_TRUE(absl::EndsWith(with(pki_.Crt("ca"), client).out, "\n200"));
+  // No client certificate, or one from another CA: no HTTP answer.
+  EXPECT_TRUE(absl::EndsWith(with(pki_.Crt("ca"), {"-H", auth}).out, "000"));
+  EXPECT_TRUE(absl::EndsWith(
+      with(pki_.Crt("ca"), {"--cert", pki_.Crt("intruder"), "--key",
+                            pki_.Key("intruder"), "-H", auth})
+          .out,
+      "000"));
+  // Rotate the server certificate to one from ca2: the next connection
+  // gets it, without a restart.
+  pki_.MakeCa("ca2");
+  pki_.MakeLeaf("server2", "ca2", "IP:127.0.0.1,DNS:localhost");
+  std::filesystem::copy_file(pki_.Key("server2"), pki_.Key("server") + ".new");
+  std::filesystem::copy_file(pki_.Crt("server2"), pki_.Crt("server") + ".new");
+  std::filesystem::rename(pki_.Key("server") + ".new", pki_.Key("server"));
+  std::filesystem::rename(pki_.Crt("server") + ".new", pki_.Crt("server"));
+  CommandResult r = with(pki_.Crt("ca2"), client);
+  EXPECT_TRUE(absl::EndsWith(r.out, "\n200")) << r.out << r.err;
+  EXPECT_TRUE(absl::EndsWith(with(pki_.Crt("ca"), client).out, "000"));
 }
 
 TEST_F(TlsTest, NetworkListenNeedsTlsOrInsecure) {
