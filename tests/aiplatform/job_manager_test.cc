@@ -111,20 +111,22 @@ class Node {
   Store& store() { return *store_; }
   SettableClock& clock() { return clock_; }
 
-  // Suggests and completes `n` trials of job `id`'s study.
+  // Suggests and completes `n` trials of job `id`'s study, one at a time
+  // (maxParallelTrials defaults to 1).
   void RunTrials(const std::string& id, int n) {
     absl::StatusOr<JobManager::Trials> t = jobs_->JobTrials(id);
     ASSERT_TRUE(t.ok()) << t.status();
-    absl::StatusOr<SuggestResult> s =
-        studies_->SuggestTrials(t->study_name, n, "test");
-    ASSERT_TRUE(s.ok()) << s.status();
-    ASSERT_EQ(static_cast<int>(s->trials.size()), n) << s->message;
-    for (const Trial& trial : s->trials) {
+    for (int i = 0; i < n; ++i) {
+      absl::StatusOr<SuggestResult> s =
+          studies_->SuggestTrials(t->study_name, 1, "test");
+      ASSERT_TRUE(s.ok()) << s.status();
+      ASSERT_EQ(s->trials.size(), 1u) << s->message;
       cairn::v1::Measurement m;
       cairn::v1::Metric* metric = m.add_metrics();
       metric->set_metric_id("accuracy");
       metric->set_value(0.5);
-      ASSERT_TRUE(studies_->CompleteTrial(trial.name(), m, false, "").ok());
+      ASSERT_TRUE(
+          studies_->CompleteTrial(s->trials[0].name(), m, false, "").ok());
     }
   }
 
