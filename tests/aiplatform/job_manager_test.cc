@@ -15,12 +15,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
 #include "aiplatform/job_config.h"
 #include "aiplatform/job_schedule.h"
 #include "google/protobuf/util/time_util.h"
 #include "gtest/gtest.h"
 #include "store/store.h"
+#include "tests/testing/manual_clock.h"
 #include "tests/testing/test_util.h"
 
 namespace cairn::aiplatform {
@@ -30,22 +30,6 @@ using cairn::v1::Job;
 using cairn::v1::Study;
 using cairn::v1::Trial;
 using google::protobuf::util::TimeUtil;
-
-class SettableClock : public Clock {
- public:
-  absl::Time Now() override {
-    absl::MutexLock lock(&mu_);
-    return now_;
-  }
-  void Advance(absl::Duration d) {
-    absl::MutexLock lock(&mu_);
-    now_ += d;
-  }
-
- private:
-  absl::Mutex mu_;
-  absl::Time now_ ABSL_GUARDED_BY(mu_) = absl::FromUnixSeconds(1'700'000'000);
-};
 
 PackageFiles Package() {
   PackageFiles files;
@@ -109,7 +93,7 @@ class Node {
   JobManager& jobs() { return *jobs_; }
   StudyManager& studies() { return *studies_; }
   Store& store() { return *store_; }
-  SettableClock& clock() { return clock_; }
+  testing::ManualClock& clock() { return clock_; }
 
   // Suggests and completes `n` trials of job `id`'s study, one at a time
   // (maxParallelTrials defaults to 1).
@@ -132,7 +116,7 @@ class Node {
 
  private:
   const std::string dir_;
-  SettableClock clock_;
+  testing::ManualClock clock_;
   std::unique_ptr<Store> store_;
   std::unique_ptr<StudyManager> studies_;
   std::unique_ptr<JobManager> jobs_;

@@ -20,6 +20,7 @@
 #include "spdlog/sinks/ringbuffer_sink.h"
 #include "spdlog/spdlog.h"
 #include "store/store.h"
+#include "tests/testing/manual_clock.h"
 #include "tests/testing/test_util.h"
 #include "trials/clock.h"
 #include "trials/study_manager.h"
@@ -30,22 +31,6 @@ namespace {
 using cairn::v1::Study;
 using cairn::v1::Trial;
 using cairn::v1::TrialJob;
-
-class FakeClock : public Clock {
- public:
-  absl::Time Now() override {
-    absl::MutexLock lock(&mu_);
-    return now_;
-  }
-  void Advance(absl::Duration d) {
-    absl::MutexLock lock(&mu_);
-    now_ += d;
-  }
-
- private:
-  absl::Mutex mu_;
-  absl::Time now_ ABSL_GUARDED_BY(mu_) = absl::FromUnixSeconds(1700000000);
-};
 
 // Records starts, terminations and orphan kills; a job runs until the test
 // calls Exit() for it. Thread-safe.
@@ -236,7 +221,7 @@ class JobRunnerUnitTest : public ::testing::Test {
   }
 
   testing::TempDir dir_;
-  FakeClock clock_;
+  testing::ManualClock clock_;
   FakeExecutor executor_;
   RestartCounter restarts_;
   std::unique_ptr<Store> store_;
