@@ -268,9 +268,10 @@ TEST_F(JobsCliTest, CancelAndKill9) {
   EXPECT_EQ(r.exit_code, 1);
 }
 
-// Three trials one after another, each under 2 s: no attempt is longer
-// than maxRunningTime (4s), the whole job is, and it is cancelled (with a
-// per-attempt limit it would have succeeded).
+// Three trials one after another, each about 2.6 s: no attempt is longer
+// than maxRunningTime (4s), the whole job (about 8 s) is, and it is
+// cancelled within the second after 4 s (with a per-attempt limit it would
+// have succeeded).
 TEST_F(JobsCliTest, MaxRunningTimeCancelsTheWholeJob) {
   const std::string config = dir_.path() + "/limited.yaml";
   std::ofstream(config) << R"(trainingInput:
@@ -286,7 +287,7 @@ TEST_F(JobsCliTest, MaxRunningTimeCancelsTheWholeJob) {
   CommandResult r =
       Cairn({"jobs", "submit", "training", "limited", "--config", config,
              "--module-name", "trainer.task", "--package-path",
-             kExample + "/trainer", "--", "--steps", "15", "--sleep", "0.1"});
+             kExample + "/trainer", "--", "--steps", "25", "--sleep", "0.1"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json job;
   for (int i = 0; i < 150; ++i) {
