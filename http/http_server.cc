@@ -3,6 +3,8 @@
 
 #include <sys/socket.h>
 
+#include <memory>
+#include <string>
 #include <utility>
 
 #include "absl/strings/numbers.h"
@@ -60,13 +62,23 @@ HttpRequest ToRequest(const httplib::Request& req) {
   return out;
 }
 
-void Send(const HttpResponse& response, httplib::Response& res) {
+// The body goes out as a content provider of known length: cpp-httplib
+// then never compresses it (with set_content it brotli-compresses text and
+// JSON at quality 11 for browsers: 8.7 s instead of 0.2 s for 10,000
+// trials' JSON; cairnd serves loopback and LANs, where compression costs
+// more than it saves).
+void Send(HttpResponse response, httplib::Response& res) {
   res.status = response.status;
   res.set_header("X-Content-Type-Options", "nosniff");
   for (const auto& [name, value] : response.headers) {
     res.set_header(name, value);
   }
-  res.set_content(response.body, response.content_type);
+  auto body = std::make_shared<std::string>(std::move(response.body));
+  res.set_content_provider(
+      body->size(), response.content_type,
+      [body](size_t offset, size_t length, httplib::DataSink& sink) {
+        return sink.write(body->data() + offset, length);
+      });
 }
 
 }  // namespace
@@ -99,12 +111,15 @@ absl::Status HttpServer::Create() {
   const size_t limit = options_.max_body_bytes;
   server_->set_error_handler([limit](const httplib::Request&,
                                      httplib::Response& res) {
+    // Only the library's own errors: Send marks every response of ours.
+    if (res.has_header("X-Content-Type-Options")) return;
+    res.set_header("X-Content-Type-Options", "nosniff");
     if (res.status == 413) {
       res.set_content(
           ErrorJson(8, "RESOURCE_EXHAUSTED",
                     absl::StrCat("request body larger than ", limit, " bytes")),
           "application/json");
-    } else if (res.body.empty()) {
+    } else {
       res.set_content(
           ErrorJson(3, "INVALID_ARGUMENT",
                     absl::StrCat("bad HTTP request (status ", res.status, ")")),

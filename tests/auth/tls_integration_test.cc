@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "auth/client_tls.h"
@@ -282,6 +283,24 @@ TEST_F(TlsTest, WebUiAndRestServeHttpsOnlyWithTheSameFiles) {
   r = Curl(port, "https", "/", {"--cacert", pki_.Crt("ca")});
   EXPECT_TRUE(absl::EndsWith(r.out, "\n200")) << r.out;
   EXPECT_TRUE(absl::StrContains(r.out, "<html")) << r.out;
+  // Never compressed (cpp-httplib would brotli-compress for browsers, at a
+  // cost of seconds for large studies).
+  r = Curl(port, "https", "/v1/studies",
+           {"--cacert", pki_.Crt("ca"), "-H", auth, "-H",
+            "Accept-Encoding: gzip, deflate, br", "-D", "-"});
+  EXPECT_TRUE(absl::EndsWith(r.out, "\n200")) << r.out;
+  EXPECT_FALSE(
+      absl::StrContains(absl::AsciiStrToLower(r.out), "content-encoding"))
+      << r.out;
+  // Bodies over 4 MB: 413 with the REST error shape.
+  const std::string big = tmp_.path() + "/big.json";
+  std::ofstream(big) << std::string(size_t{5} << 20, ' ');
+  r = Curl(
+      port, "https", "/v1/studies",
+      {"--cacert", pki_.Crt("ca"), "-H", auth, "--data-binary", "@" + big});
+  EXPECT_TRUE(absl::EndsWith(r.out, "\n413")) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "\"status\":\"RESOURCE_EXHAUSTED\""))
+      << r.out;
   // Another CA does not verify; plaintext gets no HTTP answer.
   r = Curl(port, "https", "/v1/studies", {"--cacert", pki_.Crt("other")});
   EXPECT_NE(r.exit_code, 0);
