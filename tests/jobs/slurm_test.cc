@@ -215,16 +215,23 @@ TEST_F(SlurmTest, RequeuedJobResumesAndNodeDownMovesTheJob) {
   const std::string id = absl::StrCat(t->job().pid());
   Sh("scontrol requeue " + id);
   Sh("scontrol update jobid=" + id + " StartTime=now");
+  // The other trial's job may not have a node yet on a loaded machine (it
+  // was under ASan): wait for it.
   std::string down_node, moved;
-  for (const Trial& other : Trials(study.name())) {
-    if (other.name() == t->name() || other.job().pid() <= 0) continue;
-    down_node = std::string(absl::StripAsciiWhitespace(
-        Sh(absl::StrCat("squeue -h -o %N -j ", other.job().pid()))));
-    if (down_node.empty()) continue;
-    moved = JobName(other);
-    Sh("scontrol update nodename=" + down_node + " state=down reason=test");
-    Sh(absl::StrCat("sleep 0.5; scontrol update jobid=", other.job().pid(),
-                    " StartTime=now"));
+  for (int i = 0; i < 300 && down_node.empty(); ++i) {
+    for (const Trial& other : Trials(study.name())) {
+      if (other.name() == t->name() || other.job().pid() <= 0) continue;
+      down_node = std::string(absl::StripAsciiWhitespace(Sh(
+          absl::StrCat("squeue -h -t running -o %N -j ", other.job().pid()))));
+      if (down_node.empty()) continue;
+      moved = JobName(other);
+      Sh("scontrol update nodename=" + down_node + " state=down reason=test");
+      Sh(absl::StrCat("sleep 0.5; scontrol update jobid=", other.job().pid(),
+                      " StartTime=now"));
+    }
+    if (down_node.empty()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
   }
   Study done = WaitDone(study.name(), 120);
   if (!down_node.empty()) {
