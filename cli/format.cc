@@ -40,10 +40,9 @@ int64_t TrialIdOf(const cairn::v1::Trial& trial) {
 
 std::string ProtoToJson(const google::protobuf::Message& message, bool pretty) {
   std::string out;
-  const auto status = google::protobuf::util::MessageToJsonString(
-      message, &out, ApiJsonPrintOptions());
+  const absl::Status status = AppendApiJson(message, &out);
   if (!status.ok()) {
-    // Only possible for messages with unresolvable Any fields; ours have none.
+    // Only for values the JSON mapping cannot hold (a Timestamp out of range).
     return absl::StrCat(
         "{\"error\": ", json(std::string(status.message())).dump(), "}");
   }

@@ -113,11 +113,10 @@ HttpResponse ErrorResponse(const absl::Status& status) {
 
 HttpResponse JsonResponse(const google::protobuf::Message& message) {
   HttpResponse response;
-  const auto s = google::protobuf::util::MessageToJsonString(
-      message, &response.body, ApiJsonPrintOptions());
+  const absl::Status s = AppendApiJson(message, &response.body);
   if (!s.ok()) {
-    return ErrorResponse(absl::InternalError(
-        absl::StrCat("cannot write JSON: ", s.message().as_string())));
+    return ErrorResponse(
+        absl::InternalError(absl::StrCat("cannot write JSON: ", s.message())));
   }
   return response;
 }

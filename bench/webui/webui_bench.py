@@ -27,8 +27,9 @@ const p = document.getElementById('parallel');
 if (!t || !h || !p || t.tBodies[0].rows.length !== arguments[0]) return -1;
 if (h.dataset.points !== String(arguments[1])) return -1;
 if (p.dataset.points !== String(arguments[1])) return -1;
-const painted = performance.getEntriesByName('cairn-painted');
-return painted.length ? painted[0].startTime : -1;"""
+const mark = (n) => { const e = performance.getEntriesByName(n); return e.length ? e[0].startTime : -1; };
+return mark('cairn-painted') < 0 ? -1 :
+  ['cairn-fetch-start', 'cairn-fetched', 'cairn-drawn', 'cairn-painted'].map(mark);"""
 
 FETCH_JS = """
 const done = arguments[arguments.length - 1];
@@ -55,8 +56,8 @@ def load_ms(driver, server, study, n):
     deadline = time.time() + 60
     while time.time() < deadline:
         t = driver.execute_script(DRAWN_JS, n, n)
-        if t >= 0:
-            return t
+        if t != -1:
+            return t  # [fetch start, fetched, drawn, painted] in ms.
         time.sleep(0.01)
     raise RuntimeError("study page with %d trials did not draw in 60 s" % n)
 
@@ -83,7 +84,13 @@ def main():
         driver.get(server.base + "/login?token=" + server.token)
         results = {}
         for i, n in enumerate(sizes):
-            loads = [load_ms(driver, server, i + 1, n) for _ in range(args.rounds)]
+            marks = [load_ms(driver, server, i + 1, n) for _ in range(args.rounds)]
+            marks.sort(key=lambda m: m[3])
+            loads = [m[3] for m in marks]
+            median = marks[len(marks) // 2]
+            print("%d trials, the median load's steps (ms from navigation "
+                  "start): page ready %.0f, trials fetched %.0f, drawn %.0f, "
+                  "painted %.0f" % (n, *median))
             fetches = []
             for _ in range(args.rounds):
                 count, ms = driver.execute_async_script(FETCH_JS, i + 1)
