@@ -34,7 +34,7 @@ return mark('cairn-painted') < 0 ? -1 :
 FETCH_JS = """
 const done = arguments[arguments.length - 1];
 const t0 = performance.now();
-listAll('studies/' + arguments[0] + '/trials', 'trials', 5000)
+listAll('studies/' + arguments[0] + '/trials', 'trials', 10000)
   .then((ts) => done([ts.length, performance.now() - t0]), (e) => done(String(e)));"""
 
 

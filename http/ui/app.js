@@ -167,7 +167,7 @@ async function studyPage(id) {
     const sig = [s.state, s.trialCount, s.pendingCount, s.succeededCount, s.failedCount, s.infeasibleCount, s.cancelledCount].join();
     if (sig !== signature) {
       performance.mark('cairn-fetch-start');
-      trials = await listAll(`studies/${id}/trials`, 'trials', 5000);
+      trials = await listAll(`studies/${id}/trials`, 'trials', 10000);
       performance.mark('cairn-fetched');
       study = s; signature = sig;
       renderStudy(id, study, trials);
