@@ -1,9 +1,9 @@
 // HTTPS for cairnd's HTTP port with the files of --tls-cert, --tls-key and
 // --tls-client-ca, as gRPC serves them: TLS 1.2 or later; with a client CA,
-// a client certificate it signed is required (mTLS); the certificate and
-// key are read again at the first handshake after either file changed
-// (rotation without restart; a pair that does not load or match is
-// ignored and the last good one kept). The client CA is read at start.
+// a client certificate it signed is required (mTLS); the certificate, key
+// and client CA are read again at the first handshake after any of their
+// files changed (rotation without restart; files that do not load, or a
+// pair that does not match, are ignored and the last good ones kept).
 #ifndef CAIRN_HTTP_SERVER_TLS_H_
 #define CAIRN_HTTP_SERVER_TLS_H_
 
@@ -33,9 +33,9 @@ class ServerCertificate {
   ServerCertificate(const ServerCertificate&) = delete;
   ServerCertificate& operator=(const ServerCertificate&) = delete;
 
-  // Sets up `ctx` for serving: versions, the certificate (loaded now;
-  // InvalidArgument naming the file when it cannot be used), the client CA,
-  // and a callback that gives every handshake the current certificate.
+  // Sets up `ctx` for serving: versions, the certificate and client CA
+  // (loaded now; InvalidArgument naming the file when one cannot be used),
+  // and a callback that gives every handshake the current ones.
   // This object must outlive `ctx`.
   absl::Status SetUp(SSL_CTX* ctx);
 
@@ -50,6 +50,9 @@ class ServerCertificate {
   // Reads the certificate (then its chain) at `cert` and the key at `key`.
   static absl::Status ReadPair(const std::string& cert, const std::string& key,
                                Pair* out);
+  // Reads the client CA certificates at `path` into out->ca_store and
+  // out->ca_names.
+  static absl::Status ReadClientCa(const std::string& path, Pair* out);
   // SSL_CTX_set_cert_cb's callback: 1 (go on) always.
   static int OnHandshake(SSL* ssl, void* self);
 

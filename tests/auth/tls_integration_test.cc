@@ -311,7 +311,9 @@ TEST_F(TlsTest, WebUiAndRestServeHttpsOnlyWithTheSameFiles) {
 }
 
 TEST_F(TlsTest, HttpsNeedsTheClientCertificateAndFollowsRotation) {
-  StartServer({"--tls-client-ca", pki_.Crt("ca")});
+  const std::string client_ca = tmp_.path() + "/client-ca.pem";
+  std::filesystem::copy_file(pki_.Crt("ca"), client_ca);
+  StartServer({"--tls-client-ca", client_ca});
   const int port = HttpPort(*server_);
   const std::string auth = "Authorization: Bearer " + server_->token();
   const std::vector<std::string> client = {
@@ -339,6 +341,15 @@ TEST_F(TlsTest, HttpsNeedsTheClientCertificateAndFollowsRotation) {
   CommandResult r = with(pki_.Crt("ca2"), client);
   EXPECT_TRUE(absl::EndsWith(r.out, "\n200")) << r.out << r.err;
   EXPECT_TRUE(absl::EndsWith(with(pki_.Crt("ca"), client).out, "000"));
+  // Rotate the client CA to ca2: its clients get in, ca's no longer.
+  pki_.MakeLeaf("client2", "ca2", "DNS:client2");
+  std::filesystem::copy_file(pki_.Crt("ca2"), client_ca + ".new");
+  std::filesystem::rename(client_ca + ".new", client_ca);
+  const std::vector<std::string> client2 = {
+      "--cert", pki_.Crt("client2"), "--key", pki_.Key("client2"), "-H", auth};
+  r = with(pki_.Crt("ca2"), client2);
+  EXPECT_TRUE(absl::EndsWith(r.out, "\n200")) << r.out << r.err;
+  EXPECT_TRUE(absl::EndsWith(with(pki_.Crt("ca2"), client).out, "000"));
 }
 
 TEST_F(TlsTest, NetworkListenNeedsTlsOrInsecure) {
