@@ -59,6 +59,9 @@ HttpRequest ToRequest(const httplib::Request& req) {
   if (q != std::string::npos) out.query = req.target.substr(q + 1);
   out.body = req.body;
   out.authorization = req.get_header_value("Authorization");
+  const bool v6 = req.remote_addr.find(':') != std::string::npos;
+  out.peer = v6 ? absl::StrCat("ipv6:[", req.remote_addr, "]:", req.remote_port)
+                : absl::StrCat("ipv4:", req.remote_addr, ":", req.remote_port);
   return out;
 }
 

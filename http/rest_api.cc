@@ -8,6 +8,7 @@
 #include "absl/strings/str_split.h"
 #include "grpcpp/client_context.h"
 #include "http/rest_json.h"
+#include "proto/cairn/v1/call_peer.h"
 #include "proto/cairn/v1/trials_csv.h"
 
 namespace cairn::http {
@@ -15,12 +16,13 @@ namespace {
 
 using cairn::v1::StudyService;
 
-// A REST call's gRPC context: the caller's Authorization header as the
-// call's metadata, and a deadline.
+// A REST call's gRPC context: the caller's Authorization header and address
+// as the call's metadata, and a deadline.
 void Prepare(const HttpRequest& request, grpc::ClientContext* context) {
   if (!request.authorization.empty()) {
     context->AddMetadata("authorization", request.authorization);
   }
+  context->AddMetadata(kHttpPeerMetadata, request.peer);
   context->set_deadline(std::chrono::system_clock::now() +
                         std::chrono::seconds(120));
 }

@@ -10,6 +10,7 @@
 #include "audit/call_resource.h"
 #include "google/protobuf/message.h"
 #include "grpcpp/server_context.h"
+#include "proto/cairn/v1/call_peer.h"
 #include "spdlog/spdlog.h"
 
 namespace cairn {
@@ -77,7 +78,7 @@ class AuditInterceptor final : public grpc::experimental::Interceptor {
                                                   : response_resource_);
     event.set_code(code);
     event.set_message(status.error_message());
-    event.set_peer(context_->peer());
+    event.set_peer(CallPeer(context_->peer(), Metadata(kHttpPeerMetadata)));
     if (absl::Status s = log_->Record(std::move(event)); !s.ok()) {
       spdlog::error("audit log: cannot record a call of {}: {}", method_,
                     std::string(s.message()));
@@ -85,11 +86,15 @@ class AuditInterceptor final : public grpc::experimental::Interceptor {
   }
 
   std::optional<auth::Principal> Identify() const {
+    return authorizer_->Identify(Metadata("authorization"));
+  }
+
+  // The call's metadata `key`, "" if absent.
+  absl::string_view Metadata(const char* key) const {
     const auto& metadata = context_->client_metadata();
-    auto it = metadata.find("authorization");
-    if (it == metadata.end()) return authorizer_->Identify("");
-    return authorizer_->Identify(
-        absl::string_view(it->second.data(), it->second.size()));
+    auto it = metadata.find(key);
+    if (it == metadata.end()) return "";
+    return absl::string_view(it->second.data(), it->second.size());
   }
 
   audit::AuditLog* const log_;

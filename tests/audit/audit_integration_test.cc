@@ -3,11 +3,13 @@
 // --audit-reads; `cairn audit list` is for admins, filters by principal and
 // prints JSON lines; the log survives kill -9; retention deletes old events.
 #include <chrono>
+#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "auth/client_token.h"
 #include "cairn/v1/admin_service.grpc.pb.h"
@@ -110,6 +112,44 @@ class AuditIntegrationTest : public ::testing::Test {
   testing::TempDir dir_;
   std::unique_ptr<testing::CairndProcess> server_;
 };
+
+// REST calls reach the gRPC service in-process: the audit log records the
+// HTTP client's address, and a gRPC client cannot forge it.
+TEST_F(AuditIntegrationTest, RestCallsRecordTheHttpClientsAddress) {
+  std::smatch m;
+  const std::string log = server_->Log();
+  ASSERT_TRUE(std::regex_search(
+      log, m,
+      std::regex("web UI and REST API on http://[^ ]+ \\(port ([0-9]+)\\)")))
+      << log;
+  const std::string editor = CreateToken("ed", v1::EDITOR);
+  const testing::CommandResult r = testing::RunCommand(
+      {"curl", "-sS", "--max-time", "5", "-H",
+       "Authorization: Bearer " + editor, "--data",
+       R"({"study": {"displayName": "over-rest", "spec": {
+         "parameters": [{"parameterId": "x", "type": "DOUBLE", "minValue": 0,
+         "maxValue": 1}], "metrics": [{"metricId": "y", "goal": "MINIMIZE"}]}}})",
+       absl::StrCat("http://127.0.0.1:", m[1].str(), "/v1/studies")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_TRUE(absl::StrContains(r.out, "\"over-rest\"")) << r.out;
+  {  // A gRPC client naming another address in the metadata.
+    grpc::ClientContext ctx;
+    ctx.AddMetadata("x-cairn-http-peer", "ipv4:203.0.113.9:1");
+    v1::CreateStudyRequest request;
+    request.mutable_study()->set_display_name("forged");
+    *request.mutable_study()->mutable_spec() = testing::BraninSpec();
+    v1::Study study;
+    ASSERT_TRUE(StubFor(editor)->CreateStudy(&ctx, request, &study).ok());
+  }
+  std::vector<json> created = Of(AuditList(), "CreateStudy");
+  ASSERT_EQ(created.size(), 2u);
+  const std::string rest = created[0]["peer"], forged = created[1]["peer"];
+  EXPECT_TRUE(absl::StartsWith(rest, "ipv4:127.0.0.1:")) << rest;
+  EXPECT_TRUE(absl::EndsWith(rest, " (REST)")) << rest;
+  EXPECT_EQ(created[0]["principal"], "ed");
+  EXPECT_TRUE(absl::StartsWith(forged, "ipv4:127.0.0.1:")) << forged;
+  EXPECT_FALSE(absl::StrContains(forged, "203.0.113.9")) << forged;
+}
 
 TEST_F(AuditIntegrationTest, WritesAndRefusalsAreRecordedReadsAreNot) {
   const std::string editor = CreateToken("ed", v1::EDITOR);
