@@ -92,6 +92,12 @@ std::string Explain(const std::string& message) {
     }
     return absl::StrCat("unknown field \"", field, "\"");
   }
+  // "(training_input.scale_tier): invalid value "HUGE" for type ..." ->
+  // "trainingInput.scaleTier: invalid value "HUGE"".
+  static const std::regex kAtPath(R"(^\(([^)]+)\): (.*?)(?: for type \S+)?$)");
+  if (std::regex_match(message, m, kAtPath)) {
+    return absl::StrCat(LowerCamel(m[1].str()), ": ", m[2].str());
+  }
   return message;
 }
 

@@ -10,6 +10,7 @@
 #include "aiplatform/job_schedule.h"
 #include "aiplatform/job_study.h"
 #include "aiplatform/job_view.h"
+#include "aiplatform/package_read.h"
 #include "google/protobuf/util/time_util.h"
 #include "spdlog/spdlog.h"
 
@@ -39,6 +40,18 @@ bool IsSubmitting(const cairn::v1::Study& study, const std::string& job_id) {
 absl::Status InJob(const std::string& job_id, const absl::Status& s) {
   return absl::Status(s.code(),
                       absl::StrCat("job ", job_id, ": ", s.message()));
+}
+
+// The files of trainingInput.packageUris when the client sent none (read
+// here, on cairnd's machine); empty when it sent some.
+absl::StatusOr<PackageFiles> PackageOf(const Job& job,
+                                       const PackageFiles& sent) {
+  PackageFiles out;
+  if (!sent.empty() || job.training_input().package_uris().empty()) return out;
+  absl::StatusOr<PackageFileList> read = ReadPackageUris(job.training_input());
+  if (!read.ok()) return read.status();
+  for (cairn::v1::PackageFile& f : *read) *out.Add() = std::move(f);
+  return out;
 }
 
 }  // namespace
@@ -142,13 +155,16 @@ absl::StatusOr<Job> JobManager::Submit(const Job& job,
   if (absl::Status s = MakeJobStudy(job, study_options).status(); !s.ok()) {
     return InJob(job.job_id(), s);
   }
+  absl::StatusOr<PackageFiles> read = PackageOf(job, package);
+  if (!read.ok()) return InJob(job.job_id(), read.status());
+  const PackageFiles& files = package.empty() ? *read : package;
   if (absl::Status s =
-          CheckPackage(package, job.training_input().python_module());
+          CheckPackage(files, job.training_input().python_module());
       !s.ok()) {
     return InJob(job.job_id(), s);
   }
   if (absl::Status s = Reserve(job.job_id()); !s.ok()) return s;
-  absl::StatusOr<JobRecord> record = CreateJob(job, package, creator);
+  absl::StatusOr<JobRecord> record = CreateJob(job, files, creator);
   absl::MutexLock lock(&mu_);
   reserved_.erase(job.job_id());
   if (!record.ok()) return InJob(job.job_id(), record.status());

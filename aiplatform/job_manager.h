@@ -72,7 +72,9 @@ class JobManager {
       const JobManagerOptions& options);
 
   // Submits `job` (jobId, labels, trainingInput; output fields ignored) with
-  // its package; the study's creator is `creator`. Returns the Job as
+  // its package; the study's creator is `creator`. An empty `package` is
+  // read from trainingInput.packageUris (local archives on this machine:
+  // aiplatform/package_read.h) when it has any. Returns the Job as
   // GetJob would. InvalidArgument naming the field for a bad id, config or
   // package; AlreadyExists for a job id (or study display name) in use;
   // NotFound for an unknown resumePreviousJobId.

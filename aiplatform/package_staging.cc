@@ -70,7 +70,8 @@ absl::Status CheckPackage(const PackageFiles& files,
                           const std::string& python_module) {
   if (files.empty()) {
     return absl::InvalidArgumentError(
-        "no training package: give --package-path DIR or --packages TAR");
+        "no training package: give --package-path DIR or --packages TAR "
+        "(trainingInput.packageUris over REST)");
   }
   absl::flat_hash_set<std::string> paths;
   for (const cairn::v1::PackageFile& f : files) {

@@ -14,8 +14,9 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "aiplatform/job_config.h"
+#include "aiplatform/job_rest.h"
+#include "aiplatform/package_read.h"
 #include "cli/handlers.h"
-#include "cli/job_package.h"
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/time_util.h"
 
@@ -24,6 +25,9 @@ namespace {
 
 using cairn::v1::Job;
 using JobStub = StudyClient::JobStub;
+using aiplatform::PackageFileList;
+using aiplatform::ReadPackageArchives;
+using aiplatform::ReadPackageDir;
 
 // Flags win over the config, as with gcloud.
 absl::Status ApplyFlags(const Options& o, Job& job) {
@@ -274,18 +278,10 @@ absl::Status JobDescribe(Context& c) {
 
 absl::Status JobList(Context& c) {
   cairn::v1::ListJobsRequest request;
-  if (!c.opt.filter.empty()) {
-    std::pair<std::string, std::string> f = absl::StrSplit(c.opt.filter, '=');
-    Job::State state;
-    if (absl::AsciiStrToLower(f.first) != "state" ||
-        !Job::State_Parse(absl::AsciiStrToUpper(f.second), &state)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--filter: '", c.opt.filter,
-          "' is not state=STATE (QUEUED, PREPARING, RUNNING, SUCCEEDED, "
-          "FAILED, CANCELLING, CANCELLED)"));
-    }
-    request.set_state(state);
-  }
+  absl::StatusOr<Job::State> state =
+      aiplatform::ParseStateFilter(c.opt.filter, "--filter");
+  if (!state.ok()) return state.status();
+  request.set_state(*state);
   auto jobs = c.Client().Call(&JobStub::ListJobs, request);
   if (!jobs.ok()) return jobs.status();
   if (c.opt.json) {

@@ -86,7 +86,8 @@ TEST(JobConfigTest, BadYamlAndBadValues) {
   absl::StatusOr<JobConfig> bad_enum =
       ParseJobConfig("trainingInput:\n  scaleTier: HUGE\n");
   ASSERT_FALSE(bad_enum.ok());
-  EXPECT_NE(bad_enum.status().message().find("HUGE"), std::string::npos);
+  EXPECT_EQ(bad_enum.status().message(),
+            "trainingInput.scaleTier: invalid value \"HUGE\"");
 }
 
 TEST(JobIdTest, FollowsAiPlatformRules) {

@@ -1,0 +1,33 @@
+// Small facts of AI Platform's jobs API shared by its clients: the list
+// filter (gcloud's --filter, the REST list's ?filter=) and the project of
+// a job submitted through AI Platform's REST surface.
+#ifndef CAIRN_AIPLATFORM_JOB_REST_H_
+#define CAIRN_AIPLATFORM_JOB_REST_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "cairn/v1/aiplatform.pb.h"
+
+namespace cairn::aiplatform {
+
+// The job's label that records the project of `projects/{project}/jobs`
+// it was created in (one cairnd serves every project name: the project is
+// recorded, not a namespace).
+inline constexpr char kProjectLabel[] = "aiplatform_project";
+
+// The state of `filter`: "" (every state), or "state=STATE" or
+// "state:STATE", in any case, spaces and quotes around STATE allowed.
+// InvalidArgument starting with `what` for anything else.
+absl::StatusOr<cairn::v1::Job::State> ParseStateFilter(absl::string_view filter,
+                                                       absl::string_view what);
+
+// Records `project` in `job`'s labels (kProjectLabel). InvalidArgument
+// naming the project for a name that is not 1-63 letters, digits, '-', '_',
+// '.' or ':', or when the job's labels already hold another project.
+absl::Status SetJobProject(const std::string& project, cairn::v1::Job& job);
+
+}  // namespace cairn::aiplatform
+
+#endif  // CAIRN_AIPLATFORM_JOB_REST_H_
