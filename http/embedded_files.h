@@ -1,4 +1,5 @@
-// The web UI's files (http/ui/), compiled in by cmake/embed_files.cmake.
+// Files compiled in by cmake/embed_files.cmake: the web UI's (http/ui/) and
+// the discovery documents (http/discovery/).
 #ifndef CAIRN_HTTP_EMBEDDED_FILES_H_
 #define CAIRN_HTTP_EMBEDDED_FILES_H_
 
@@ -11,7 +12,8 @@ struct EmbeddedFile {
   absl::string_view data;
 };
 
-extern const EmbeddedFile kEmbeddedFiles[];
+extern const EmbeddedFile kEmbeddedFiles[];   // http/ui/
+extern const EmbeddedFile kDiscoveryFiles[];  // http/discovery/
 
 }  // namespace cairn::http
 

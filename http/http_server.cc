@@ -51,7 +51,7 @@ absl::StatusOr<HostPort> ParseListen(const std::string& listen) {
   return out;
 }
 
-HttpRequest ToRequest(const httplib::Request& req) {
+HttpRequest ToRequest(const httplib::Request& req, bool https) {
   HttpRequest out;
   out.method = req.method;
   out.path = req.path;
@@ -62,6 +62,8 @@ HttpRequest ToRequest(const httplib::Request& req) {
   const bool v6 = req.remote_addr.find(':') != std::string::npos;
   out.peer = v6 ? absl::StrCat("ipv6:[", req.remote_addr, "]:", req.remote_port)
                 : absl::StrCat("ipv4:", req.remote_addr, ":", req.remote_port);
+  out.host = req.get_header_value("Host");
+  out.https = https;
   return out;
 }
 
@@ -119,18 +121,18 @@ absl::Status HttpServer::Create() {
     res.set_header("X-Content-Type-Options", "nosniff");
     if (res.status == 413) {
       res.set_content(
-          ErrorJson(8, "RESOURCE_EXHAUSTED",
+          ErrorJson(413, "RESOURCE_EXHAUSTED",
                     absl::StrCat("request body larger than ", limit, " bytes")),
           "application/json");
     } else {
       res.set_content(
-          ErrorJson(3, "INVALID_ARGUMENT",
+          ErrorJson(res.status, "INVALID_ARGUMENT",
                     absl::StrCat("bad HTTP request (status ", res.status, ")")),
           "application/json");
     }
   });
   auto serve = [this](const httplib::Request& req, httplib::Response& res) {
-    Send(handler_(ToRequest(req)), res);
+    Send(handler_(ToRequest(req, tls())), res);
   };
   server_->Get(".*", serve);
   server_->Post(".*", serve);

@@ -32,6 +32,8 @@ struct HttpRequest {
   // The client's address as gRPC writes peers ("ipv4:127.0.0.1:5555",
   // "ipv6:[::1]:5555"): what the audit log records for REST calls.
   std::string peer;
+  std::string host;    // The Host header, "" if absent.
+  bool https = false;  // Whether it came over TLS.
 };
 
 struct HttpResponse {

@@ -1,6 +1,5 @@
 #include "http/rest_api.h"
 
-#include <chrono>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -8,24 +7,12 @@
 #include "absl/strings/str_split.h"
 #include "grpcpp/client_context.h"
 #include "http/rest_json.h"
-#include "proto/cairn/v1/call_peer.h"
 #include "proto/cairn/v1/trials_csv.h"
 
 namespace cairn::http {
 namespace {
 
 using cairn::v1::StudyService;
-
-// A REST call's gRPC context: the caller's Authorization header and address
-// as the call's metadata, and a deadline.
-void Prepare(const HttpRequest& request, grpc::ClientContext* context) {
-  if (!request.authorization.empty()) {
-    context->AddMetadata("authorization", request.authorization);
-  }
-  context->AddMetadata(kHttpPeerMetadata, request.peer);
-  context->set_deadline(std::chrono::system_clock::now() +
-                        std::chrono::seconds(120));
-}
 
 // Parses the query and body into `req` (the body only for POST), then
 // `set_names` fills the fields the path names, then calls `method`.
@@ -41,7 +28,7 @@ HttpResponse Call(StudyService::StubInterface* stub, const HttpRequest& http,
   if (!s.ok()) return ErrorResponse(s);
   set_names(req);
   grpc::ClientContext context;
-  Prepare(http, &context);
+  PrepareCall(http, &context);
   Resp resp;
   const grpc::Status status = (stub->*method)(&context, req, &resp);
   if (!status.ok()) return ErrorResponse(status);
@@ -51,13 +38,6 @@ HttpResponse Call(StudyService::StubInterface* stub, const HttpRequest& http,
 HttpResponse NotFound(const HttpRequest& request) {
   return ErrorResponse(absl::NotFoundError(absl::StrCat(
       "no REST route ", request.method, " ", request.path.substr(0, 200))));
-}
-
-// Splits "id:verb" into ("id", "verb"); no ':' gives ("id", "").
-std::pair<std::string, std::string> SplitVerb(const std::string& part) {
-  std::pair<std::string, std::string> out =
-      absl::StrSplit(part, absl::MaxSplits(':', 1));
-  return out;
 }
 
 }  // namespace
@@ -174,7 +154,7 @@ HttpResponse RestApi::TrialsCsv(const HttpRequest& r,
   cairn::v1::Study spec_holder;
   {
     grpc::ClientContext context;
-    Prepare(r, &context);
+    PrepareCall(r, &context);
     cairn::v1::GetStudyRequest get;
     get.set_name(study);
     const grpc::Status status = stub_->GetStudy(&context, get, &spec_holder);
@@ -185,7 +165,7 @@ HttpResponse RestApi::TrialsCsv(const HttpRequest& r,
   request.set_parent(study);
   do {
     grpc::ClientContext context;
-    Prepare(r, &context);
+    PrepareCall(r, &context);
     cairn::v1::ListTrialsResponse page;
     const grpc::Status status = stub_->ListTrials(&context, request, &page);
     if (!status.ok()) return ErrorResponse(status);

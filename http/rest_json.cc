@@ -1,5 +1,6 @@
 #include "http/rest_json.h"
 
+#include <chrono>
 #include <memory>
 #include <vector>
 
@@ -8,6 +9,7 @@
 #include "absl/strings/str_split.h"
 #include "google/protobuf/util/json_util.h"
 #include "nlohmann/json.hpp"
+#include "proto/cairn/v1/call_peer.h"
 #include "proto/cairn/v1/json_mapping.h"
 
 namespace cairn::http {
@@ -92,11 +94,11 @@ int HttpStatusOf(grpc::StatusCode code) {
 }
 
 HttpResponse ErrorResponse(const grpc::Status& status) {
-  nlohmann::json error = {{"code", static_cast<int>(status.error_code())},
-                          {"status", CodeName(status.error_code())},
-                          {"message", status.error_message()}};
   HttpResponse response;
   response.status = HttpStatusOf(status.error_code());
+  nlohmann::json error = {{"code", response.status},
+                          {"status", CodeName(status.error_code())},
+                          {"message", status.error_message()}};
   response.body = nlohmann::json{{"error", error}}.dump(
       -1, ' ', false, nlohmann::json::error_handler_t::replace);
   if (response.status == 401) {
@@ -169,6 +171,21 @@ absl::Status ParseQuery(absl::string_view query,
     }
   }
   return absl::OkStatus();
+}
+
+void PrepareCall(const HttpRequest& request, grpc::ClientContext* context) {
+  if (!request.authorization.empty()) {
+    context->AddMetadata("authorization", request.authorization);
+  }
+  context->AddMetadata(kHttpPeerMetadata, request.peer);
+  context->set_deadline(std::chrono::system_clock::now() +
+                        std::chrono::seconds(120));
+}
+
+std::pair<std::string, std::string> SplitVerb(const std::string& part) {
+  std::pair<std::string, std::string> out =
+      absl::StrSplit(part, absl::MaxSplits(':', 1));
+  return out;
 }
 
 }  // namespace cairn::http

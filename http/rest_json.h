@@ -1,15 +1,18 @@
 // The JSON side of the REST API: protobuf messages in the protobuf JSON
 // mapping (google::protobuf::util), query strings into request messages,
-// and errors as {"error": {"code", "status", "message"}} with the gRPC code
-// mapped to an HTTP status (as Google's HTTP/JSON transcoding does).
+// and errors in Google's JSON error shape, {"error": {"code", "status",
+// "message"}}: the gRPC code mapped to an HTTP status, which is also "code",
+// and the gRPC code's name as "status" (as Google's APIs answer).
 #ifndef CAIRN_HTTP_REST_JSON_H_
 #define CAIRN_HTTP_REST_JSON_H_
 
 #include <string>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "google/protobuf/message.h"
+#include "grpcpp/client_context.h"
 #include "grpcpp/support/status.h"
 #include "http/http_server.h"
 
@@ -42,6 +45,14 @@ absl::Status ParseQuery(absl::string_view query,
 
 // The value of `key` in `query` (URL-decoded), "" if absent.
 std::string QueryValue(absl::string_view query, absl::string_view key);
+
+// Prepares the gRPC call a REST request makes: the caller's Authorization
+// header and address (kHttpPeerMetadata, for the audit log) as the call's
+// metadata, and a deadline.
+void PrepareCall(const HttpRequest& request, grpc::ClientContext* context);
+
+// Splits a path part "id:verb" into ("id", "verb"); no ':' gives ("id", "").
+std::pair<std::string, std::string> SplitVerb(const std::string& part);
 
 }  // namespace cairn::http
 

@@ -33,8 +33,9 @@ const EmbeddedFile* Find(absl::string_view name) {
 }  // namespace
 
 WebHandler::WebHandler(std::unique_ptr<RestApi> api,
+                       std::unique_ptr<AiPlatformApi> aiplatform,
                        const std::string& chart_js_path)
-    : api_(std::move(api)) {
+    : api_(std::move(api)), aiplatform_(std::move(aiplatform)) {
   std::ifstream in(chart_js_path, std::ios::binary);
   std::ostringstream data;
   if (in) data << in.rdbuf();
@@ -68,7 +69,13 @@ HttpResponse WebHandler::Static(const std::string& name) const {
 }
 
 HttpResponse WebHandler::Handle(const HttpRequest& request) const {
+  if (absl::StartsWith(request.path, "/v1/projects/")) {
+    return aiplatform_->Handle(request);
+  }
   if (absl::StartsWith(request.path, "/v1/")) return api_->Handle(request);
+  if (AiPlatformApi::IsDiscovery(request)) {
+    return aiplatform_->Discovery(request);
+  }
   if (request.method != "GET" && request.method != "HEAD") {
     return ErrorResponse(absl::NotFoundError(absl::StrCat(
         "no route ", request.method, " ", request.path.substr(0, 200))));

@@ -1,16 +1,18 @@
 // WebHandler: everything cairnd serves over HTTP on --http-listen: the REST
-// API under /v1/ (rest_api.h) and the web UI: its pages (one embedded
-// single-page app, http/ui/, for /, /login, /studies/...), its scripts under
-// /static/, and Chart.js read from Debian's libjs-chart.js.
+// API under /v1/ (rest_api.h), AI Platform's under /v1/projects/ with its
+// discovery document (aiplatform_api.h), and the web UI: its pages (one
+// embedded single-page app, http/ui/, for /, /login, /studies/...), its
+// scripts under /static/, and Chart.js read from Debian's libjs-chart.js.
 //
-// The UI's files need no token (they hold no data); every /v1/ call does,
-// as over gRPC.
+// The UI's files and the discovery document need no token (they hold no
+// data); every /v1/ call does, as over gRPC.
 #ifndef CAIRN_HTTP_WEB_HANDLER_H_
 #define CAIRN_HTTP_WEB_HANDLER_H_
 
 #include <memory>
 #include <string>
 
+#include "http/aiplatform_api.h"
 #include "http/http_server.h"
 #include "http/rest_api.h"
 
@@ -25,13 +27,16 @@ class WebHandler {
  public:
   // `chart_js_path` is read once here; when it is missing the UI's pages
   // still load and say that charts need libjs-chart.js.
-  WebHandler(std::unique_ptr<RestApi> api, const std::string& chart_js_path);
+  WebHandler(std::unique_ptr<RestApi> api,
+             std::unique_ptr<AiPlatformApi> aiplatform,
+             const std::string& chart_js_path);
 
   HttpResponse Handle(const HttpRequest& request) const;
 
  private:
   HttpResponse Static(const std::string& name) const;
   const std::unique_ptr<RestApi> api_;
+  const std::unique_ptr<AiPlatformApi> aiplatform_;
   std::string chart_js_;  // Empty when the file could not be read.
 };
 

@@ -1,6 +1,7 @@
-// Cairnd::StartHttp: the REST API and web UI on --http-listen. The REST
-// handlers call this cairnd's gRPC server through an in-process channel, so
-// tokens, roles, input limits, audit and metrics are those of gRPC.
+// Cairnd::StartHttp: the REST API (Cairn's and AI Platform's) and web UI on
+// --http-listen. The REST handlers call this cairnd's gRPC server through an
+// in-process channel, so tokens, roles, input limits, audit and metrics are
+// those of gRPC.
 #include <filesystem>
 #include <memory>
 #include <utility>
@@ -43,8 +44,10 @@ absl::Status Cairnd::StartHttp(const CairndOptions& options) {
   args.SetMaxReceiveMessageSize(-1);
   auto api = std::make_unique<http::RestApi>(
       cairn::v1::StudyService::NewStub(server_->InProcessChannel(args)));
-  auto handler = std::make_shared<http::WebHandler>(std::move(api),
-                                                    http::kDefaultChartJsPath);
+  auto aiplatform = std::make_unique<http::AiPlatformApi>(
+      cairn::v1::JobService::NewStub(server_->InProcessChannel(args)));
+  auto handler = std::make_shared<http::WebHandler>(
+      std::move(api), std::move(aiplatform), http::kDefaultChartJsPath);
   http::HttpServerOptions http_options;
   http_options.listen = options.http_listen;
   if (https) {  // The same files as gRPC's TLS: HTTPS only, never plaintext.

@@ -26,8 +26,9 @@ TEST(RestJson, ErrorNamesCodeAndMessage) {
   const HttpResponse r =
       ErrorResponse(grpc::Status(grpc::StatusCode::NOT_FOUND, "study x"));
   EXPECT_EQ(r.status, 404);
-  EXPECT_EQ(r.body,
-            R"({"error":{"code":5,"message":"study x","status":"NOT_FOUND"}})");
+  EXPECT_EQ(
+      r.body,
+      R"({"error":{"code":404,"message":"study x","status":"NOT_FOUND"}})");
   const HttpResponse denied = ErrorResponse(
       grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "no token"));
   ASSERT_EQ(denied.headers.size(), 1u);

@@ -1,0 +1,163 @@
+// See aiplatform_api.h.
+#include "http/aiplatform_api.h"
+
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "aiplatform/job_config.h"
+#include "aiplatform/job_rest.h"
+#include "http/embedded_files.h"
+#include "http/rest_json.h"
+#include "nlohmann/json.hpp"
+
+namespace cairn::http {
+namespace {
+
+using cairn::v1::JobService;
+
+// Calls `method` with `req`; the response as JSON (`empty`: {}, as for
+// AI Platform's Empty).
+template <typename Req, typename Resp>
+HttpResponse Call(JobService::StubInterface* stub, const HttpRequest& http,
+                  grpc::Status (JobService::StubInterface::*method)(
+                      grpc::ClientContext*, const Req&, Resp*),
+                  const Req& req, bool empty = false) {
+  grpc::ClientContext context;
+  PrepareCall(http, &context);
+  Resp resp;
+  const grpc::Status status = (stub->*method)(&context, req, &resp);
+  if (!status.ok()) return ErrorResponse(status);
+  if (!empty) return JsonResponse(resp);
+  HttpResponse out;
+  out.body = "{}";
+  return out;
+}
+
+HttpResponse NotFound(const HttpRequest& request) {
+  return ErrorResponse(absl::NotFoundError(absl::StrCat(
+      "no REST route ", request.method, " ", request.path.substr(0, 200))));
+}
+
+// A Host header as a URL's authority: a name or address and a port, no
+// user info, path or spaces; "" when it is not one.
+std::string Authority(const std::string& host) {
+  if (host.empty() || host.size() > 255) return "";
+  for (char c : host) {
+    if (!absl::ascii_isalnum(c) && c != '.' && c != '-' && c != ':' &&
+        c != '[' && c != ']') {
+      return "";
+    }
+  }
+  return host;
+}
+
+const EmbeddedFile* DiscoveryFile() {
+  for (const EmbeddedFile* f = kDiscoveryFiles; f->name[0] != '\0'; ++f) {
+    if (absl::string_view(f->name) == "ml_v1.json") return f;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+bool AiPlatformApi::IsDiscovery(const HttpRequest& request) {
+  if (request.method != "GET") return false;
+  if (request.path == "/discovery/v1/apis/ml/v1/rest") return true;
+  if (request.path != "/$discovery/rest") return false;
+  const std::string version = QueryValue(request.query, "version");
+  return version.empty() || version == "v1";
+}
+
+HttpResponse AiPlatformApi::Discovery(const HttpRequest& request) const {
+  const std::string authority = Authority(request.host);
+  if (authority.empty()) {
+    return ErrorResponse(absl::InvalidArgumentError(
+        "the discovery document needs the Host header of the request (a "
+        "host and port)"));
+  }
+  const EmbeddedFile* file = DiscoveryFile();
+  nlohmann::json doc = nlohmann::json::parse(
+      file != nullptr ? file->data : absl::string_view("{}"), nullptr, false);
+  if (file == nullptr || doc.is_discarded()) {
+    return ErrorResponse(
+        absl::InternalError("the embedded discovery document is not JSON"));
+  }
+  const std::string root =
+      absl::StrCat(request.https ? "https://" : "http://", authority, "/");
+  doc["rootUrl"] = root;
+  doc["baseUrl"] = root;
+  doc["mtlsRootUrl"] = root;
+  HttpResponse out;
+  out.body = doc.dump();
+  return out;
+}
+
+HttpResponse AiPlatformApi::Handle(const HttpRequest& r) const {
+  // "/v1/projects/{p}/jobs[/{j}[:verb]]"
+  std::vector<std::string> parts = absl::StrSplit(
+      absl::string_view(r.path).substr(4), '/', absl::SkipEmpty());
+  if (parts.size() < 3 || parts.size() > 4 || parts[0] != "projects" ||
+      parts[2] != "jobs") {
+    return NotFound(r);
+  }
+  if (parts.size() == 4) {
+    const auto [id, verb] = SplitVerb(parts[3]);
+    return OneJob(r, id, verb);
+  }
+  if (r.method == "POST") return Create(r, parts[1]);
+  if (r.method == "GET") return List(r);
+  return NotFound(r);
+}
+
+HttpResponse AiPlatformApi::Create(const HttpRequest& r,
+                                   const std::string& project) const {
+  if (r.body.empty()) {
+    return ErrorResponse(absl::InvalidArgumentError(
+        "request body: give a Job (jobId, trainingInput)"));
+  }
+  absl::StatusOr<aiplatform::JobConfig> config =
+      aiplatform::ParseJobConfig(r.body);
+  if (!config.ok()) {
+    return ErrorResponse(absl::Status(
+        config.status().code(),
+        absl::StrCat("request body: ", config.status().message())));
+  }
+  cairn::v1::SubmitTrainingJobRequest req;
+  *req.mutable_job() = std::move(config->job);
+  if (absl::Status s = aiplatform::SetJobProject(project, *req.mutable_job());
+      !s.ok()) {
+    return ErrorResponse(s);
+  }
+  return Call(stub_.get(), r, &JobService::StubInterface::SubmitTrainingJob,
+              req);
+}
+
+HttpResponse AiPlatformApi::List(const HttpRequest& r) const {
+  absl::StatusOr<cairn::v1::Job::State> state =
+      aiplatform::ParseStateFilter(QueryValue(r.query, "filter"), "filter");
+  if (!state.ok()) return ErrorResponse(state.status());
+  cairn::v1::ListJobsRequest req;
+  req.set_state(*state);
+  return Call(stub_.get(), r, &JobService::StubInterface::ListJobs, req);
+}
+
+HttpResponse AiPlatformApi::OneJob(const HttpRequest& r, const std::string& id,
+                                   const std::string& verb) const {
+  if (r.method == "GET" && verb.empty()) {
+    cairn::v1::GetJobRequest req;
+    req.set_job_id(id);
+    return Call(stub_.get(), r, &JobService::StubInterface::GetJob, req);
+  }
+  if (r.method == "POST" && verb == "cancel") {
+    cairn::v1::CancelJobRequest req;
+    req.set_job_id(id);
+    return Call(stub_.get(), r, &JobService::StubInterface::CancelJob, req,
+                /*empty=*/true);
+  }
+  return NotFound(r);
+}
+
+}  // namespace cairn::http
