@@ -33,7 +33,8 @@ absl::StatusOr<JobConfig> ParseJobConfig(const std::string& text);
 absl::StatusOr<JobConfig> LoadJobConfigFile(const std::string& path);
 
 // The set fields of `input` that have no meaning on one machine (region,
-// runtimeVersion, pythonVersion, machine type names, packageUris, ...).
+// runtimeVersion, pythonVersion, machine type names, ...), and packageUris
+// (which cairnd reads only when the client sends no package files).
 std::vector<std::string> IgnoredFields(const cairn::v1::TrainingInput& input);
 
 // The Job's trainingInput as JSON in AI Platform's field names ("{}" when

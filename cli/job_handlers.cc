@@ -238,8 +238,14 @@ absl::Status JobSubmit(Context& c) {
   }
   job.set_job_id(o.job_id);
   if (absl::Status s = ApplyFlags(o, job); !s.ok()) return s;
-  const std::vector<std::string> ignored =
+  std::vector<std::string> ignored =
       aiplatform::IgnoredFields(job.training_input());
+  // Without --package-path and --packages, cairnd reads packageUris itself.
+  if (o.package_path.empty() && o.packages.empty()) {
+    ignored.erase(std::remove(ignored.begin(), ignored.end(),
+                              "trainingInput.packageUris"),
+                  ignored.end());
+  }
   if (!ignored.empty()) {
     *c.err << "cairn: note: ignored on one machine: "
            << absl::StrJoin(ignored, ", ") << "\n";

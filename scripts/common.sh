@@ -18,6 +18,7 @@ CAIRN_PACKAGES=(
   python3-optuna
   libcivetweb-dev libcpp-httplib-dev libssl-dev libjs-chart.js chromium chromium-driver python3-selenium
   python3-torch
+  python3-googleapi
   slurmctld slurmd slurm-client munge
 )
 
