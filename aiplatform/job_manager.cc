@@ -328,22 +328,33 @@ absl::StatusOr<Job> JobManager::Get(const std::string& job_id) {
   return View(*record);
 }
 
-absl::StatusOr<std::vector<Job>> JobManager::List(Job::State state) {
+absl::StatusOr<JobManager::JobPage> JobManager::List(
+    Job::State state, int page_size, const std::string& page_token) {
+  if (page_size < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("page_size ", page_size, " is negative"));
+  }
   std::vector<JobRecord> records;
   {
     absl::MutexLock lock(&mu_);
-    for (const auto& [id, r] : records_) records.push_back(r);
+    for (const auto& [id, r] : records_) {
+      if (id > page_token) records.push_back(r);
+    }
   }
   std::sort(records.begin(), records.end(),
             [](const JobRecord& a, const JobRecord& b) {
               return a.job().job_id() < b.job().job_id();
             });
-  std::vector<Job> out;
-  for (const JobRecord& r : records) {
-    absl::StatusOr<Job> job = View(r);
+  JobPage out;
+  for (size_t i = 0; i < records.size(); ++i) {
+    if (page_size > 0 && out.jobs.size() == static_cast<size_t>(page_size)) {
+      out.next_page_token = out.jobs.back().job_id();
+      break;
+    }
+    absl::StatusOr<Job> job = View(records[i]);
     if (!job.ok()) return job.status();
     if (state == Job::STATE_UNSPECIFIED || job->state() == state) {
-      out.push_back(*std::move(job));
+      out.jobs.push_back(*std::move(job));
     }
   }
   return out;

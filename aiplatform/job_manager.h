@@ -85,8 +85,17 @@ class JobManager {
   // NotFound for an unknown job id.
   absl::StatusOr<cairn::v1::Job> Get(const std::string& job_id)
       ABSL_LOCKS_EXCLUDED(mu_);
-  // Every job (by job id) whose state is `state`; STATE_UNSPECIFIED: all.
-  absl::StatusOr<std::vector<cairn::v1::Job>> List(cairn::v1::Job::State state)
+  // The jobs (in job id order) whose state is `state` (STATE_UNSPECIFIED:
+  // all), after the job id `page_token` ("": from the first), at most
+  // `page_size` (0: every one); next_page_token is the page_token of the
+  // next page when more may follow. InvalidArgument for a negative
+  // page_size.
+  struct JobPage {
+    std::vector<cairn::v1::Job> jobs;
+    std::string next_page_token;
+  };
+  absl::StatusOr<JobPage> List(cairn::v1::Job::State state, int page_size = 0,
+                               const std::string& page_token = "")
       ABSL_LOCKS_EXCLUDED(mu_);
   // Marks the job cancelled (durably) and stops its study: its processes
   // get SIGTERM. The job reads CANCELLING until they ended, then

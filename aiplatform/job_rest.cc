@@ -1,9 +1,11 @@
 // See job_rest.h.
 #include "aiplatform/job_rest.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 
@@ -33,6 +35,17 @@ absl::StatusOr<Job::State> ParseStateFilter(absl::string_view filter,
       what, ": '", filter.substr(0, 200),
       "' is not state=STATE (QUEUED, PREPARING, RUNNING, SUCCEEDED, FAILED, "
       "CANCELLING, CANCELLED)"));
+}
+
+absl::StatusOr<int> ParseListPageSize(absl::string_view page_size) {
+  int size = 0;
+  if (!page_size.empty() && (!absl::SimpleAtoi(page_size, &size) || size < 0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("pageSize: '", page_size.substr(0, 100),
+                     "' is not a non-negative integer"));
+  }
+  if (size == 0) return kDefaultListPageSize;
+  return std::min(size, kMaxListPageSize);
 }
 
 absl::Status SetJobProject(const std::string& project, Job& job) {

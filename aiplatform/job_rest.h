@@ -1,6 +1,6 @@
 // Small facts of AI Platform's jobs API shared by its clients: the list
-// filter (gcloud's --filter, the REST list's ?filter=) and the project of
-// a job submitted through AI Platform's REST surface.
+// filter (gcloud's --filter, the REST list's ?filter=), list page sizes,
+// and the project of a job submitted through AI Platform's REST surface.
 #ifndef CAIRN_AIPLATFORM_JOB_REST_H_
 #define CAIRN_AIPLATFORM_JOB_REST_H_
 
@@ -16,6 +16,16 @@ namespace cairn::aiplatform {
 // it was created in (one cairnd serves every project name: the project is
 // recorded, not a namespace).
 inline constexpr char kProjectLabel[] = "aiplatform_project";
+
+// AI Platform's list pages: pageSize unset (or 0) means 20, more than 100
+// means 100.
+inline constexpr int kDefaultListPageSize = 20;
+inline constexpr int kMaxListPageSize = 100;
+
+// The page size of a REST list's `pageSize` text ("" when unset), by the
+// rules above. InvalidArgument naming pageSize and the value for anything
+// but a non-negative integer.
+absl::StatusOr<int> ParseListPageSize(absl::string_view page_size);
 
 // The state of `filter`: "" (every state), or "state=STATE" or
 // "state:STATE", in any case, spaces and quotes around STATE allowed.

@@ -10,8 +10,8 @@
 //        cairnd's machine); {p} is recorded as the job's label
 //        aiplatform_project (aiplatform/job_rest.h)
 //   GET  /v1/projects/{p}/jobs/{j}        GetJob
-//   GET  /v1/projects/{p}/jobs            ListJobs (?filter=state=STATE);
-//        every job in one page
+//   GET  /v1/projects/{p}/jobs            ListJobs (?filter=state=STATE,
+//        pageSize: default 20, at most 100; pageToken)
 //   POST /v1/projects/{p}/jobs/{j}:cancel CancelJob; answers {} (Empty)
 // Reads see every job whatever {p}: one cairnd serves one namespace of job
 // ids. Errors: Google's JSON error shape (rest_json.h).

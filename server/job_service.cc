@@ -57,10 +57,11 @@ grpc::Status JobServiceImpl::ListJobs(grpc::ServerContext* context,
   absl::StatusOr<auth::Principal> caller = Authorize(context, "ListJobs");
   if (!caller.ok()) return ToGrpcStatus(caller.status());
   if (grpc::Status s = CheckLimits(*request); !s.ok()) return s;
-  absl::StatusOr<std::vector<cairn::v1::Job>> jobs =
-      jobs_->List(request->state());
-  if (!jobs.ok()) return ToGrpcStatus(jobs.status());
-  for (cairn::v1::Job& job : *jobs) *response->add_jobs() = std::move(job);
+  absl::StatusOr<aiplatform::JobManager::JobPage> page = jobs_->List(
+      request->state(), request->page_size(), request->page_token());
+  if (!page.ok()) return ToGrpcStatus(page.status());
+  for (cairn::v1::Job& job : page->jobs) *response->add_jobs() = std::move(job);
+  response->set_next_page_token(page->next_page_token);
   return grpc::Status::OK;
 }
 

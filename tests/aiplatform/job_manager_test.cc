@@ -245,6 +245,43 @@ TEST(JobManagerTest, MaxWaitTimeCancelsAJobThatNeverRan) {
   EXPECT_EQ(node.jobs().EnforceSchedule(), 0);  // Cancelled once.
 }
 
+TEST(JobManagerTest, ListsInPagesByJobId) {
+  testing::TempDir dir;
+  Node node(dir.path());
+  for (const char* id : {"c_job", "a_job", "b_job"}) {
+    ASSERT_TRUE(node.jobs()
+                    .Submit(MakeJob(id, "trainingInput: {scaleTier: BASIC}\n"),
+                            Package(), "ann")
+                    .ok());
+  }
+  ASSERT_TRUE(node.jobs().Cancel("b_job").ok());
+  auto ids = [](const JobManager::JobPage& page) {
+    std::vector<std::string> out;
+    for (const Job& job : page.jobs) out.push_back(job.job_id());
+    return out;
+  };
+  absl::StatusOr<JobManager::JobPage> all =
+      node.jobs().List(Job::STATE_UNSPECIFIED);
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_EQ(ids(*all), (std::vector<std::string>{"a_job", "b_job", "c_job"}));
+  EXPECT_EQ(all->next_page_token, "");
+  absl::StatusOr<JobManager::JobPage> first =
+      node.jobs().List(Job::STATE_UNSPECIFIED, 2);
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(ids(*first), (std::vector<std::string>{"a_job", "b_job"}));
+  EXPECT_EQ(first->next_page_token, "b_job");
+  absl::StatusOr<JobManager::JobPage> second =
+      node.jobs().List(Job::STATE_UNSPECIFIED, 2, first->next_page_token);
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(ids(*second), (std::vector<std::string>{"c_job"}));
+  EXPECT_EQ(second->next_page_token, "");
+  absl::StatusOr<JobManager::JobPage> queued = node.jobs().List(Job::QUEUED);
+  ASSERT_TRUE(queued.ok());
+  EXPECT_EQ(ids(*queued), (std::vector<std::string>{"a_job", "c_job"}));
+  EXPECT_EQ(node.jobs().List(Job::QUEUED, -1).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 TEST(JobScheduleTest, RunningPastMaxRunningTimeIsCancelled) {
   Job job =
       MakeJob("j", "trainingInput:\n  scheduling: {maxRunningTime: 2s}\n");

@@ -46,10 +46,6 @@ class PackageReadTest : public ::testing::Test {
     fs::permissions(out, perms);
     return out;
   }
-  static Job::State Filter(const std::string& f) {
-    return ParseStateFilter(f, "filter").value_or(Job::STATE_UNSPECIFIED);
-  }
-
   fs::path dir_;
 };
 
@@ -111,7 +107,11 @@ TEST_F(PackageReadTest, LeavesOutSymbolicLinksInAnArchive) {
   EXPECT_EQ((*files)[0].path(), "trainer/task.py");
 }
 
-TEST_F(PackageReadTest, StateFilter) {
+Job::State Filter(const std::string& f) {
+  return ParseStateFilter(f, "filter").value_or(Job::STATE_UNSPECIFIED);
+}
+
+TEST(JobRestTest, StateFilter) {
   EXPECT_EQ(Filter(""), Job::STATE_UNSPECIFIED);
   EXPECT_EQ(Filter("state=RUNNING"), Job::RUNNING);
   EXPECT_EQ(Filter(" State : succeeded "), Job::SUCCEEDED);
@@ -124,7 +124,20 @@ TEST_F(PackageReadTest, StateFilter) {
   }
 }
 
-TEST_F(PackageReadTest, ProjectIsRecordedAsALabel) {
+TEST(JobRestTest, ListPageSizeAsAiPlatform) {
+  EXPECT_EQ(ParseListPageSize("").value_or(-1), 20);
+  EXPECT_EQ(ParseListPageSize("0").value_or(-1), 20);
+  EXPECT_EQ(ParseListPageSize("7").value_or(-1), 7);
+  EXPECT_EQ(ParseListPageSize("1000").value_or(-1), 100);
+  for (const char* bad : {"-1", "x", "1.5"}) {
+    absl::StatusOr<int> s = ParseListPageSize(bad);
+    ASSERT_FALSE(s.ok()) << bad;
+    EXPECT_NE(s.status().message().find(absl::StrCat("pageSize: '", bad, "'")),
+              absl::string_view::npos);
+  }
+}
+
+TEST(JobRestTest, ProjectIsRecordedAsALabel) {
   Job job;
   ASSERT_TRUE(SetJobProject("my-project", job).ok());
   EXPECT_EQ(job.labels().at(kProjectLabel), "my-project");

@@ -132,6 +132,14 @@ def test_submit_poll_list_and_cancel(server, sdist):
     assert [j["jobId"] for j in succeeded["jobs"]] == ["rest_job_1"]
     status, error, _ = http_error(jobs.list(parent=PARENT, filter="jobId:x"))
     assert status == 400 and "filter" in error["message"]
+    # Pages, followed with the client's own list_next.
+    request = jobs.list(parent=PARENT, pageSize=1)
+    pages = []
+    while request is not None:
+        page = request.execute()
+        pages.append([j["jobId"] for j in page.get("jobs", [])])
+        request = jobs.list_next(request, page)
+    assert pages == [["rest_job_1"], ["rest_job_2"]], pages
 
     # Audited like every other change.
     audit = server.cli("audit", "list", "--json")
