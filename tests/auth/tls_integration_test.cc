@@ -283,6 +283,14 @@ TEST_F(TlsTest, WebUiAndRestServeHttpsOnlyWithTheSameFiles) {
   r = Curl(port, "https", "/", {"--cacert", pki_.Crt("ca")});
   EXPECT_TRUE(absl::EndsWith(r.out, "\n200")) << r.out;
   EXPECT_TRUE(absl::StrContains(r.out, "<html")) << r.out;
+  // AI Platform's discovery document (no token) sends clients back over
+  // HTTPS to the address they reached.
+  r = Curl(port, "https", "/discovery/v1/apis/ml/v1/rest",
+           {"--cacert", pki_.Crt("ca")});
+  EXPECT_TRUE(absl::EndsWith(r.out, "\n200")) << r.out;
+  EXPECT_TRUE(absl::StrContains(
+      r.out, absl::StrCat("\"rootUrl\":\"https://127.0.0.1:", port, "/\"")))
+      << r.out.substr(0, 300);
   // Never compressed (cpp-httplib would brotli-compress for browsers, at a
   // cost of seconds for large studies).
   r = Curl(port, "https", "/v1/studies",
@@ -301,6 +309,7 @@ TEST_F(TlsTest, WebUiAndRestServeHttpsOnlyWithTheSameFiles) {
   EXPECT_TRUE(absl::EndsWith(r.out, "\n413")) << r.out;
   EXPECT_TRUE(absl::StrContains(r.out, "\"status\":\"RESOURCE_EXHAUSTED\""))
       << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "\"code\":413")) << r.out;
   // Another CA does not verify; plaintext gets no HTTP answer.
   r = Curl(port, "https", "/v1/studies", {"--cacert", pki_.Crt("other")});
   EXPECT_NE(r.exit_code, 0);
