@@ -147,6 +147,8 @@ const RangeTable& Ranges() {
        {0, kMaxReadLogBytes, "0 means 1 MiB"}},
       {"cairn.v1.ReadTrialLogsRequest.offset",
        {0, std::numeric_limits<int64_t>::max(), nullptr}},
+      {"cairn.v1.ListJobsRequest.page_size",
+       {0, std::numeric_limits<int32_t>::max(), "0 means every job"}},
       {"cairn.v1.ReadJobLogsRequest.max_bytes",
        {0, kMaxReadLogBytes, "0 means 1 MiB"}},
       {"cairn.v1.ReadJobLogsRequest.offset",
