@@ -17,8 +17,9 @@
 #include "aiplatform/job_rest.h"
 #include "aiplatform/package_read.h"
 #include "cli/handlers.h"
-#include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/time_util.h"
+#include "nlohmann/json.hpp"
+#include "proto/cairn/v1/json_mapping.h"
 
 namespace cairn::cli {
 namespace {
@@ -84,13 +85,14 @@ absl::StatusOr<PackageFileList> ReadPackage(const Options& o,
   return ReadPackageArchives(archives, module);
 }
 
-std::string ToJson(const google::protobuf::Message& m, bool pretty) {
+// A Job in AI Platform's shape (as its REST API and gcloud print it),
+// indented.
+std::string JobJson(const google::protobuf::Message& m) {
   std::string out;
-  google::protobuf::util::JsonPrintOptions options;
-  options.add_whitespace = pretty;
-  (void)google::protobuf::util::MessageToJsonString(m, &out, options);
-  if (pretty && !out.empty() && out.back() == '\n') out.pop_back();
-  return out;
+  if (absl::Status s = AppendAiPlatformJson(m, &out); !s.ok()) {
+    return nlohmann::ordered_json{{"error", std::string(s.message())}}.dump(2);
+  }
+  return nlohmann::ordered_json::parse(out).dump(2);
 }
 
 std::string Time(const google::protobuf::Timestamp& t) {
@@ -275,7 +277,7 @@ absl::Status JobDescribe(Context& c) {
   auto job = c.Client().Call(&JobStub::GetJob, request);
   if (!job.ok()) return job.status();
   if (c.opt.json) {
-    *c.out << ToJson(*job, true) << "\n";
+    *c.out << JobJson(*job) << "\n";
   } else {
     PrintSummary(*job, *c.out);
   }
@@ -293,7 +295,7 @@ absl::Status JobList(Context& c) {
   if (c.opt.json) {
     *c.out << "[";
     for (int i = 0; i < jobs->jobs_size(); ++i) {
-      *c.out << (i > 0 ? ",\n" : "\n") << ToJson(jobs->jobs(i), true);
+      *c.out << (i > 0 ? ",\n" : "\n") << JobJson(jobs->jobs(i));
     }
     *c.out << "\n]\n";
     return absl::OkStatus();

@@ -30,7 +30,7 @@ HttpResponse Call(JobService::StubInterface* stub, const HttpRequest& http,
   Resp resp;
   const grpc::Status status = (stub->*method)(&context, req, &resp);
   if (!status.ok()) return ErrorResponse(status);
-  if (!empty) return JsonResponse(resp);
+  if (!empty) return AiPlatformJsonResponse(resp);
   HttpResponse out;
   out.body = "{}";
   return out;

@@ -113,14 +113,28 @@ HttpResponse ErrorResponse(const absl::Status& status) {
                    std::string(status.message())));
 }
 
-HttpResponse JsonResponse(const google::protobuf::Message& message) {
+namespace {
+
+HttpResponse PrintedResponse(
+    const google::protobuf::Message& message,
+    absl::Status (*print)(const google::protobuf::Message&, std::string*)) {
   HttpResponse response;
-  const absl::Status s = AppendApiJson(message, &response.body);
+  const absl::Status s = print(message, &response.body);
   if (!s.ok()) {
     return ErrorResponse(
         absl::InternalError(absl::StrCat("cannot write JSON: ", s.message())));
   }
   return response;
+}
+
+}  // namespace
+
+HttpResponse JsonResponse(const google::protobuf::Message& message) {
+  return PrintedResponse(message, &AppendApiJson);
+}
+
+HttpResponse AiPlatformJsonResponse(const google::protobuf::Message& message) {
+  return PrintedResponse(message, &AppendAiPlatformJson);
 }
 
 absl::Status ParseJsonBody(absl::string_view body,

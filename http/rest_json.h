@@ -30,6 +30,10 @@ HttpResponse ErrorResponse(const absl::Status& status);
 // names in lowerCamelCase, enums by name).
 HttpResponse JsonResponse(const google::protobuf::Message& message);
 
+// The same in AI Platform's shape (fields at their defaults left out), for
+// AI Platform's REST routes.
+HttpResponse AiPlatformJsonResponse(const google::protobuf::Message& message);
+
 // Merges a JSON body into `message`. An empty body leaves it unchanged.
 // InvalidArgument naming the problem for malformed JSON or unknown fields.
 absl::Status ParseJsonBody(absl::string_view body,

@@ -232,14 +232,18 @@ std::vector<const Descriptor*> ApiMessages() {
   return out;
 }
 
-std::string LibraryJson(const Message& m) {
+// util's printer: with ApiJsonPrintOptions, or its default options (AI
+// Platform's shape) when `defaults` is false.
+std::string LibraryJson(const Message& m, bool defaults = true) {
   std::string out;
-  EXPECT_TRUE(google::protobuf::util::MessageToJsonString(m, &out,
-                                                          ApiJsonPrintOptions())
-                  .ok());
+  auto options = ApiJsonPrintOptions();
+  options.always_print_primitive_fields = defaults;
+  EXPECT_TRUE(
+      google::protobuf::util::MessageToJsonString(m, &out, options).ok());
   return out;
 }
 
+// Both shapes: the API's (defaults printed) and AI Platform's.
 TEST(JsonMappingTest, EveryApiMessageWithRandomValuesPrintsAsUtilDoes) {
   const auto messages = ApiMessages();
   ASSERT_GT(messages.size(), 40u);
@@ -251,20 +255,25 @@ TEST(JsonMappingTest, EveryApiMessageWithRandomValuesPrintsAsUtilDoes) {
               ->GetPrototype(d)
               ->New());
       if (seed > 0) Filler(seed * 7919 + d->index()).Fill(m.get(), 0);
-      const std::string expected = LibraryJson(*m);
-      std::string got;
-      ASSERT_TRUE(AppendApiJson(*m, &got).ok()) << d->full_name();
-      // Equal as JSON values (objects compare without order: map entries
-      // come in hash order from util's printer).
-      const auto parsed = nlohmann::json::parse(got, nullptr, false);
-      ASSERT_FALSE(parsed.is_discarded()) << d->full_name() << ": " << got;
-      ASSERT_EQ(parsed, nlohmann::json::parse(expected))
-          << d->full_name() << " seed " << seed << "\n got: " << got
-          << "\nwant: " << expected;
-      ++compared;
+      for (const bool defaults : {true, false}) {
+        const std::string expected = LibraryJson(*m, defaults);
+        std::string got;
+        ASSERT_TRUE((defaults ? AppendApiJson(*m, &got)
+                              : AppendAiPlatformJson(*m, &got))
+                        .ok())
+            << d->full_name();
+        // Equal as JSON values (objects compare without order: map entries
+        // come in hash order from util's printer).
+        const auto parsed = nlohmann::json::parse(got, nullptr, false);
+        ASSERT_FALSE(parsed.is_discarded()) << d->full_name() << ": " << got;
+        ASSERT_EQ(parsed, nlohmann::json::parse(expected))
+            << d->full_name() << " seed " << seed << " defaults " << defaults
+            << "\n got: " << got << "\nwant: " << expected;
+        ++compared;
+      }
     }
   }
-  EXPECT_EQ(compared, static_cast<int>(messages.size()) * 40);
+  EXPECT_EQ(compared, static_cast<int>(messages.size()) * 40 * 2);
 }
 
 TEST(JsonMappingTest, SameTextForMessagesWithoutMaps) {

@@ -21,10 +21,13 @@ using google::protobuf::Message;
 using google::protobuf::Reflection;
 
 // util's printer, for the parts printed here through it.
-absl::Status AppendByLibrary(const Message& message, std::string* out) {
+absl::Status AppendByLibrary(const Message& message, std::string* out,
+                             bool defaults = true) {
   std::string text;
-  const auto status = google::protobuf::util::MessageToJsonString(
-      message, &text, ApiJsonPrintOptions());
+  google::protobuf::util::JsonPrintOptions options = ApiJsonPrintOptions();
+  options.always_print_primitive_fields = defaults;
+  const auto status =
+      google::protobuf::util::MessageToJsonString(message, &text, options);
   if (!status.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("cannot print ", message.GetDescriptor()->full_name(),
@@ -107,7 +110,8 @@ void AppendFloating(T value, std::string* out) {
 
 class Printer {
  public:
-  explicit Printer(std::string* out) : out_(out) {}
+  // `defaults`: print fields at their default values too.
+  Printer(std::string* out, bool defaults) : out_(out), defaults_(defaults) {}
 
   absl::Status Print(const Message& message) {
     const std::string& type = message.GetDescriptor()->full_name();
@@ -129,8 +133,9 @@ class Printer {
       for (int i = 0; i < d->field_count(); ++i) {
         const FieldDescriptor* f = d->field(i);
         if (IsWellKnownField(f) != well_known_pass) continue;
-        if (!f->is_repeated() && f->has_presence() &&
-            !r->HasField(message, f)) {
+        if (f->is_repeated() ? !defaults_ && r->FieldSize(message, f) == 0
+                             : (f->has_presence() || !defaults_) &&
+                                   !r->HasField(message, f)) {
           continue;
         }
         if (!f->is_repeated() && Omitted(message, f, -1)) continue;
@@ -210,7 +215,7 @@ class Printer {
       return Value(entry, key, -1);
     }
     std::string text;
-    absl::Status s = Printer(&text).Value(entry, key, -1);
+    absl::Status s = Printer(&text, defaults_).Value(entry, key, -1);
     if (!s.ok()) return s;
     if (text.size() >= 2 && text.front() == '"') {
       text = text.substr(1, text.size() - 2);  // int64s are quoted already.
@@ -313,7 +318,7 @@ class Printer {
       return Value(m, d->field(0), -1);  // A wrapper: its value.
     }
     if (type == "google.protobuf.Any" || type == "google.protobuf.FieldMask") {
-      return AppendByLibrary(m, out_);
+      return AppendByLibrary(m, out_, defaults_);
     }
     return Object(m);  // Empty and the descriptor types: plain messages.
   }
@@ -334,7 +339,7 @@ class Printer {
                          nanos > -1000000000 && nanos < 1000000000 &&
                          !(seconds > 0 && nanos < 0) &&
                          !(seconds < 0 && nanos > 0);
-      if (!valid) return AppendByLibrary(m, out_);
+      if (!valid) return AppendByLibrary(m, out_, defaults_);
       absl::StrAppend(out_, "\"", pb::util::TimeUtil::ToString(value), "\"");
       return absl::OkStatus();
     }
@@ -344,7 +349,7 @@ class Printer {
     const bool valid = seconds >= pb::util::TimeUtil::kTimestampMinSeconds &&
                        seconds <= pb::util::TimeUtil::kTimestampMaxSeconds &&
                        nanos >= 0 && nanos < 1000000000;
-    if (!valid) return AppendByLibrary(m, out_);
+    if (!valid) return AppendByLibrary(m, out_, defaults_);
     absl::StrAppend(out_, "\"", pb::util::TimeUtil::ToString(value), "\"");
     return absl::OkStatus();
   }
@@ -358,18 +363,24 @@ class Printer {
     if (kind == nullptr) return absl::OkStatus();  // As util: nothing.
     if ((kind->cpp_type() == FieldDescriptor::CPPTYPE_DOUBLE &&
          !std::isfinite(r->GetDouble(m, kind)))) {
-      return AppendByLibrary(m, out_);  // util's own choice (or error).
+      return AppendByLibrary(m, out_,
+                             defaults_);  // util's own choice (or error).
     }
     return Value(m, kind, -1);
   }
 
   std::string* out_;
+  const bool defaults_;
 };
 
 }  // namespace
 
 absl::Status AppendApiJson(const Message& message, std::string* out) {
-  return Printer(out).Print(message);
+  return Printer(out, /*defaults=*/true).Print(message);
+}
+
+absl::Status AppendAiPlatformJson(const Message& message, std::string* out) {
+  return Printer(out, /*defaults=*/false).Print(message);
 }
 
 }  // namespace cairn

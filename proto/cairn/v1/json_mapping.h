@@ -33,6 +33,13 @@ inline google::protobuf::util::JsonPrintOptions ApiJsonPrintOptions() {
 absl::Status AppendApiJson(const google::protobuf::Message& message,
                            std::string* out);
 
+// AI Platform's shape, for its Job resource (AI Platform's REST routes and
+// `cairn jobs ... --json`): the same mapping with fields at their default
+// values left out, as Google's APIs print resources (what
+// util::MessageToJsonString prints with default options).
+absl::Status AppendAiPlatformJson(const google::protobuf::Message& message,
+                                  std::string* out);
+
 }  // namespace cairn
 
 #endif  // CAIRN_PROTO_CAIRN_V1_JSON_MAPPING_H_
