@@ -73,6 +73,19 @@ class Executor {
   // the program cannot be executed (the message names it).
   virtual absl::StatusOr<JobHandle> Start(const JobSpec& spec) = 0;
 
+  // True when the executor runs a multi-replica trial attempt as one job
+  // (StartGroup), placing the replicas itself: a cluster scheduler. Default:
+  // false (ReplicaGroup starts one job per replica).
+  virtual bool StartsGroups() const { return false; }
+  // Starts the replicas `specs` (named `names`, the master first) as one job
+  // whose exit is the group's outcome (the master's, see
+  // jobs/replica_group.h). Only called when StartsGroups(). Errors as Start.
+  virtual absl::StatusOr<JobHandle> StartGroup(
+      const std::vector<std::string>& /*names*/,
+      const std::vector<JobSpec>& /*specs*/) {
+    return absl::UnimplementedError("this executor starts replicas one by one");
+  }
+
   // The exit of a finished job (reaping it), or nullopt while it runs.
   virtual std::optional<JobExit> Poll(const JobHandle& job) = 0;
 

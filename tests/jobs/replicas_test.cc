@@ -88,15 +88,6 @@ class ReplicasTest : public ::testing::Test {
   std::unique_ptr<cairn::v1::StudyService::Stub> stub_;
 };
 
-bool HaveTorch() {
-  // find_spec only locates the package: importing torch takes seconds.
-  return testing::RunCommand({"/usr/bin/python3", "-c",
-                              "import importlib.util, sys; "
-                              "sys.exit(importlib.util.find_spec('torch') "
-                              "is None)"})
-             .exit_code == 0;
-}
-
 int64_t LastStep(const Trial& t) {
   return t.measurements().empty()
              ? -1
@@ -104,7 +95,7 @@ int64_t LastStep(const Trial& t) {
 }
 
 TEST_F(ReplicasTest, PyTorchGlooSurvivesAWorkerKill) {
-  if (!HaveTorch()) {
+  if (!testing::HaveTorch()) {
     GTEST_SKIP() << "python3-torch is not installed (apt-get install "
                     "python3-torch): the PyTorch gloo example cannot run";
   }

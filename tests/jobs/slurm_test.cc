@@ -2,18 +2,27 @@
 // a real two-node cluster on this host (scripts/slurm-local.sh, started in a
 // temp dir and stopped at the end): trials succeed, cairnd kill -9 + restart
 // reattaches with exactly one submission per trial, a requeued job resumes,
-// a node set down mid-run, and study stop leaves nothing in squeue.
+// a node set down mid-run, study stop leaves nothing in squeue, and a
+// multi-replica trial (examples/pytorch_gloo: master + 2 workers) runs as
+// one job spread over both nodes and restarts as a group when a worker is
+// killed -9.
 // Skipped (with the reason) when the Slurm binaries are missing.
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <map>
+#include <set>
+#include <sstream>
 #include <thread>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "google/protobuf/text_format.h"
@@ -39,6 +48,26 @@ std::string Sh(const std::string& cmd) {
   size_t n;
   while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
   pclose(p);
+  return out;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// What follows `prefix` up to the next space, ")" or line end, for every
+// occurrence in `text`.
+std::vector<std::string> Fields(const std::string& text,
+                                const std::string& prefix) {
+  std::vector<std::string> out;
+  for (size_t at = text.find(prefix); at != std::string::npos;
+       at = text.find(prefix, at + 1)) {
+    const size_t from = at + prefix.size();
+    out.push_back(text.substr(from, text.find_first_of(" )\n", from) - from));
+  }
   return out;
 }
 
@@ -138,9 +167,11 @@ class SlurmTest : public testing::StudyFixture {
         env);
   }
 
-  // A trial whose job runs and has reported `steps`, or nullopt.
-  std::optional<Trial> WaitRunning(const std::string& study, int steps) {
-    for (int i = 0; i < 600; ++i) {
+  // A trial whose job runs and has reported `steps`, or nullopt after
+  // `seconds`.
+  std::optional<Trial> WaitRunning(const std::string& study, int steps,
+                                   int seconds = 30) {
+    for (int i = 0; i < seconds * 20; ++i) {
       for (const Trial& t : Trials(study)) {
         if (t.state() == Trial::ACTIVE &&
             t.job().state() == TrialJob::RUNNING &&
@@ -275,6 +306,78 @@ TEST_F(SlurmTest, StudyStopLeavesNothingInSqueue) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   EXPECT_EQ(left, "") << "jobs left in squeue after study stop";
+}
+
+TEST_F(SlurmTest, GlooReplicasSpanBothNodesAndRestartAsAGroup) {
+  if (!testing::HaveTorch()) {
+    GTEST_SKIP() << "python3-torch is not installed: the PyTorch gloo "
+                    "example cannot run";
+  }
+  StartServer();
+  std::string yaml =
+      ReadFile(testing::SourceDir() + "/examples/pytorch_gloo/study.yaml");
+  ASSERT_NE(yaml.find("replicas:"), std::string::npos);
+  yaml = absl::StrReplaceAll(
+      yaml, {{"examples/pytorch_gloo/train.py",
+              testing::SourceDir() + "/examples/pytorch_gloo/train.py"},
+             {"--steps=40", "--steps=30"},
+             {"max_trials: 2", "max_trials: 1"}});
+  const std::string config = dir_.path() + "/pytorch-gloo.yaml";
+  std::ofstream(config) << yaml;
+  testing::CommandResult created = testing::RunCommand(
+      {testing::BinDir() + "/cairn", "--server", server_->address(), "study",
+       "create", "--config", config});
+  ASSERT_EQ(created.exit_code, 0) << created.err;
+  const std::string study = "studies/1";
+
+  // Once the master has checkpointed twice (step 10), kill -9 worker 1's
+  // process (the launcher logged its pid).
+  std::optional<Trial> t = WaitRunning(study, 2, 120);
+  ASSERT_TRUE(t.has_value()) << server_->Log(4000);
+  const std::string dir = t->job().job_dir();
+  const std::vector<std::string> pids =
+      Fields(ReadFile(dir + "/worker-replica-1.log"),
+             "cairn: worker-replica-1 started (pid ");
+  int pid = 0;
+  ASSERT_FALSE(pids.empty());
+  ASSERT_TRUE(absl::SimpleAtoi(pids[0], &pid)) << pids[0];
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+
+  Study done = WaitDone(study, 180);
+  EXPECT_EQ(done.state(), Study::COMPLETED) << done.inactive_reason();
+  std::vector<Trial> trials = Trials(study);
+  ASSERT_EQ(trials.size(), 1u);
+  const Trial& trial = trials[0];
+  EXPECT_EQ(trial.state(), Trial::SUCCEEDED) << trial.ShortDebugString();
+  EXPECT_EQ(trial.job().restarts(), 1) << "one restart for the whole group";
+  EXPECT_EQ(trial.job().attempts(), 2);
+  EXPECT_EQ(trial.final_measurement().step_count(), 30);
+  ASSERT_EQ(trial.final_measurement().metrics_size(), 1);
+  EXPECT_LT(trial.final_measurement().metrics(0).value(), 5.0);
+  // One Slurm job per attempt.
+  EXPECT_EQ(JobsByName(first_job_).count(JobName(trial)), 2u);
+
+  // Each replica logged where it ran: both nodes were used.
+  const std::string master_log = ReadFile(dir + "/job.log");
+  std::set<std::string> nodes;
+  for (const char* log :
+       {"/job.log", "/worker-replica-0.log", "/worker-replica-1.log"}) {
+    for (const std::string& n : Fields(ReadFile(dir + log), " on node ")) {
+      nodes.insert(n);
+    }
+  }
+  EXPECT_EQ(nodes, (std::set<std::string>{"n1", "n2"})) << master_log;
+  EXPECT_NE(master_log.find("rank 0/3: task master 0, trial 1"),
+            std::string::npos)
+      << master_log;
+  EXPECT_NE(master_log.find("rank 0: resumed from step "), std::string::npos)
+      << master_log;
+  EXPECT_NE(master_log.find("done: y = "), std::string::npos) << master_log;
+  EXPECT_NE(ReadFile(dir + "/worker-replica-1.log")
+                .find("rank 2/3: task worker 1, trial 1"),
+            std::string::npos);
+  // The group files and rendezvous dirs are gone with the jobs.
+  EXPECT_TRUE(std::filesystem::is_empty(dir + "/.cairn-slurm"));
 }
 
 }  // namespace

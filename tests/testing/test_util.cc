@@ -309,4 +309,12 @@ CommandResult RunCommand(const std::vector<std::string>& argv_in,
   return result;
 }
 
+bool HaveTorch() {
+  // find_spec only locates the package: importing torch takes seconds.
+  return RunCommand({"/usr/bin/python3", "-c",
+                     "import importlib.util, sys; "
+                     "sys.exit(importlib.util.find_spec('torch') is None)"})
+             .exit_code == 0;
+}
+
 }  // namespace cairn::testing

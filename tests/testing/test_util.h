@@ -112,6 +112,9 @@ struct CommandResult {
 CommandResult RunCommand(const std::vector<std::string>& argv,
                          const std::vector<std::string>& extra_env = {});
 
+// Whether /usr/bin/python3 has torch (the PyTorch examples need it).
+bool HaveTorch();
+
 }  // namespace cairn::testing
 
 #endif  // CAIRN_TESTS_TESTING_TEST_UTIL_H_
