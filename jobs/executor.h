@@ -107,6 +107,11 @@ class Executor {
   virtual JobHandle Reattach(int64_t pid, int64_t start_ticks) {
     return JobHandle{pid, pid, start_ticks};
   }
+  // True while the cluster keeps the job in its queue, not running yet
+  // (Slurm: PENDING, also after a requeue), as of the last Poll: the job
+  // runner starts the max_running_time clock once it is false. Default:
+  // false (a local job runs from its start).
+  virtual bool Queued(const JobHandle& /*job*/) { return false; }
   // How often the cluster restarted the job on its own (Slurm requeues after
   // a node failure, preemption or `scontrol requeue`) since this executor
   // started or reattached it, as of the last Poll. Default: 0.

@@ -174,6 +174,13 @@ class SlurmExecutor : public Executor {
     return it->second - (base == restart_base_.end() ? 0 : base->second);
   }
 
+  bool Queued(const JobHandle& job) override {
+    absl::MutexLock lock(&mu_);
+    auto it = status_.find(job.id);
+    return it != status_.end() && it->second.has_value() &&
+           it->second->state == "PENDING";
+  }
+
   bool KillOrphan(int64_t, int64_t) override { return false; }
   bool JobsOutliveServer() const override { return true; }
   JobHandle Reattach(int64_t pid, int64_t) override {
