@@ -5,7 +5,9 @@
 // a node set down mid-run, study stop leaves nothing in squeue, and a
 // multi-replica trial (examples/pytorch_gloo: master + 2 workers) runs as
 // one job spread over both nodes and restarts as a group when a worker is
-// killed -9.
+// killed -9, and a master's exit ends the group (its parameter server,
+// which would run forever, is stopped) with TF_CONFIG on the ports the
+// tasks took at run time.
 // Skipped (with the reason) when the Slurm binaries are missing.
 #include <signal.h>
 #include <unistd.h>
@@ -344,6 +346,77 @@ TEST_F(SlurmTest, GlooReplicasSpanBothNodesAndRestartAsAGroup) {
   EXPECT_EQ(nodes, (std::set<std::string>{"n1", "n2"})) << master_log;
   // The group files and rendezvous dirs are gone with the jobs.
   EXPECT_TRUE(std::filesystem::is_empty(dir + "/.cairn-slurm"));
+}
+
+TEST_F(SlurmTest, MastersExitEndsTheGroupAndTfConfigHasTheRealPorts) {
+  StartServer();
+  // The master trains (the toy trainer); the parameter server prints its
+  // TF_CONFIG and would serve forever.
+  cairn::v1::CreateStudyRequest req;
+  req.mutable_study()->set_display_name("ps");
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      R"pb(
+        parameters {
+          parameter_id: "x"
+          type: DISCRETE
+          discrete_values: [ 1 ]
+        }
+        metrics { metric_id: "loss" goal: MINIMIZE }
+        algorithm: RANDOM_SEARCH
+        max_trials: 1
+        job_template {
+          replicas { type: MASTER count: 1 }
+          replicas { type: PARAMETER_SERVER count: 1 }
+          env { key: "TOY_STEPS" value: "3" }
+        })pb",
+      req.mutable_study()->mutable_spec()));
+  for (const std::string& arg :
+       {std::string("/bin/sh"), std::string("-c"),
+        absl::StrCat("echo \"TF_CONFIG=$TF_CONFIG\"; ",
+                     "if [ \"$CAIRN_REPLICA\" = master-replica-0 ]; then ",
+                     "exec /usr/bin/python3 ", testing::ToyTrainer(),
+                     " \"$@\"; fi; exec sleep 600"),
+        std::string("replica")}) {
+    req.mutable_study()->mutable_spec()->mutable_job_template()->add_command(
+        arg);
+  }
+  Study study;
+  {
+    grpc::ClientContext ctx;
+    ASSERT_TRUE(stub_->CreateStudy(&ctx, req, &study).ok());
+  }
+  Study done = WaitDone(study.name(), 60);
+  EXPECT_EQ(done.state(), Study::COMPLETED) << done.inactive_reason();
+  std::vector<Trial> trials = Trials(study.name());
+  ASSERT_EQ(trials.size(), 1u);
+  EXPECT_EQ(trials[0].state(), Trial::SUCCEEDED)
+      << trials[0].ShortDebugString();
+  EXPECT_EQ(trials[0].job().state(), TrialJob::SUCCEEDED);
+  EXPECT_EQ(trials[0].job().attempts(), 1);
+  const auto jobs = JobsByName(first_job_);
+  auto job = jobs.find(JobName(trials[0]));
+  ASSERT_NE(job, jobs.end());
+  EXPECT_EQ(job->second.state, "COMPLETED");
+
+  // The ps was stopped once the master was done, and its TF_CONFIG named the
+  // address and port the master's task took at run time.
+  const std::string dir = trials[0].job().job_dir();
+  const std::string master_log = testing::ReadFile(dir + "/job.log");
+  const std::string ps_log = testing::ReadFile(dir + "/ps-replica-0.log");
+  // "cairn: master-replica-0 is Slurm task 0 of job J on node N (ADDR:PORT)"
+  const size_t at = master_log.find("cairn: master-replica-0 is Slurm task 0");
+  ASSERT_NE(at, std::string::npos) << master_log;
+  const size_t open = master_log.find('(', at);
+  const std::string address =
+      master_log.substr(open + 1, master_log.find(')', open) - open - 1);
+  EXPECT_NE(ps_log.find(absl::StrCat("\"master\":[\"", address, "\"]")),
+            std::string::npos)
+      << ps_log << "\n"
+      << master_log;
+  EXPECT_NE(
+      ps_log.find("\"task\":{\"index\":0,\"trial\":\"1\",\"type\":\"ps\"}"),
+      std::string::npos)
+      << ps_log;
 }
 
 }  // namespace
