@@ -121,6 +121,10 @@ class SlurmExecutor : public Executor {
       return absl::FailedPreconditionError(absl::StrCat(
           "multi-replica trials need srun (", bin_, "/srun not found)"));
     }
+    if (options_.launcher.empty()) {
+      return absl::FailedPreconditionError(
+          "multi-replica trials need cairnd's own path (/proc/self/exe)");
+    }
     const std::string job_dir =
         specs[0].log_path.substr(0, specs[0].log_path.rfind('/'));
     absl::StatusOr<std::string> file = WriteGroupFile(job_dir, names, specs);
