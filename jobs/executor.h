@@ -73,6 +73,19 @@ class Executor {
   // the program cannot be executed (the message names it).
   virtual absl::StatusOr<JobHandle> Start(const JobSpec& spec) = 0;
 
+  // True when the executor runs a multi-replica trial attempt as one job
+  // (StartGroup), placing the replicas itself: a cluster scheduler. Default:
+  // false (ReplicaGroup starts one job per replica).
+  virtual bool StartsGroups() const { return false; }
+  // Starts the replicas `specs` (named `names`, the master first) as one job
+  // whose exit is the group's outcome (the master's, see
+  // jobs/replica_group.h). Only called when StartsGroups(). Errors as Start.
+  virtual absl::StatusOr<JobHandle> StartGroup(
+      const std::vector<std::string>& /*names*/,
+      const std::vector<JobSpec>& /*specs*/) {
+    return absl::UnimplementedError("this executor starts replicas one by one");
+  }
+
   // The exit of a finished job (reaping it), or nullopt while it runs.
   virtual std::optional<JobExit> Poll(const JobHandle& job) = 0;
 
@@ -94,6 +107,11 @@ class Executor {
   virtual JobHandle Reattach(int64_t pid, int64_t start_ticks) {
     return JobHandle{pid, pid, start_ticks};
   }
+  // True while the cluster keeps the job in its queue, not running yet
+  // (Slurm: PENDING, also after a requeue), as of the last Poll: the job
+  // runner starts the max_running_time clock once it is false. Default:
+  // false (a local job runs from its start).
+  virtual bool Queued(const JobHandle& /*job*/) { return false; }
   // How often the cluster restarted the job on its own (Slurm requeues after
   // a node failure, preemption or `scontrol requeue`) since this executor
   // started or reattached it, as of the last Poll. Default: 0.

@@ -269,6 +269,8 @@ bool JobRunner::CheckRunning(Running& r, const JobStudyView* view,
     return true;
   }
   NoteRequeues(r);
+  // max_running_time counts running time, not time in a cluster's queue.
+  if (executor_->Queued(r.group->master())) r.started = clock_->Now();
   if (r.terminating) return false;
   const std::string reason = TerminateReason(r, view, trial);
   if (reason.empty()) return false;

@@ -165,6 +165,8 @@ class JobRunner {
     int64_t study_id = 0;
     std::optional<ReplicaGroup> group;  // Set once started.
     std::vector<int> gpus;
+    // When the attempt started running (after any wait in a cluster's
+    // queue): max_running_time counts from here.
     absl::Time started;
     absl::Duration timeout = absl::InfiniteDuration();
     std::string hypertune_path;

@@ -22,6 +22,12 @@ absl::StatusOr<ReplicaGroup> ReplicaGroup::Start(
         "replicas: need one name per spec and at least a master");
   }
   ReplicaGroup group(executor, grace);
+  if (specs.size() > 1 && executor->StartsGroups()) {
+    absl::StatusOr<JobHandle> handle = executor->StartGroup(names, specs);
+    if (!handle.ok()) return handle.status();
+    group.processes_.push_back({names[0], *handle, std::nullopt});
+    return group;
+  }
   for (size_t i = 0; i < specs.size(); ++i) {
     absl::StatusOr<JobHandle> handle = executor->Start(specs[i]);
     if (!handle.ok()) {

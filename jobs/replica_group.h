@@ -53,7 +53,9 @@ class ReplicaGroup {
   // Starts specs[i] as replica names[i] (names.size() == specs.size() >= 1;
   // index 0 is the master). If one cannot start, those already started are
   // killed and reaped, and its error returned, prefixed by its name when
-  // there are several replicas. `grace` is the time between SIGTERM and
+  // there are several replicas. On an executor that StartsGroups(), the
+  // replicas are one job, tracked as the master's (its exit is the group's
+  // outcome). `grace` is the time between SIGTERM and
   // SIGKILL when replicas are stopped. `executor` must outlive the group.
   static absl::StatusOr<ReplicaGroup> Start(
       Executor* executor, const std::vector<std::string>& names,

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -29,19 +30,12 @@ JobExit Killed(int signal, const std::string& detail) {
   return exit;
 }
 
-}  // namespace
-
-std::string SlurmReservedVariableReason(absl::string_view name) {
-  if (absl::StartsWith(name, "SBATCH_") || absl::StartsWith(name, "SLURM_")) {
-    return "sbatch reads SBATCH_* and SLURM_* as its own options";
-  }
-  return "";
-}
-
-std::vector<std::string> SbatchArgv(const std::string& sbatch,
-                                    const SlurmOptions& options,
-                                    const JobUser& user, const JobSpec& spec,
-                                    const std::string& script) {
+// sbatch's argv up to the script: the settings of `spec` for a job of
+// `tasks` tasks; `gpu_arg` ("" for none) asks for its GPUs.
+std::vector<std::string> SbatchOptions(const std::string& sbatch,
+                                       const SlurmOptions& options,
+                                       const JobUser& user, const JobSpec& spec,
+                                       int tasks, const std::string& gpu_arg) {
   std::vector<std::string> argv = {
       sbatch,
       "--parsable",
@@ -50,11 +44,12 @@ std::vector<std::string> SbatchArgv(const std::string& sbatch,
       "--open-mode=append",
       "--requeue",
       "--export=ALL",
-      "--ntasks=1"};
+      absl::StrCat("--ntasks=", tasks)};
+  if (tasks > 1) argv.push_back("--spread-job");
   if (!spec.working_dir.empty()) {
     argv.push_back(absl::StrCat("--chdir=", spec.working_dir));
   }
-  if (spec.gpus > 0) argv.push_back(absl::StrCat("--gres=gpu:", spec.gpus));
+  if (!gpu_arg.empty()) argv.push_back(gpu_arg);
   if (spec.time_limit != absl::InfiniteDuration()) {
     argv.push_back(absl::StrCat("--time=", Minutes(spec.time_limit)));
   }
@@ -71,8 +66,50 @@ std::vector<std::string> SbatchArgv(const std::string& sbatch,
     argv.push_back(absl::StrCat("--gid=", user.gid));
   }
   for (const std::string& a : options.extra_args) argv.push_back(a);
+  return argv;
+}
+
+}  // namespace
+
+std::string SlurmReservedVariableReason(absl::string_view name) {
+  if (absl::StartsWith(name, "SBATCH_") || absl::StartsWith(name, "SLURM_")) {
+    return "sbatch reads SBATCH_* and SLURM_* as its own options";
+  }
+  return "";
+}
+
+std::vector<std::string> SbatchArgv(const std::string& sbatch,
+                                    const SlurmOptions& options,
+                                    const JobUser& user, const JobSpec& spec,
+                                    const std::string& script) {
+  std::vector<std::string> argv = SbatchOptions(
+      sbatch, options, user, spec, 1,
+      spec.gpus > 0 ? absl::StrCat("--gres=gpu:", spec.gpus) : "");
   argv.push_back(script);
   for (const std::string& a : spec.argv) argv.push_back(a);
+  return argv;
+}
+
+std::vector<std::string> SbatchGroupArgv(
+    const std::string& sbatch, const SlurmOptions& options, const JobUser& user,
+    const std::vector<JobSpec>& specs, const std::string& script,
+    const std::vector<std::string>& launcher) {
+  int gpus = 0;
+  for (const JobSpec& s : specs) gpus = std::max(gpus, s.gpus);
+  std::vector<std::string> argv = SbatchOptions(
+      sbatch, options, user, specs.front(), static_cast<int>(specs.size()),
+      gpus > 0 ? absl::StrCat("--gpus-per-task=", gpus) : "");
+  argv.push_back(script);
+  for (const std::string& a : launcher) argv.push_back(a);
+  return argv;
+}
+
+std::vector<std::string> SrunArgv(const std::string& srun, int tasks,
+                                  const std::vector<std::string>& task_argv) {
+  std::vector<std::string> argv = {srun, "--kill-on-bad-exit=1",
+                                   absl::StrCat("--ntasks=", tasks),
+                                   "--input=none"};
+  for (const std::string& a : task_argv) argv.push_back(a);
   return argv;
 }
 

@@ -30,8 +30,14 @@ struct SlurmOptions {
   std::string bin_dir;
   // At most one squeue per this interval, for all of cairnd's jobs.
   absl::Duration status_interval = absl::Milliseconds(250);
-  // Signal sent this long before the time limit (sbatch --signal).
+  // Signal sent this long before the time limit (sbatch --signal); also
+  // the time a multi-replica job's replicas get between SIGTERM and SIGKILL
+  // once its master has exited.
   absl::Duration grace_period = absl::Seconds(10);
+  // The program a multi-replica job runs in its batch script and tasks
+  // (`--slurm-batch` / `--slurm-replica`, jobs/slurm_launch.h): cairnd,
+  // at the same path on every node. "" = this program (/proc/self/exe).
+  std::string launcher;
 };
 
 // Environment variable names a job may not set under Slurm: sbatch reads
@@ -49,6 +55,26 @@ std::vector<std::string> SbatchArgv(const std::string& sbatch,
                                     const SlurmOptions& options,
                                     const JobUser& user, const JobSpec& spec,
                                     const std::string& script);
+
+// sbatch's argv for a multi-replica trial attempt: one job with one task per
+// replica (`specs`, the master first; its name, log, working dir and time
+// limit are the job's), --ntasks=specs.size() and --spread-job (the tasks go
+// to as many nodes as Slurm can give, evenly), --gpus-per-task=N when a
+// replica asks for GPUs (N: the most any replica asks for, since one step
+// gives every task the same), the other options as SbatchArgv, then `script`
+// and `launcher` (the argv of the program that runs srun, see
+// jobs/slurm_launch.h).
+std::vector<std::string> SbatchGroupArgv(
+    const std::string& sbatch, const SlurmOptions& options, const JobUser& user,
+    const std::vector<JobSpec>& specs, const std::string& script,
+    const std::vector<std::string>& launcher);
+
+// srun's argv inside a multi-replica batch job: one step of `tasks` tasks,
+// --kill-on-bad-exit=1 (a task ending with a non-zero code or a signal ends
+// the whole step, so the group restarts as one), stdin from nowhere, each
+// task running `task_argv` (which finds its replica by SLURM_PROCID).
+std::vector<std::string> SrunArgv(const std::string& srun, int tasks,
+                                  const std::vector<std::string>& task_argv);
 
 // The environment sbatch runs with, which it hands to the job: the clean
 // base of local jobs (PATH, HOME, USER, LOGNAME, LANG), SLURM_CONF when set,

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <map>
 #include <set>
@@ -16,7 +17,9 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
 #include "jobs/job_files.h"
+#include "jobs/slurm_launch.h"
 #include "jobs/subprocess.h"
 #include "spdlog/spdlog.h"
 
@@ -26,6 +29,45 @@ namespace {
 // The batch script: the job's argv follows it on sbatch's command line.
 constexpr char kScript[] = "#!/bin/sh\nexec \"$@\"\n";
 
+// The batch script in a fresh private dir, removed with this object: sbatch
+// has copied it by the time it returns, so nothing is left in /tmp.
+class ScopedScript {
+ public:
+  static absl::StatusOr<ScopedScript> Write();
+  ScopedScript(ScopedScript&& other) noexcept : path_(std::move(other.path_)) {
+    other.path_.clear();
+  }
+  ScopedScript& operator=(ScopedScript&&) = delete;
+  ~ScopedScript() {
+    if (path_.empty()) return;
+    unlink(path_.c_str());
+    rmdir(path_.substr(0, path_.rfind('/')).c_str());
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  explicit ScopedScript(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+};
+
+absl::StatusOr<ScopedScript> ScopedScript::Write() {
+  char tmpl[] = "/tmp/cairn-slurm-XXXXXX";
+  if (mkdtemp(tmpl) == nullptr) {
+    return absl::InternalError("cannot create the Slurm batch script dir");
+  }
+  ScopedScript script(absl::StrCat(tmpl, "/exec.sh"));
+  const int fd = open(script.path().c_str(),
+                      O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+  if (fd < 0) return absl::InternalError("cannot write " + script.path());
+  const ssize_t n = write(fd, kScript, sizeof(kScript) - 1);
+  close(fd);
+  if (n != static_cast<ssize_t>(sizeof(kScript) - 1)) {
+    return absl::InternalError("cannot write " + script.path());
+  }
+  chmod(tmpl, 0755);
+  return script;
+}
+
 std::string Trimmed(const std::string& s) {
   return std::string(absl::StripAsciiWhitespace(s.substr(0, 800)));
 }
@@ -33,17 +75,11 @@ std::string Trimmed(const std::string& s) {
 class SlurmExecutor : public Executor {
  public:
   SlurmExecutor(const SlurmOptions& options, Clock* clock, const JobUser& user,
-                std::string bin_dir, std::string script)
+                std::string bin_dir)
       : options_(options),
         clock_(clock),
         user_(user),
-        bin_(std::move(bin_dir)),
-        script_(std::move(script)) {}
-  // Removes the batch script and its private dir (sbatch copied it).
-  ~SlurmExecutor() override {
-    unlink(script_.c_str());
-    rmdir(script_.substr(0, script_.rfind('/')).c_str());
-  }
+        bin_(std::move(bin_dir)) {}
 
   // Runs a Slurm client tool with cairnd's SLURM_CONF only.
   absl::StatusOr<ProgramOutput> Tool(const std::string& name,
@@ -62,43 +98,57 @@ class SlurmExecutor : public Executor {
   }
 
   absl::StatusOr<JobHandle> Start(const JobSpec& spec) override {
-    if (spec.argv.empty()) return absl::InvalidArgumentError("empty argv");
-    if (spec.replicas > 1) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "job_template.replicas (", spec.replicas,
-          " processes per trial) is not supported with --executor=slurm yet: "
-          "use single-process trials"));
-    }
-    for (const auto& [k, v] : spec.env) {
-      const std::string why = SlurmReservedVariableReason(k);
-      if (!why.empty()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "job_template.env[", k, "] is not allowed with Slurm: ", why));
-      }
-    }
-    // slurmstepd opens the log as the job user: hand it the file (never
-    // through a link) that cairnd's attempt header created.
-    if (!spec.log_path.empty()) {
-      absl::StatusOr<ScopedFd> log =
-          OpenJobFile(spec.log_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
-      if (!log.ok()) return log.status();
-      if (user_.switch_user && fchown(log->get(), user_.uid, user_.gid) != 0) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "cannot give job log ", spec.log_path, " to user ", user_.name));
-      }
-    }
-    std::vector<std::string> argv =
-        SbatchArgv(bin_ + "/sbatch", options_, user_, spec, script_);
-    absl::StatusOr<ProgramOutput> out =
-        RunProgram(argv, SlurmEnvironment(user_, spec, options_.slurm_conf));
-    if (!out.ok()) return out.status();
-    if (out->exit_code != 0) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("sbatch refused the job: ", Trimmed(out->err)));
-    }
-    absl::StatusOr<int64_t> id = ParseSbatchId(out->out);
+    if (absl::Status ok = CheckSpec(spec); !ok.ok()) return ok;
+    absl::StatusOr<ScopedScript> script = ScopedScript::Write();
+    if (!script.ok()) return script.status();
+    absl::StatusOr<int64_t> id = Submit(
+        SbatchArgv(bin_ + "/sbatch", options_, user_, spec, script->path()),
+        SlurmEnvironment(user_, spec, options_.slurm_conf));
     if (!id.ok()) return id.status();
     Track(*id);
+    return JobHandle{*id, *id, 0};
+  }
+
+  bool StartsGroups() const override { return true; }
+
+  absl::StatusOr<JobHandle> StartGroup(
+      const std::vector<std::string>& names,
+      const std::vector<JobSpec>& specs) override {
+    for (const JobSpec& spec : specs) {
+      if (absl::Status ok = CheckSpec(spec); !ok.ok()) return ok;
+    }
+    if (access(absl::StrCat(bin_, "/srun").c_str(), X_OK) != 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "multi-replica trials need srun (", bin_, "/srun not found)"));
+    }
+    if (options_.launcher.empty()) {
+      return absl::FailedPreconditionError(
+          "multi-replica trials need cairnd's own path (/proc/self/exe)");
+    }
+    const std::string job_dir =
+        specs[0].log_path.substr(0, specs[0].log_path.rfind('/'));
+    absl::StatusOr<std::string> file = WriteGroupFile(job_dir, names, specs);
+    if (!file.ok()) return file.status();
+    absl::StatusOr<ScopedScript> script = ScopedScript::Write();
+    if (!script.ok()) return script.status();
+    // The tasks' environment is the clean base only: each replica's own
+    // variables (the master's token among them) travel in the group file.
+    JobSpec base;
+    base.env["CAIRN_JOB_DIR"] = job_dir;
+    absl::StatusOr<int64_t> id =
+        Submit(SbatchGroupArgv(bin_ + "/sbatch", options_, user_, specs,
+                               script->path(),
+                               {options_.launcher, "--slurm-batch", *file}),
+               SlurmEnvironment(user_, base, options_.slurm_conf));
+    if (!id.ok()) {
+      unlink(file->c_str());
+      return id.status();
+    }
+    Track(*id);
+    {
+      absl::MutexLock lock(&mu_);
+      group_files_[*id] = *file;
+    }
     return JobHandle{*id, *id, 0};
   }
 
@@ -108,6 +158,7 @@ class SlurmExecutor : public Executor {
     bool kill_now = false;
     std::optional<JobExit> exit = Lookup(job.id, kill_now);
     if (kill_now) Cancel(job.id, {});
+    if (exit.has_value()) RemoveGroupFile(job.id);
     return exit;
   }
 
@@ -127,6 +178,13 @@ class SlurmExecutor : public Executor {
     return it->second - (base == restart_base_.end() ? 0 : base->second);
   }
 
+  bool Queued(const JobHandle& job) override {
+    absl::MutexLock lock(&mu_);
+    auto it = status_.find(job.id);
+    return it != status_.end() && it->second.has_value() &&
+           it->second->state == "PENDING";
+  }
+
   bool KillOrphan(int64_t, int64_t) override { return false; }
   bool JobsOutliveServer() const override { return true; }
   JobHandle Reattach(int64_t pid, int64_t) override {
@@ -140,6 +198,95 @@ class SlurmExecutor : public Executor {
   }
 
  private:
+  // InvalidArgument for an empty argv or a variable Slurm reserves;
+  // FailedPrecondition when the log cannot be handed to the job user.
+  absl::Status CheckSpec(const JobSpec& spec) const {
+    if (spec.argv.empty()) return absl::InvalidArgumentError("empty argv");
+    for (const auto& [k, v] : spec.env) {
+      const std::string why = SlurmReservedVariableReason(k);
+      if (!why.empty()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "job_template.env[", k, "] is not allowed with Slurm: ", why));
+      }
+    }
+    // slurmstepd (or the replica's task) opens the log as the job user:
+    // hand it the file (never through a link) that cairnd's attempt header
+    // created.
+    if (spec.log_path.empty()) return absl::OkStatus();
+    absl::StatusOr<ScopedFd> log =
+        OpenJobFile(spec.log_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (!log.ok()) return log.status();
+    if (user_.switch_user && fchown(log->get(), user_.uid, user_.gid) != 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "cannot give job log ", spec.log_path, " to user ", user_.name));
+    }
+    return absl::OkStatus();
+  }
+
+  // sbatch `argv` with `env`; the new job's id. FailedPrecondition with
+  // Slurm's message when sbatch refuses the job.
+  absl::StatusOr<int64_t> Submit(const std::vector<std::string>& argv,
+                                 const std::vector<std::string>& env) const {
+    absl::StatusOr<ProgramOutput> out = RunProgram(argv, env);
+    if (!out.ok()) return out.status();
+    if (out->exit_code != 0) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("sbatch refused the job: ", Trimmed(out->err)));
+    }
+    return ParseSbatchId(out->out);
+  }
+
+  // Writes the group file (jobs/slurm_launch.h) of `specs` into
+  // <job_dir>/.cairn-slurm, readable by the job user only (it holds the
+  // master's token). Returns its path.
+  absl::StatusOr<std::string> WriteGroupFile(
+      const std::string& job_dir, const std::vector<std::string>& names,
+      const std::vector<JobSpec>& specs) const {
+    SlurmGroup group;
+    group.srun = bin_ + "/srun";
+    group.scontrol = bin_ + "/scontrol";
+    group.launcher = options_.launcher;
+    group.run_root = job_dir + "/.cairn-slurm";
+    group.grace = options_.grace_period;
+    for (size_t i = 0; i < specs.size(); ++i) {
+      group.replicas.push_back({names[i], specs[i].argv, specs[i].env,
+                                specs[i].working_dir, specs[i].log_path});
+    }
+    struct stat st;
+    if ((mkdir(group.run_root.c_str(), 0755) != 0 && errno != EEXIST) ||
+        lstat(group.run_root.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) ||
+        (user_.switch_user &&
+         lchown(group.run_root.c_str(), user_.uid, user_.gid) != 0)) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("cannot create ", group.run_root));
+    }
+    const std::string path = absl::StrCat(
+        group.run_root, "/group-", absl::ToUnixNanos(absl::Now()), ".json");
+    absl::StatusOr<ScopedFd> fd =
+        OpenJobFile(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    if (!fd.ok()) return fd.status();
+    const std::string text = SlurmGroupJson(group);
+    if ((user_.switch_user && fchown(fd->get(), user_.uid, user_.gid) != 0) ||
+        write(fd->get(), text.data(), text.size()) !=
+            static_cast<ssize_t>(text.size())) {
+      unlink(path.c_str());
+      return absl::FailedPreconditionError(absl::StrCat("cannot write ", path));
+    }
+    return path;
+  }
+
+  void RemoveGroupFile(int64_t id) ABSL_LOCKS_EXCLUDED(mu_) {
+    std::string path;
+    {
+      absl::MutexLock lock(&mu_);
+      auto it = group_files_.find(id);
+      if (it == group_files_.end()) return;
+      path = std::move(it->second);
+      group_files_.erase(it);
+    }
+    unlink(path.c_str());
+  }
+
   // The exit of job `id` from the last squeue; `kill_now` when its grace
   // period is over and it still runs.
   std::optional<JobExit> Lookup(int64_t id, bool& kill_now)
@@ -254,7 +401,6 @@ class SlurmExecutor : public Executor {
   Clock* const clock_;
   const JobUser user_;
   const std::string bin_;
-  const std::string script_;
 
   absl::Mutex mu_;
   std::set<int64_t> tracked_ ABSL_GUARDED_BY(mu_);
@@ -264,27 +410,10 @@ class SlurmExecutor : public Executor {
   std::map<int64_t, int> restarts_ ABSL_GUARDED_BY(mu_);
   std::map<int64_t, int> restart_base_ ABSL_GUARDED_BY(mu_);
   std::set<int64_t> reattached_ ABSL_GUARDED_BY(mu_);
+  // The group file of each multi-replica job this executor started.
+  std::map<int64_t, std::string> group_files_ ABSL_GUARDED_BY(mu_);
   absl::Time last_refresh_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
 };
-
-// Writes the batch script into a fresh private directory.
-absl::StatusOr<std::string> WriteScript() {
-  char tmpl[] = "/tmp/cairn-slurm-XXXXXX";
-  if (mkdtemp(tmpl) == nullptr) {
-    return absl::InternalError("cannot create the Slurm batch script dir");
-  }
-  const std::string path = absl::StrCat(tmpl, "/exec.sh");
-  const int fd =
-      open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
-  if (fd < 0) return absl::InternalError("cannot write " + path);
-  const ssize_t n = write(fd, kScript, sizeof(kScript) - 1);
-  close(fd);
-  if (n != static_cast<ssize_t>(sizeof(kScript) - 1)) {
-    return absl::InternalError("cannot write " + path);
-  }
-  chmod(tmpl, 0755);
-  return path;
-}
 
 }  // namespace
 
@@ -316,10 +445,12 @@ absl::StatusOr<std::unique_ptr<Executor>> NewSlurmExecutor(
           absl::StrCat("--executor=slurm: ", bin, "/", tool, " not found"));
     }
   }
-  absl::StatusOr<std::string> script = WriteScript();
-  if (!script.ok()) return script.status();
-  auto executor =
-      std::make_unique<SlurmExecutor>(opts, clock, user, bin, *script);
+  if (opts.launcher.empty()) {
+    char self[4096];
+    const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (n > 0) opts.launcher.assign(self, n);
+  }
+  auto executor = std::make_unique<SlurmExecutor>(opts, clock, user, bin);
   absl::StatusOr<ProgramOutput> ping =
       executor->Tool("squeue", {"-h", "-o", "%i", "-j", "0"});
   // Job 0 never exists: a reachable cluster says so; an unreachable one

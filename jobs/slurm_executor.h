@@ -13,11 +13,15 @@
 
 namespace cairn::jobs {
 
-// Start: sbatch (SbatchArgv) of a small script, written once into the
-// job's working dir or its log's dir, that execs the job's argv; the
+// Start: sbatch (SbatchArgv) of a small script, written into a private
+// dir in /tmp and removed once sbatch has copied it, that execs the job's
+// argv; the
 // handle's id and pid are the Slurm job id (start_ticks 0), which the runner
-// stores with the trial. Refuses (FailedPrecondition) a multi-replica
-// trial, and (InvalidArgument) a job env with SBATCH_*/SLURM_* variables;
+// stores with the trial. A multi-replica trial attempt (StartGroup) is one
+// job of one task per replica (SbatchGroupArgv) whose batch script runs
+// options.launcher (cairnd) in the modes of jobs/slurm_launch.h, told by a
+// group file in the job dir; the job's exit is the master's. Refuses
+// (InvalidArgument) a job env with SBATCH_*/SLURM_* variables;
 // sbatch's refusal (unknown partition, impossible GPU request, ...) is
 // FailedPrecondition with Slurm's message.
 // Poll: answers from one `squeue -t all -j ID,...` for all of the

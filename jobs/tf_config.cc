@@ -174,4 +174,34 @@ std::map<std::string, std::string> TorchEnv(
   return env;
 }
 
+std::pair<std::string, int> TfConfigTask(const std::string& tf_config) {
+  const nlohmann::json j = nlohmann::json::parse(tf_config, nullptr, false);
+  if (!j.is_object() || !j.contains("task") || !j["task"].is_object()) {
+    return {"", -1};
+  }
+  const nlohmann::json& task = j["task"];
+  if (!task.contains("type") || !task["type"].is_string() ||
+      !task.contains("index") || !task["index"].is_number_integer()) {
+    return {"", -1};
+  }
+  return {task["type"].get<std::string>(), task["index"].get<int>()};
+}
+
+std::string RelocateTfConfig(
+    const std::string& tf_config,
+    const std::map<std::pair<std::string, int>, std::string>& addresses) {
+  nlohmann::json j = nlohmann::json::parse(tf_config, nullptr, false);
+  if (!j.is_object() || !j.contains("cluster") || !j["cluster"].is_object()) {
+    return tf_config;
+  }
+  for (auto& [type, list] : j["cluster"].items()) {
+    if (!list.is_array()) continue;
+    for (size_t i = 0; i < list.size(); ++i) {
+      auto it = addresses.find({type, static_cast<int>(i)});
+      if (it != addresses.end()) list[i] = it->second;
+    }
+  }
+  return j.dump();
+}
+
 }  // namespace cairn::jobs

@@ -14,6 +14,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -71,6 +72,18 @@ std::string TfConfigJson(const std::vector<ReplicaTask>& cluster,
 // world: they get MASTER_ADDR, MASTER_PORT and WORLD_SIZE but no RANK.
 std::map<std::string, std::string> TorchEnv(
     const std::vector<ReplicaTask>& cluster, const ReplicaTask& task);
+
+// The task type and index a TF_CONFIG (TfConfigJson's) names, or {"", -1}
+// when it names none.
+std::pair<std::string, int> TfConfigTask(const std::string& tf_config);
+
+// `tf_config` with its cluster's address of each (type, index) replaced by
+// addresses[{type, index}] ("HOST:PORT") where given: how a cluster
+// executor moves the cluster cairnd planned on 127.0.0.1 onto the hosts and
+// ports its job was given. Returned unchanged when it does not parse.
+std::string RelocateTfConfig(
+    const std::string& tf_config,
+    const std::map<std::pair<std::string, int>, std::string>& addresses);
 
 }  // namespace cairn::jobs
 

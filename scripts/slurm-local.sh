@@ -110,7 +110,9 @@ EOF
 start_munge() {
   alive "$dir/munge/munged.pid" && return 0
   mkdir -p "$dir/munge"
-  chmod 700 "$dir/munge"
+  # Clients of every user reach the socket, as /run/munge (0755) on a real
+  # cluster: srun inside a job runs as the job user. The key stays 0600.
+  chmod 755 "$dir/munge"
   [ -s "$dir/munge/munge.key" ] ||
     mungekey --create --keyfile="$dir/munge/munge.key" >/dev/null
   chmod 600 "$dir/munge/munge.key"

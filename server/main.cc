@@ -7,6 +7,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/synchronization/mutex.h"
+#include "jobs/slurm_launch.h"
 #include "proto/cairn/v1/durations.h"
 #include "server/byte_size.h"
 #include "server/cairnd.h"
@@ -48,6 +49,13 @@ int RepairAndExit(const std::string& data_dir) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Inside a multi-replica Slurm job (jobs/slurm_launch.h), not a server.
+  if (argc == 3 && std::string(argv[1]) == "--slurm-batch") {
+    return cairn::jobs::RunSlurmBatch(argv[2]);
+  }
+  if (argc == 3 && std::string(argv[1]) == "--slurm-replica") {
+    return cairn::jobs::RunSlurmReplica(argv[2]);
+  }
   cairn::CairndOptions options;
   CLI::App app{"cairnd: the Cairn hyperparameter-tuning server"};
   app.add_option("--data-dir", options.data_dir,

@@ -73,6 +73,20 @@ class FakeExecutor : public Executor {
     return true;
   }
 
+  bool Queued(const JobHandle& job) override {
+    absl::MutexLock lock(&mu_);
+    return queued_.count(job.pid) > 0;
+  }
+  // The job started as `pid` waits in the cluster's queue (or runs).
+  void SetQueued(int64_t pid, bool queued) {
+    absl::MutexLock lock(&mu_);
+    if (queued) {
+      queued_.insert(pid);
+    } else {
+      queued_.erase(pid);
+    }
+  }
+
   // The job started as `pid` exits as `exit` (seen by the next Poll).
   void Exit(int64_t pid, int exit_code, int signal = 0) {
     absl::MutexLock lock(&mu_);
@@ -116,6 +130,7 @@ class FakeExecutor : public Executor {
   std::vector<std::pair<int64_t, absl::Duration>> terminates_
       ABSL_GUARDED_BY(mu_);
   std::vector<std::pair<int64_t, int64_t>> orphans_ ABSL_GUARDED_BY(mu_);
+  std::set<int64_t> queued_ ABSL_GUARDED_BY(mu_);
 };
 
 class RestartCounter : public StudyObserver {
@@ -547,6 +562,26 @@ TEST_F(JobRunnerUnitTest, TimeoutTerminatesWithTheGracePeriodAndFails) {
   EXPECT_NE(t.infeasible_reason().find("timeout"), std::string::npos)
       << t.infeasible_reason();
   EXPECT_EQ(StartsAfter(absl::Minutes(5)), 1u) << "a timeout is not restarted";
+}
+
+TEST_F(JobRunnerUnitTest, TimeoutClockStartsWhenTheQueuedJobRuns) {
+  const std::string study = CreateStudy(
+      "max_trials: 1 job_template { max_running_time { seconds: 10 } }");
+  NewRunner(Options());
+  runner_->RunOnce();
+  const int64_t pid = executor_.last_start().handle.pid;
+  executor_.SetQueued(pid, true);
+  clock_.Advance(absl::Minutes(5));  // Pending in the cluster's queue.
+  runner_->RunOnce();
+  executor_.SetQueued(pid, false);
+  clock_.Advance(absl::Seconds(9));
+  runner_->RunOnce();
+  EXPECT_TRUE(executor_.terminates().empty())
+      << "time in the queue counted as running time";
+  clock_.Advance(absl::Seconds(2));
+  runner_->RunOnce();
+  ASSERT_EQ(executor_.terminates().size(), 1u);
+  EXPECT_EQ(Get(study + "/trials/1").job().message(), "timeout");
 }
 
 TEST_F(JobRunnerUnitTest, StoppingTheStudyStopsItsJobsWithoutFailingTrials) {

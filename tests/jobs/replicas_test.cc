@@ -10,11 +10,9 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_replace.h"
 #include "google/protobuf/text_format.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
@@ -26,18 +24,6 @@ namespace {
 
 using cairn::v1::Trial;
 using cairn::v1::TrialJob;
-
-std::string SourceDir() {
-  const char* src = std::getenv("CAIRN_SOURCE_DIR");
-  return src ? src : ".";
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 bool Alive(int64_t pid) { return jobs::ProcessStartTicks(pid) != 0; }
 
@@ -88,15 +74,6 @@ class ReplicasTest : public ::testing::Test {
   std::unique_ptr<cairn::v1::StudyService::Stub> stub_;
 };
 
-bool HaveTorch() {
-  // find_spec only locates the package: importing torch takes seconds.
-  return testing::RunCommand({"/usr/bin/python3", "-c",
-                              "import importlib.util, sys; "
-                              "sys.exit(importlib.util.find_spec('torch') "
-                              "is None)"})
-             .exit_code == 0;
-}
-
 int64_t LastStep(const Trial& t) {
   return t.measurements().empty()
              ? -1
@@ -104,26 +81,13 @@ int64_t LastStep(const Trial& t) {
 }
 
 TEST_F(ReplicasTest, PyTorchGlooSurvivesAWorkerKill) {
-  if (!HaveTorch()) {
+  if (!testing::HaveTorch()) {
     GTEST_SKIP() << "python3-torch is not installed (apt-get install "
                     "python3-torch): the PyTorch gloo example cannot run";
   }
   StartServer();
-  // The example's YAML, with the trainer's absolute path (cairnd's working
-  // directory is not the repository), one trial and a shorter run.
-  std::string yaml =
-      ReadFile(SourceDir() + "/examples/pytorch_gloo/study.yaml");
-  ASSERT_NE(yaml.find("replicas:"), std::string::npos);
-  yaml = absl::StrReplaceAll(yaml,
-                             {{"examples/pytorch_gloo/train.py",
-                               SourceDir() + "/examples/pytorch_gloo/train.py"},
-                              {"--steps=40", "--steps=30"},
-                              {"max_trials: 2", "max_trials: 1"}});
-  const std::string config = dir_.path() + "/pytorch-gloo.yaml";
-  std::ofstream(config) << yaml;
-  testing::CommandResult created = testing::RunCommand(
-      {testing::BinDir() + "/cairn", "--server", server_->address(), "study",
-       "create", "--config", config});
+  testing::CommandResult created =
+      testing::CreateGlooStudy(server_->address(), dir_.path());
   ASSERT_EQ(created.exit_code, 0) << created.err;
   const std::string trial = "studies/1/trials/1";
 
@@ -145,26 +109,8 @@ TEST_F(ReplicasTest, PyTorchGlooSurvivesAWorkerKill) {
   t = WaitFor(
       trial, 180, [](const Trial& t) { return t.state() == Trial::SUCCEEDED; },
       "the trial to succeed after the restart");
-  ASSERT_EQ(t.state(), Trial::SUCCEEDED);
-  EXPECT_EQ(t.job().restarts(), 1) << "one restart for the whole group";
-  EXPECT_EQ(t.job().attempts(), 2);
-  EXPECT_EQ(t.final_measurement().step_count(), 30);
-  ASSERT_EQ(t.final_measurement().metrics_size(), 1);
-  EXPECT_EQ(t.final_measurement().metrics(0).metric_id(), "loss");
-  EXPECT_LT(t.final_measurement().metrics(0).value(), 5.0);
+  testing::ExpectGlooSucceededAfterOneRestart(t);
   for (int64_t pid : first_pids) EXPECT_FALSE(Alive(pid)) << pid;
-
-  const std::string job_dir = t.job().job_dir();
-  const std::string master_log = ReadFile(job_dir + "/job.log");
-  EXPECT_NE(master_log.find("rank 0/3: task master 0, trial 1"),
-            std::string::npos)
-      << master_log;
-  EXPECT_NE(master_log.find("rank 0: resumed from step "), std::string::npos)
-      << master_log;
-  EXPECT_NE(master_log.find("done: y = "), std::string::npos) << master_log;
-  EXPECT_NE(ReadFile(job_dir + "/worker-replica-1.log")
-                .find("rank 2/3: task worker 1, trial 1"),
-            std::string::npos);
 }
 
 TEST_F(ReplicasTest, RestartedCairndKillsEveryReplicaAndResumesTheGroup) {

@@ -69,6 +69,51 @@ TEST(SbatchArgvTest, NoGpusNoLimitNoUserSwitch) {
   }
 }
 
+TEST(SbatchGroupArgvTest, OneTaskPerReplicaSpreadOverNodes) {
+  SlurmOptions options;
+  options.partition = "gpu";
+  options.extra_args = {"--qos=low"};
+  std::vector<JobSpec> specs(3, Spec());
+  specs[1].gpus = 0;
+  specs[2].gpus = 4;  // The most any replica asks for, for every task.
+  specs[1].log_path = "/jobs/1/2/worker-replica-0.log";
+  const std::vector<std::string> argv = SbatchGroupArgv(
+      "/usr/bin/sbatch", options, JobUser(), specs, "/tmp/x/exec.sh",
+      {"/opt/cairnd", "--slurm-batch", "/jobs/1/2/.cairn-slurm/g.json"});
+  for (const char* want :
+       {"--parsable", "--job-name=cairn-studies-1-trials-2",
+        "--output=/jobs/1/2/job.log", "--requeue", "--ntasks=3", "--spread-job",
+        "--gpus-per-task=4", "--time=2", "--partition=gpu", "--qos=low"}) {
+    EXPECT_TRUE(Has(argv, want)) << want;
+  }
+  for (const std::string& a : argv) {
+    EXPECT_NE(a.rfind("--gres", 0), 0u) << a;
+    EXPECT_NE(a, "--ntasks=1");
+  }
+  ASSERT_GE(argv.size(), 4u);
+  EXPECT_EQ(argv[argv.size() - 4], "/tmp/x/exec.sh");
+  EXPECT_EQ(argv[argv.size() - 3], "/opt/cairnd");
+  EXPECT_EQ(argv.back(), "/jobs/1/2/.cairn-slurm/g.json");
+
+  for (JobSpec& s : specs) s.gpus = 0;
+  for (const std::string& a :
+       SbatchGroupArgv("/s", options, JobUser(), specs, "/e", {"/l"})) {
+    EXPECT_NE(a.rfind("--gpus", 0), 0u) << a;
+  }
+  // A one-process job is not spread.
+  EXPECT_FALSE(
+      Has(SbatchArgv("/s", options, JobUser(), Spec(), "/e"), "--spread-job"));
+}
+
+TEST(SrunArgvTest, OneStepThatEndsWhenATaskFails) {
+  EXPECT_EQ(
+      SrunArgv("/usr/bin/srun", 3,
+               {"/opt/cairnd", "--slurm-replica", "/j/g.json"}),
+      (std::vector<std::string>{"/usr/bin/srun", "--kill-on-bad-exit=1",
+                                "--ntasks=3", "--input=none", "/opt/cairnd",
+                                "--slurm-replica", "/j/g.json"}));
+}
+
 TEST(SlurmEnvironmentTest, CleanBaseAndSpecEnvWithoutCudaDevices) {
   JobUser user;
   user.name = "nobody";

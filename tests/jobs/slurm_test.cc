@@ -2,14 +2,22 @@
 // a real two-node cluster on this host (scripts/slurm-local.sh, started in a
 // temp dir and stopped at the end): trials succeed, cairnd kill -9 + restart
 // reattaches with exactly one submission per trial, a requeued job resumes,
-// a node set down mid-run, and study stop leaves nothing in squeue.
+// a node set down mid-run, study stop leaves nothing in squeue, and a
+// multi-replica trial (examples/pytorch_gloo: master + 2 workers) runs as
+// one job spread over both nodes and restarts as a group when a worker is
+// killed -9, and a master's exit ends the group (its parameter server,
+// which would run forever, is stopped) with TF_CONFIG on the ports the
+// tasks took at run time.
 // Skipped (with the reason) when the Slurm binaries are missing.
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
+#include <set>
 #include <thread>
 
 #include "absl/strings/numbers.h"
@@ -39,6 +47,19 @@ std::string Sh(const std::string& cmd) {
   size_t n;
   while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
   pclose(p);
+  return out;
+}
+
+// What follows `prefix` up to the next space, ")" or line end, for every
+// occurrence in `text`.
+std::vector<std::string> Fields(const std::string& text,
+                                const std::string& prefix) {
+  std::vector<std::string> out;
+  for (size_t at = text.find(prefix); at != std::string::npos;
+       at = text.find(prefix, at + 1)) {
+    const size_t from = at + prefix.size();
+    out.push_back(text.substr(from, text.find_first_of(" )\n", from) - from));
+  }
   return out;
 }
 
@@ -138,9 +159,11 @@ class SlurmTest : public testing::StudyFixture {
         env);
   }
 
-  // A trial whose job runs and has reported `steps`, or nullopt.
-  std::optional<Trial> WaitRunning(const std::string& study, int steps) {
-    for (int i = 0; i < 600; ++i) {
+  // A trial whose job runs and has reported `steps`, or nullopt after
+  // `seconds`.
+  std::optional<Trial> WaitRunning(const std::string& study, int steps,
+                                   int seconds = 30) {
+    for (int i = 0; i < seconds * 20; ++i) {
       for (const Trial& t : Trials(study)) {
         if (t.state() == Trial::ACTIVE &&
             t.job().state() == TrialJob::RUNNING &&
@@ -275,6 +298,125 @@ TEST_F(SlurmTest, StudyStopLeavesNothingInSqueue) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   EXPECT_EQ(left, "") << "jobs left in squeue after study stop";
+}
+
+TEST_F(SlurmTest, GlooReplicasSpanBothNodesAndRestartAsAGroup) {
+  if (!testing::HaveTorch()) {
+    GTEST_SKIP() << "python3-torch is not installed: the PyTorch gloo "
+                    "example cannot run";
+  }
+  StartServer();
+  testing::CommandResult created =
+      testing::CreateGlooStudy(server_->address(), dir_.path());
+  ASSERT_EQ(created.exit_code, 0) << created.err;
+  const std::string study = "studies/1";
+
+  // Once the master has checkpointed twice (step 10), kill -9 worker 1's
+  // process (the launcher logged its pid).
+  std::optional<Trial> t = WaitRunning(study, 2, 120);
+  ASSERT_TRUE(t.has_value()) << server_->Log(4000);
+  const std::string dir = t->job().job_dir();
+  const std::vector<std::string> pids =
+      Fields(testing::ReadFile(dir + "/worker-replica-1.log"),
+             "cairn: worker-replica-1 started (pid ");
+  int pid = 0;
+  ASSERT_FALSE(pids.empty());
+  ASSERT_TRUE(absl::SimpleAtoi(pids[0], &pid)) << pids[0];
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+
+  Study done = WaitDone(study, 180);
+  EXPECT_EQ(done.state(), Study::COMPLETED) << done.inactive_reason();
+  std::vector<Trial> trials = Trials(study);
+  ASSERT_EQ(trials.size(), 1u);
+  const Trial& trial = trials[0];
+  testing::ExpectGlooSucceededAfterOneRestart(trial);
+  // One Slurm job per attempt.
+  EXPECT_EQ(JobsByName(first_job_).count(JobName(trial)), 2u);
+
+  // Each replica logged where it ran: both nodes were used.
+  const std::string master_log = testing::ReadFile(dir + "/job.log");
+  std::set<std::string> nodes;
+  for (const char* log :
+       {"/job.log", "/worker-replica-0.log", "/worker-replica-1.log"}) {
+    for (const std::string& n :
+         Fields(testing::ReadFile(dir + log), " on node ")) {
+      nodes.insert(n);
+    }
+  }
+  EXPECT_EQ(nodes, (std::set<std::string>{"n1", "n2"})) << master_log;
+  // The group files and rendezvous dirs are gone with the jobs.
+  EXPECT_TRUE(std::filesystem::is_empty(dir + "/.cairn-slurm"));
+}
+
+TEST_F(SlurmTest, MastersExitEndsTheGroupAndTfConfigHasTheRealPorts) {
+  StartServer();
+  // The master trains (the toy trainer); the parameter server prints its
+  // TF_CONFIG and would serve forever.
+  cairn::v1::CreateStudyRequest req;
+  req.mutable_study()->set_display_name("ps");
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      R"pb(
+        parameters {
+          parameter_id: "x"
+          type: DISCRETE
+          discrete_values: [ 1 ]
+        }
+        metrics { metric_id: "loss" goal: MINIMIZE }
+        algorithm: RANDOM_SEARCH
+        max_trials: 1
+        job_template {
+          replicas { type: MASTER count: 1 }
+          replicas { type: PARAMETER_SERVER count: 1 }
+          env { key: "TOY_STEPS" value: "3" }
+        })pb",
+      req.mutable_study()->mutable_spec()));
+  for (const std::string& arg :
+       {std::string("/bin/sh"), std::string("-c"),
+        absl::StrCat("echo \"TF_CONFIG=$TF_CONFIG\"; ",
+                     "if [ \"$CAIRN_REPLICA\" = master-replica-0 ]; then ",
+                     "exec /usr/bin/python3 ", testing::ToyTrainer(),
+                     " \"$@\"; fi; exec sleep 600"),
+        std::string("replica")}) {
+    req.mutable_study()->mutable_spec()->mutable_job_template()->add_command(
+        arg);
+  }
+  Study study;
+  {
+    grpc::ClientContext ctx;
+    ASSERT_TRUE(stub_->CreateStudy(&ctx, req, &study).ok());
+  }
+  Study done = WaitDone(study.name(), 60);
+  EXPECT_EQ(done.state(), Study::COMPLETED) << done.inactive_reason();
+  std::vector<Trial> trials = Trials(study.name());
+  ASSERT_EQ(trials.size(), 1u);
+  EXPECT_EQ(trials[0].state(), Trial::SUCCEEDED)
+      << trials[0].ShortDebugString();
+  EXPECT_EQ(trials[0].job().state(), TrialJob::SUCCEEDED);
+  EXPECT_EQ(trials[0].job().attempts(), 1);
+  const auto jobs = JobsByName(first_job_);
+  auto job = jobs.find(JobName(trials[0]));
+  ASSERT_NE(job, jobs.end());
+  EXPECT_EQ(job->second.state, "COMPLETED");
+
+  // The ps was stopped once the master was done, and its TF_CONFIG named the
+  // address and port the master's task took at run time.
+  const std::string dir = trials[0].job().job_dir();
+  const std::string master_log = testing::ReadFile(dir + "/job.log");
+  const std::string ps_log = testing::ReadFile(dir + "/ps-replica-0.log");
+  // "cairn: master-replica-0 is Slurm task 0 of job J on node N (ADDR:PORT)"
+  const size_t at = master_log.find("cairn: master-replica-0 is Slurm task 0");
+  ASSERT_NE(at, std::string::npos) << master_log;
+  const size_t open = master_log.find('(', at);
+  const std::string address =
+      master_log.substr(open + 1, master_log.find(')', open) - open - 1);
+  EXPECT_NE(ps_log.find(absl::StrCat("\"master\":[\"", address, "\"]")),
+            std::string::npos)
+      << ps_log << "\n"
+      << master_log;
+  EXPECT_NE(
+      ps_log.find("\"task\":{\"index\":0,\"trial\":\"1\",\"type\":\"ps\"}"),
+      std::string::npos)
+      << ps_log;
 }
 
 }  // namespace

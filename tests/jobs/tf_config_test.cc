@@ -139,5 +139,27 @@ TEST(TfConfigTest, PickFreePortsGivesDistinctPorts) {
   EXPECT_EQ(std::set<int>(ports->begin(), ports->end()).size(), 5u);
 }
 
+TEST(TfConfigTest, RelocatesTheClusterOntoOtherHostsAndPorts) {
+  const cairn::v1::TrialJobTemplate t = Template(kCustom);
+  const std::vector<ReplicaTask> r = Placed(t, {0, 1, 2, 3});
+  const std::string worker1 = TfConfigJson(r, r[2], "7", "{}");
+  EXPECT_EQ(TfConfigTask(worker1), (std::pair<std::string, int>("worker", 1)));
+  EXPECT_EQ(TfConfigTask("not json"), (std::pair<std::string, int>("", -1)));
+  const std::string moved =
+      RelocateTfConfig(worker1, {{{"master", 0}, "10.0.0.1:2000"},
+                                 {{"worker", 1}, "10.0.0.2:2001"},
+                                 {{"evaluator", 0}, "10.0.0.3:2002"}});
+  const json j = json::parse(moved);
+  EXPECT_EQ(j["cluster"]["master"], json({"10.0.0.1:2000"}));
+  // Unnamed addresses stay; the task and the rest are untouched.
+  EXPECT_EQ(j["cluster"]["worker"][0],
+            json::parse(worker1)["cluster"]["worker"][0]);
+  EXPECT_EQ(j["cluster"]["worker"][1], "10.0.0.2:2001");
+  EXPECT_FALSE(j["cluster"].contains("evaluator"));
+  EXPECT_EQ(j["task"], json::parse(worker1)["task"]);
+  EXPECT_EQ(j["environment"], "cloud");
+  EXPECT_EQ(RelocateTfConfig("{bad", {}), "{bad");
+}
+
 }  // namespace
 }  // namespace cairn::jobs

@@ -15,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "absl/strings/str_replace.h"
 #include "auth/client_token.h"
 #include "google/protobuf/text_format.h"
 #include "grpcpp/create_channel.h"
@@ -307,6 +308,58 @@ CommandResult RunCommand(const std::vector<std::string>& argv_in,
   waitpid(pid, &status, 0);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return result;
+}
+
+bool HaveTorch() {
+  // find_spec only locates the package: importing torch takes seconds.
+  return RunCommand({"/usr/bin/python3", "-c",
+                     "import importlib.util, sys; "
+                     "sys.exit(importlib.util.find_spec('torch') is None)"})
+             .exit_code == 0;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+CommandResult CreateGlooStudy(const std::string& address,
+                              const std::string& dir) {
+  const char* env = std::getenv("CAIRN_SOURCE_DIR");
+  const std::string src = env != nullptr ? env : ".";
+  const std::string yaml =
+      absl::StrReplaceAll(ReadFile(src + "/examples/pytorch_gloo/study.yaml"),
+                          {{"examples/pytorch_gloo/train.py",
+                            src + "/examples/pytorch_gloo/train.py"},
+                           {"--steps=40", "--steps=30"},
+                           {"max_trials: 2", "max_trials: 1"}});
+  EXPECT_NE(yaml.find("replicas:"), std::string::npos) << "not the example";
+  const std::string config = dir + "/pytorch-gloo.yaml";
+  std::ofstream(config) << yaml;
+  return RunCommand({BinDir() + "/cairn", "--server", address, "study",
+                     "create", "--config", config});
+}
+
+void ExpectGlooSucceededAfterOneRestart(const cairn::v1::Trial& t) {
+  ASSERT_EQ(t.state(), cairn::v1::Trial::SUCCEEDED) << t.ShortDebugString();
+  EXPECT_EQ(t.job().restarts(), 1) << "one restart for the whole group";
+  EXPECT_EQ(t.job().attempts(), 2);
+  EXPECT_EQ(t.final_measurement().step_count(), 30);
+  ASSERT_EQ(t.final_measurement().metrics_size(), 1);
+  EXPECT_EQ(t.final_measurement().metrics(0).metric_id(), "loss");
+  EXPECT_LT(t.final_measurement().metrics(0).value(), 5.0);
+  const std::string job_dir = t.job().job_dir();
+  const std::string master_log = ReadFile(job_dir + "/job.log");
+  for (const char* line : {"rank 0/3: task master 0, trial 1",
+                           "rank 0: resumed from step ", "done: y = "}) {
+    EXPECT_NE(master_log.find(line), std::string::npos) << line << "\n"
+                                                        << master_log;
+  }
+  EXPECT_NE(ReadFile(job_dir + "/worker-replica-1.log")
+                .find("rank 2/3: task worker 1, trial 1"),
+            std::string::npos);
 }
 
 }  // namespace cairn::testing

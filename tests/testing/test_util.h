@@ -112,6 +112,24 @@ struct CommandResult {
 CommandResult RunCommand(const std::vector<std::string>& argv,
                          const std::vector<std::string>& extra_env = {});
 
+// Whether /usr/bin/python3 has torch (the PyTorch examples need it).
+bool HaveTorch();
+
+// The text of the file at `path`, or "" when it cannot be read.
+std::string ReadFile(const std::string& path);
+
+// `cairn study create` of examples/pytorch_gloo/study.yaml (master + 2
+// workers) against cairnd at `address`, made short and runnable from any
+// directory: the trainer's absolute path (the checkout: CAIRN_SOURCE_DIR,
+// else "."), 30 steps, one trial; the config is written into `dir`.
+CommandResult CreateGlooStudy(const std::string& address,
+                              const std::string& dir);
+
+// Expects the trial of CreateGlooStudy to have SUCCEEDED after one restart
+// of its group (a replica was killed): 2 attempts, step 30 and a low loss,
+// and the master's and worker 1's logs saying so.
+void ExpectGlooSucceededAfterOneRestart(const cairn::v1::Trial& t);
+
 }  // namespace cairn::testing
 
 #endif  // CAIRN_TESTS_TESTING_TEST_UTIL_H_

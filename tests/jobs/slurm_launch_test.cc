@@ -1,0 +1,61 @@
+// The group file of a multi-replica Slurm job and scontrol's node address
+// (the modes that run inside the job are tested by slurm_test).
+#include "jobs/slurm_launch.h"
+
+#include "gtest/gtest.h"
+
+namespace cairn::jobs {
+namespace {
+
+TEST(SlurmGroupTest, RoundTripsThroughJson) {
+  SlurmGroup g;
+  g.srun = "/usr/bin/srun";
+  g.scontrol = "/usr/bin/scontrol";
+  g.launcher = "/opt/cairn/cairnd";
+  g.run_root = "/jobs/1/2/.cairn-slurm";
+  g.grace = absl::Seconds(3);
+  g.rendezvous_timeout = absl::Milliseconds(1500);
+  g.replicas.push_back({"master-replica-0",
+                        {"/usr/bin/python3", "train.py", "--lr=0.1; rm -rf /"},
+                        {{"TF_CONFIG", "{\"cluster\": {}}"}, {"A", "x=y"}},
+                        "/jobs/1/2",
+                        "/jobs/1/2/job.log"});
+  g.replicas.push_back({"worker-replica-0", {"train"}, {}, "", "/w.log"});
+  absl::StatusOr<SlurmGroup> back = ParseSlurmGroup(SlurmGroupJson(g));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->srun, g.srun);
+  EXPECT_EQ(back->scontrol, g.scontrol);
+  EXPECT_EQ(back->launcher, g.launcher);
+  EXPECT_EQ(back->run_root, g.run_root);
+  EXPECT_EQ(back->grace, absl::Seconds(3));
+  EXPECT_EQ(back->rendezvous_timeout, absl::Milliseconds(1500));
+  ASSERT_EQ(back->replicas.size(), 2u);
+  EXPECT_EQ(back->replicas[0].name, "master-replica-0");
+  EXPECT_EQ(back->replicas[0].argv, g.replicas[0].argv);
+  EXPECT_EQ(back->replicas[0].env, g.replicas[0].env);
+  EXPECT_EQ(back->replicas[0].working_dir, "/jobs/1/2");
+  EXPECT_EQ(back->replicas[1].log_path, "/w.log");
+}
+
+TEST(SlurmGroupTest, RefusesMalformedFiles) {
+  EXPECT_FALSE(ParseSlurmGroup("").ok());
+  EXPECT_FALSE(ParseSlurmGroup("{\"srun\": 1}").ok());
+  SlurmGroup g;
+  EXPECT_FALSE(ParseSlurmGroup(SlurmGroupJson(g)).ok()) << "no replicas";
+  g.replicas.push_back({"master-replica-0", {}, {}, "", "/l"});
+  absl::StatusOr<SlurmGroup> no_argv = ParseSlurmGroup(SlurmGroupJson(g));
+  ASSERT_FALSE(no_argv.ok());
+  EXPECT_NE(no_argv.status().message().find("master-replica-0"),
+            std::string::npos);
+}
+
+TEST(ParseNodeAddrTest, FindsTheNodeAddrField) {
+  EXPECT_EQ(
+      ParseNodeAddr("NodeName=n2 Arch=x86_64 CoresPerSocket=1 "
+                    "NodeAddr=10.1.2.3 NodeHostName=vm Version=22.05.8\n"),
+      "10.1.2.3");
+  EXPECT_EQ(ParseNodeAddr("Node n9 not found\n"), "");
+}
+
+}  // namespace
+}  // namespace cairn::jobs
