@@ -68,6 +68,9 @@ void SetCommonEnv(const cairn::v1::TrialJobTemplate& tmpl,
 void SetMasterEnv(const JobContext& context,
                   std::map<std::string, std::string>& env) {
   env["CAIRN_SERVER"] = context.server_address;
+  if (!context.server_tls_ca.empty()) {
+    env["CAIRN_TLS_CA"] = context.server_tls_ca;
+  }
   if (!context.token.empty()) {
     env["CAIRN_TOKEN"] = context.token;
     env["CAIRN_TOKEN_FILE"] = "";  // Not a file cairnd's env may name.

@@ -30,6 +30,8 @@ struct JobContext {
   std::string token;
   // CLOUD_ML_HP_METRIC_TAG: the study's (first) metric id.
   std::string metric_tag;
+  // CAIRN_TLS_CA: the CA to verify cairnd at server_address; "" sets none.
+  std::string server_tls_ca;
 };
 
 // The master's stdout and stderr, appended across attempts (what

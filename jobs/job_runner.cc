@@ -603,7 +603,8 @@ absl::StatusOr<ReplicaGroup> JobRunner::StartJob(const JobStudyView& view,
                      *dir,
                      resume,
                      /*token=*/"",
-                     /*metric_tag=*/""};
+                     /*metric_tag=*/"",
+                     options_.server_tls_ca};
   if (!view.study.spec().metrics().empty()) {
     context.metric_tag = view.study.spec().metrics(0).metric_id();
   }

@@ -85,6 +85,9 @@ struct JobRunnerOptions {
   int max_running_jobs = 0;
   // Address jobs use to reach cairnd (CAIRN_SERVER). Required.
   std::string server_address;
+  // CA file jobs verify cairnd's certificate with (CAIRN_TLS_CA); "" sets
+  // none.
+  std::string server_tls_ca;
   // GPUs to schedule; -1 means DetectGpuCount (jobs/gpu_detect.h).
   int gpus = -1;
   // How long a job has between SIGTERM and SIGKILL. Default 10 s.

@@ -346,7 +346,23 @@ absl::Status Cairnd::StartJobs(const CairndOptions& options,
                                         : jobs::DefaultMaxRunningJobs(gpus);
   spdlog::info("cairnd: at most {} trial jobs run at once (--max-running-jobs)",
                runner_options.max_running_jobs);
-  runner_options.server_address = absl::StrCat("127.0.0.1:", jobs_port());
+  absl::StatusOr<std::string> job_server =
+      JobServerAddress(options.job_server, port_, jobs_port());
+  if (!job_server.ok()) return job_server.status();
+  if (!options.job_tls_ca.empty() && options.job_server.empty()) {
+    return absl::InvalidArgumentError(
+        "--job-tls-ca: needs --job-server (jobs on the loopback job port "
+        "connect without TLS)");
+  }
+  runner_options.server_address = *job_server;
+  runner_options.server_tls_ca = options.job_tls_ca;
+  if (!options.job_server.empty()) {
+    spdlog::info("cairnd: training jobs reach cairnd at {}{} (--job-server)",
+                 *job_server,
+                 options.job_tls_ca.empty()
+                     ? ""
+                     : absl::StrCat(", CA ", options.job_tls_ca));
+  }
   runner_options.gpus = gpus;
   runner_options.grace_period = absl::Seconds(options.grace_seconds);
   runner_options.observer = observer_.get();

@@ -71,6 +71,16 @@ struct CairndOptions {
   std::string slurm_account;
   // Whitespace-separated sbatch options added to every job.
   std::string slurm_extra_args;
+  // The address training jobs get as CAIRN_SERVER, for jobs on other
+  // machines (Slurm nodes): HOST:PORT, or HOST alone for HOST and cairnd's
+  // gRPC port (`listen`'s, TLS included). "" (default): 127.0.0.1 and the
+  // port cairnd keeps for jobs (`listen`'s, or the plaintext loopback one
+  // with TLS).
+  std::string job_server;
+  // With job_server: a PEM CA file given to jobs as CAIRN_TLS_CA, to verify
+  // cairnd's certificate there. It must be readable by the job user on the
+  // nodes (a shared filesystem).
+  std::string job_tls_ca;
   // Prometheus /metrics address; "" disables the HTTP endpoint.
   // Default: 127.0.0.1:9464.
   std::string metrics_listen = "127.0.0.1:9464";

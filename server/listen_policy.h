@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 
 namespace cairn {
 
@@ -33,6 +34,15 @@ absl::Status CheckListenSecurity(const ListenSecurity& s);
 // Whether cairnd serves plaintext beyond loopback on purpose (--insecure
 // with a non-loopback --listen and no TLS): it then warns at every start.
 bool ServesPlaintextOnNetwork(const ListenSecurity& s);
+
+// The address training jobs reach cairnd at (their CAIRN_SERVER), from
+// --job-server: "" gives 127.0.0.1:`jobs_port` (the port cairnd keeps for
+// jobs); HOST:PORT is used as given; HOST alone (a name, an IPv4 address,
+// or an IPv6 one with or without brackets) gets `grpc_port`.
+// InvalidArgument naming --job-server and the value when it is not one of
+// these (a bad port, spaces, a scheme).
+absl::StatusOr<std::string> JobServerAddress(const std::string& job_server,
+                                             int grpc_port, int jobs_port);
 
 }  // namespace cairn
 

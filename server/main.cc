@@ -104,6 +104,15 @@ int main(int argc, char** argv) {
   app.add_option("--slurm-extra-args", options.slurm_extra_args,
                  "With --executor=slurm: whitespace-separated sbatch options "
                  "added to every job (e.g. \"--qos=low --constraint=a100\")");
+  app.add_option("--job-server", options.job_server,
+                 "The address training jobs get as CAIRN_SERVER, for jobs "
+                 "on other machines (Slurm nodes): HOST:PORT, or HOST for "
+                 "HOST and --listen's port (default: 127.0.0.1 and cairnd's "
+                 "port for jobs)");
+  app.add_option("--job-tls-ca", options.job_tls_ca,
+                 "With --job-server on a TLS port: PEM CA file jobs get as "
+                 "CAIRN_TLS_CA (readable by the job user on the nodes)")
+      ->check(CLI::ExistingFile);
   app.add_option("--metrics-listen", options.metrics_listen,
                  "Prometheus /metrics address HOST:PORT (\"\" disables)")
       ->capture_default_str();

@@ -4,6 +4,8 @@
 // while cairnd runs, the plaintext jobs port, the non-loopback --listen
 // rule (--tls-cert, --insecure), and the web UI and REST API served over
 // HTTPS only with the same files (curl as the client).
+#include <sys/stat.h>
+
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -18,8 +20,10 @@
 #include "auth/client_tls.h"
 #include "auth/client_token.h"
 #include "cairn/v1/study_service.grpc.pb.h"
+#include "google/protobuf/text_format.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "tests/jobs/study_fixture.h"
 #include "tests/testing/test_util.h"
 
 namespace cairn {
@@ -121,18 +125,26 @@ class TlsTest : public ::testing::Test {
     ASSERT_TRUE(server_->Start(&error)) << error;
   }
 
-  // ListStudies over a fresh connection with `files` (plaintext when none).
-  grpc::Status List(const auth::ClientTlsFiles& files,
-                    const std::string& host = "127.0.0.1") {
+  // A StudyService stub on a fresh connection with `files` (plaintext when
+  // none), as the admin; null (and a failure) when `files` do not load.
+  std::unique_ptr<v1::StudyService::Stub> Stub(
+      const auth::ClientTlsFiles& files, const std::string& host) {
     absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
         auth::NewClientChannelCredentials(files);
     EXPECT_TRUE(credentials.ok()) << credentials.status();
-    if (!credentials.ok()) return grpc::Status(grpc::StatusCode::INTERNAL, "");
+    if (!credentials.ok()) return nullptr;
     grpc::ChannelArguments args;
     args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-    auto stub = v1::StudyService::NewStub(
+    return v1::StudyService::NewStub(
         auth::NewAuthChannel(absl::StrCat(host, ":", server_->port()),
                              server_->token(), *credentials, args));
+  }
+
+  // ListStudies over a fresh connection with `files` (plaintext when none).
+  grpc::Status List(const auth::ClientTlsFiles& files,
+                    const std::string& host = "127.0.0.1") {
+    auto stub = Stub(files, host);
+    if (stub == nullptr) return grpc::Status(grpc::StatusCode::INTERNAL, "");
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() +
                          std::chrono::seconds(5));
@@ -203,6 +215,64 @@ TEST_F(TlsTest, JobsReachCairndOnAPlaintextLoopbackPort) {
   v1::ListStudiesResponse response;
   EXPECT_TRUE(
       stub->ListStudies(&context, v1::ListStudiesRequest(), &response).ok());
+}
+
+// --job-server and --job-tls-ca: jobs on other machines reach cairnd at its
+// TLS port (here localhost: the certificate's name), verifying it with the
+// CA they are given; the job reports through the CLI, which fails on a TLS
+// port without that CA.
+TEST_F(TlsTest, JobsReachCairndAtJobServerOverTls) {
+  TempDir shared;  // Where the job user (nobody under root) can read the CA.
+  ASSERT_EQ(chmod(shared.path().c_str(), 0755), 0);
+  const std::string ca = shared.path() + "/ca.crt";
+  std::filesystem::copy_file(pki_.Crt("ca"), ca);
+  ASSERT_EQ(chmod(ca.c_str(), 0644), 0);
+  StartServer({"--job-server", "localhost", "--job-tls-ca", ca});
+  EXPECT_TRUE(absl::StrContains(
+      server_->Log(), absl::StrCat("training jobs reach cairnd at localhost:",
+                                   server_->port(), ", CA ", ca)))
+      << server_->Log();
+  auto stub = Stub(Trust(pki_.Crt("ca")), "localhost");
+  ASSERT_NE(stub, nullptr);
+  v1::CreateStudyRequest create;
+  create.mutable_study()->set_display_name("remote-jobs");
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      R"pb(
+        parameters { parameter_id: "x" type: INTEGER min_value: 1 max_value: 9 }
+        metrics { metric_id: "loss" goal: MINIMIZE }
+        algorithm: RANDOM_SEARCH
+        max_trials: 1
+      )pb",
+      create.mutable_study()->mutable_spec()));
+  auto* job = create.mutable_study()->mutable_spec()->mutable_job_template();
+  job->add_command(testing::SourceDir() + "/tests/jobs/cli_reporter.sh");
+  (*job->mutable_env())["TOY_BIN_DIR"] = testing::BinDir();
+  v1::Study study;
+  {
+    grpc::ClientContext context;
+    grpc::Status s = stub->CreateStudy(&context, create, &study);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+  }
+  v1::Trial trial;
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < deadline) {
+    grpc::ClientContext context;
+    v1::ListTrialsRequest request;
+    request.set_parent(study.name());
+    v1::ListTrialsResponse response;
+    ASSERT_TRUE(stub->ListTrials(&context, request, &response).ok());
+    if (response.trials_size() == 1) trial = response.trials(0);
+    if (trial.state() == v1::Trial::SUCCEEDED ||
+        trial.state() == v1::Trial::FAILED) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(trial.state(), v1::Trial::SUCCEEDED) << trial.ShortDebugString();
+  // Its last report (step 4) became the final measurement.
+  EXPECT_EQ(trial.final_measurement().step_count(), 4)
+      << trial.ShortDebugString();
 }
 
 TEST_F(TlsTest, MutualTlsNeedsAClientCertificateFromTheClientCa) {
