@@ -38,17 +38,31 @@ int64_t TrialIdOf(const cairn::v1::Trial& trial) {
   }
 }
 
-std::string ProtoToJson(const google::protobuf::Message& message, bool pretty) {
+namespace {
+
+// `message` printed by `print` (proto/cairn/v1/json_mapping.h), indented
+// with two spaces unless !pretty, keeping the field order.
+std::string PrintJson(const google::protobuf::Message& message, bool pretty,
+                      absl::Status (*print)(const google::protobuf::Message&,
+                                            std::string*)) {
   std::string out;
-  const absl::Status status = AppendApiJson(message, &out);
+  const absl::Status status = print(message, &out);
   if (!status.ok()) {
     // Only for values the JSON mapping cannot hold (a Timestamp out of range).
-    return absl::StrCat(
-        "{\"error\": ", json(std::string(status.message())).dump(), "}");
+    return json{{"error", std::string(status.message())}}.dump(pretty ? 2 : -1);
   }
   if (!pretty) return out;
-  // Indent with two spaces, keeping the field order.
   return json::parse(out).dump(2);
+}
+
+}  // namespace
+
+std::string ProtoToJson(const google::protobuf::Message& message, bool pretty) {
+  return PrintJson(message, pretty, &AppendApiJson);
+}
+
+std::string AiPlatformJson(const google::protobuf::Message& message) {
+  return PrintJson(message, /*pretty=*/true, &AppendAiPlatformJson);
 }
 
 std::string FormatNumber(double value) {

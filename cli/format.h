@@ -27,6 +27,11 @@ namespace cairn::cli {
 std::string ProtoToJson(const google::protobuf::Message& message,
                         bool pretty = true);
 
+// AI Platform's Job resource as `cairn jobs ... --json` prints it: its own
+// shape (fields at their defaults left out, as AI Platform's REST API and
+// gcloud print it), pretty-printed.
+std::string AiPlatformJson(const google::protobuf::Message& message);
+
 // A number for people: up to 6 significant digits ("%.6g").
 std::string FormatNumber(double value);
 

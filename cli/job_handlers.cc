@@ -16,10 +16,9 @@
 #include "aiplatform/job_config.h"
 #include "aiplatform/job_rest.h"
 #include "aiplatform/package_read.h"
+#include "cli/format.h"
 #include "cli/handlers.h"
 #include "google/protobuf/util/time_util.h"
-#include "nlohmann/json.hpp"
-#include "proto/cairn/v1/json_mapping.h"
 
 namespace cairn::cli {
 namespace {
@@ -83,16 +82,6 @@ absl::StatusOr<PackageFileList> ReadPackage(const Options& o,
     }
   }
   return ReadPackageArchives(archives, module);
-}
-
-// A Job in AI Platform's shape (as its REST API and gcloud print it),
-// indented.
-std::string JobJson(const google::protobuf::Message& m) {
-  std::string out;
-  if (absl::Status s = AppendAiPlatformJson(m, &out); !s.ok()) {
-    return nlohmann::ordered_json{{"error", std::string(s.message())}}.dump(2);
-  }
-  return nlohmann::ordered_json::parse(out).dump(2);
 }
 
 std::string Time(const google::protobuf::Timestamp& t) {
@@ -277,7 +266,7 @@ absl::Status JobDescribe(Context& c) {
   auto job = c.Client().Call(&JobStub::GetJob, request);
   if (!job.ok()) return job.status();
   if (c.opt.json) {
-    *c.out << JobJson(*job) << "\n";
+    *c.out << AiPlatformJson(*job) << "\n";
   } else {
     PrintSummary(*job, *c.out);
   }
@@ -295,7 +284,7 @@ absl::Status JobList(Context& c) {
   if (c.opt.json) {
     *c.out << "[";
     for (int i = 0; i < jobs->jobs_size(); ++i) {
-      *c.out << (i > 0 ? ",\n" : "\n") << JobJson(jobs->jobs(i));
+      *c.out << (i > 0 ? ",\n" : "\n") << AiPlatformJson(jobs->jobs(i));
     }
     *c.out << "\n]\n";
     return absl::OkStatus();

@@ -18,27 +18,11 @@ namespace {
 
 using cairn::v1::JobService;
 
-// Calls `method` with `req`; the response as JSON (`empty`: {}, as for
-// AI Platform's Empty).
-template <typename Req, typename Resp>
-HttpResponse Call(JobService::StubInterface* stub, const HttpRequest& http,
-                  grpc::Status (JobService::StubInterface::*method)(
-                      grpc::ClientContext*, const Req&, Resp*),
-                  const Req& req, bool empty = false) {
-  grpc::ClientContext context;
-  PrepareCall(http, &context);
-  Resp resp;
-  const grpc::Status status = (stub->*method)(&context, req, &resp);
-  if (!status.ok()) return ErrorResponse(status);
-  if (!empty) return AiPlatformJsonResponse(resp);
+// AI Platform's answer to cancel: an Empty, {}.
+HttpResponse EmptyObject(const google::protobuf::Message&) {
   HttpResponse out;
   out.body = "{}";
   return out;
-}
-
-HttpResponse NotFound(const HttpRequest& request) {
-  return ErrorResponse(absl::NotFoundError(absl::StrCat(
-      "no REST route ", request.method, " ", request.path.substr(0, 200))));
 }
 
 // A Host header as a URL's authority: a name or address and a port, no
@@ -101,7 +85,7 @@ HttpResponse AiPlatformApi::Handle(const HttpRequest& r) const {
       absl::string_view(r.path).substr(4), '/', absl::SkipEmpty());
   if (parts.size() < 3 || parts.size() > 4 || parts[0] != "projects" ||
       parts[2] != "jobs") {
-    return NotFound(r);
+    return RouteNotFound(r);
   }
   if (parts.size() == 4) {
     const auto [id, verb] = SplitVerb(parts[3]);
@@ -109,7 +93,7 @@ HttpResponse AiPlatformApi::Handle(const HttpRequest& r) const {
   }
   if (r.method == "POST") return Create(r, parts[1]);
   if (r.method == "GET") return List(r);
-  return NotFound(r);
+  return RouteNotFound(r);
 }
 
 HttpResponse AiPlatformApi::Create(const HttpRequest& r,
@@ -131,8 +115,8 @@ HttpResponse AiPlatformApi::Create(const HttpRequest& r,
       !s.ok()) {
     return ErrorResponse(s);
   }
-  return Call(stub_.get(), r, &JobService::StubInterface::SubmitTrainingJob,
-              req);
+  return CallRpc(stub_.get(), r, &JobService::StubInterface::SubmitTrainingJob,
+                 req, &AiPlatformJsonResponse);
 }
 
 HttpResponse AiPlatformApi::List(const HttpRequest& r) const {
@@ -146,7 +130,8 @@ HttpResponse AiPlatformApi::List(const HttpRequest& r) const {
   req.set_state(*state);
   req.set_page_size(*page_size);
   req.set_page_token(QueryValue(r.query, "pageToken"));
-  return Call(stub_.get(), r, &JobService::StubInterface::ListJobs, req);
+  return CallRpc(stub_.get(), r, &JobService::StubInterface::ListJobs, req,
+                 &AiPlatformJsonResponse);
 }
 
 HttpResponse AiPlatformApi::OneJob(const HttpRequest& r, const std::string& id,
@@ -154,15 +139,16 @@ HttpResponse AiPlatformApi::OneJob(const HttpRequest& r, const std::string& id,
   if (r.method == "GET" && verb.empty()) {
     cairn::v1::GetJobRequest req;
     req.set_job_id(id);
-    return Call(stub_.get(), r, &JobService::StubInterface::GetJob, req);
+    return CallRpc(stub_.get(), r, &JobService::StubInterface::GetJob, req,
+                   &AiPlatformJsonResponse);
   }
   if (r.method == "POST" && verb == "cancel") {
     cairn::v1::CancelJobRequest req;
     req.set_job_id(id);
-    return Call(stub_.get(), r, &JobService::StubInterface::CancelJob, req,
-                /*empty=*/true);
+    return CallRpc(stub_.get(), r, &JobService::StubInterface::CancelJob, req,
+                   &EmptyObject);
   }
-  return NotFound(r);
+  return RouteNotFound(r);
 }
 
 }  // namespace cairn::http

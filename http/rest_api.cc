@@ -27,17 +27,7 @@ HttpResponse Call(StudyService::StubInterface* stub, const HttpRequest& http,
   if (s.ok()) s = ParseQuery(http.query, &req);
   if (!s.ok()) return ErrorResponse(s);
   set_names(req);
-  grpc::ClientContext context;
-  PrepareCall(http, &context);
-  Resp resp;
-  const grpc::Status status = (stub->*method)(&context, req, &resp);
-  if (!status.ok()) return ErrorResponse(status);
-  return JsonResponse(resp);
-}
-
-HttpResponse NotFound(const HttpRequest& request) {
-  return ErrorResponse(absl::NotFoundError(absl::StrCat(
-      "no REST route ", request.method, " ", request.path.substr(0, 200))));
+  return CallRpc(stub, http, method, req);
 }
 
 }  // namespace
@@ -46,7 +36,7 @@ HttpResponse RestApi::Handle(const HttpRequest& request) const {
   std::vector<std::string> parts = absl::StrSplit(
       absl::string_view(request.path).substr(4), '/', absl::SkipEmpty());
   if (parts.empty() || !absl::StartsWith(parts[0], "studies")) {
-    return NotFound(request);
+    return RouteNotFound(request);
   }
   return Studies(request, parts);
 }
@@ -62,9 +52,9 @@ HttpResponse RestApi::Studies(const HttpRequest& r,
     if (r.method == "POST") {
       return Call(stub, r, &SS::CreateStudy, [](auto&) {});
     }
-    return NotFound(r);
+    return RouteNotFound(r);
   }
-  if (parts[0] != "studies") return NotFound(r);
+  if (parts[0] != "studies") return RouteNotFound(r);
   const auto [id, verb] = SplitVerb(parts[1]);
   const std::string name = absl::StrCat("studies/", id);
   if (parts.size() == 2) {
@@ -79,9 +69,9 @@ HttpResponse RestApi::Studies(const HttpRequest& r,
       return Call(stub, r, &SS::SetStudyState,
                   [&](auto& q) { q.set_name(name); });
     }
-    return NotFound(r);
+    return RouteNotFound(r);
   }
-  if (!verb.empty()) return NotFound(r);
+  if (!verb.empty()) return RouteNotFound(r);
   if (parts.size() == 3 && parts[2] == "optimalTrials" && r.method == "GET") {
     return Call(stub, r, &SS::ListOptimalTrials,
                 [&](auto& q) { q.set_parent(name); });
@@ -94,7 +84,7 @@ HttpResponse RestApi::Trials(const HttpRequest& r, const std::string& study,
   using SS = StudyService::StubInterface;
   auto* stub = stub_.get();
   const auto [collection, verb] = SplitVerb(parts[2]);
-  if (collection != "trials") return NotFound(r);
+  if (collection != "trials") return RouteNotFound(r);
   if (parts.size() == 3) {
     if (r.method == "GET" && verb.empty()) {
       if (QueryValue(r.query, "format") == "csv") return TrialsCsv(r, study);
@@ -109,9 +99,9 @@ HttpResponse RestApi::Trials(const HttpRequest& r, const std::string& study,
       return Call(stub, r, &SS::SuggestTrials,
                   [&](auto& q) { q.set_parent(study); });
     }
-    return NotFound(r);
+    return RouteNotFound(r);
   }
-  if (!verb.empty()) return NotFound(r);
+  if (!verb.empty()) return RouteNotFound(r);
   const auto [id, trial_verb] = SplitVerb(parts[3]);
   return OneTrial(r, absl::StrCat(study, "/trials/", id), trial_verb, parts);
 }
@@ -129,24 +119,24 @@ HttpResponse RestApi::OneTrial(const HttpRequest& r, const std::string& trial,
     if (r.method == "DELETE" && verb.empty()) {
       return Call(stub, r, &SS::DeleteTrial, set_name);
     }
-    if (r.method != "POST") return NotFound(r);
+    if (r.method != "POST") return RouteNotFound(r);
     if (verb == "stop") return Call(stub, r, &SS::StopTrial, set_name);
     if (verb == "complete") return Call(stub, r, &SS::CompleteTrial, set_name);
     if (verb == "addMeasurement") {
       return Call(stub, r, &SS::AddTrialMeasurement,
                   [&](auto& q) { q.set_trial_name(trial); });
     }
-    return NotFound(r);
+    return RouteNotFound(r);
   }
   if (parts.size() != 5 || !verb.empty() || r.method != "GET") {
-    return NotFound(r);
+    return RouteNotFound(r);
   }
   if (parts[4] == "metricHistory") {
     return Call(stub, r, &SS::GetMetricHistory,
                 [&](auto& q) { q.set_trial_name(trial); });
   }
   if (parts[4] == "logs") return Call(stub, r, &SS::ReadTrialLogs, set_name);
-  return NotFound(r);
+  return RouteNotFound(r);
 }
 
 HttpResponse RestApi::TrialsCsv(const HttpRequest& r,

@@ -196,6 +196,11 @@ void PrepareCall(const HttpRequest& request, grpc::ClientContext* context) {
                         std::chrono::seconds(120));
 }
 
+HttpResponse RouteNotFound(const HttpRequest& request) {
+  return ErrorResponse(absl::NotFoundError(absl::StrCat(
+      "no REST route ", request.method, " ", request.path.substr(0, 200))));
+}
+
 std::pair<std::string, std::string> SplitVerb(const std::string& part) {
   std::pair<std::string, std::string> out =
       absl::StrSplit(part, absl::MaxSplits(':', 1));

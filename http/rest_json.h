@@ -55,6 +55,26 @@ std::string QueryValue(absl::string_view query, absl::string_view key);
 // metadata, and a deadline.
 void PrepareCall(const HttpRequest& request, grpc::ClientContext* context);
 
+// A REST request's call of the in-process gRPC `method` of `stub` with
+// `req` (PrepareCall's metadata and deadline): the response printed by
+// `print` (JsonResponse, AiPlatformJsonResponse, ...), or the error.
+template <typename Stub, typename Req, typename Resp>
+HttpResponse CallRpc(
+    Stub* stub, const HttpRequest& http,
+    grpc::Status (Stub::*method)(grpc::ClientContext*, const Req&, Resp*),
+    const Req& req,
+    HttpResponse (*print)(const google::protobuf::Message&) = &JsonResponse) {
+  grpc::ClientContext context;
+  PrepareCall(http, &context);
+  Resp resp;
+  const grpc::Status status = (stub->*method)(&context, req, &resp);
+  if (!status.ok()) return ErrorResponse(status);
+  return print(resp);
+}
+
+// 404 for a path (or method) no REST route serves.
+HttpResponse RouteNotFound(const HttpRequest& request);
+
 // Splits a path part "id:verb" into ("id", "verb"); no ':' gives ("id", "").
 std::pair<std::string, std::string> SplitVerb(const std::string& part);
 

@@ -113,12 +113,28 @@ class Printer {
   // `defaults`: print fields at their default values too.
   Printer(std::string* out, bool defaults) : out_(out), defaults_(defaults) {}
 
-  absl::Status Print(const Message& message) {
-    const std::string& type = message.GetDescriptor()->full_name();
-    if (absl::string_view(type).substr(0, 16) == "google.protobuf.") {
-      return WellKnown(message, type);
+  // Well-known types in their JSON forms, other messages as objects.
+  absl::Status Print(const Message& m) {
+    const Descriptor* d = m.GetDescriptor();
+    switch (d->well_known_type()) {
+      case Descriptor::WELLKNOWNTYPE_TIMESTAMP:
+        return Time(m, /*duration=*/false);
+      case Descriptor::WELLKNOWNTYPE_DURATION:
+        return Time(m, /*duration=*/true);
+      case Descriptor::WELLKNOWNTYPE_STRUCT:
+        return Map(m, d->FindFieldByName("fields"));
+      case Descriptor::WELLKNOWNTYPE_LISTVALUE:
+        return Field(m, d->FindFieldByName("values"));
+      case Descriptor::WELLKNOWNTYPE_VALUE:
+        return JsonValue(m);
+      case Descriptor::WELLKNOWNTYPE_ANY:
+      case Descriptor::WELLKNOWNTYPE_FIELDMASK:
+        return AppendByLibrary(m, out_, defaults_);
+      case Descriptor::WELLKNOWNTYPE_UNSPECIFIED:
+        return Object(m);  // Also google.protobuf.Empty: {}.
+      default:
+        return Value(m, d->field(0), -1);  // A wrapper: its value.
     }
-    return Object(message);
   }
 
  private:
@@ -153,15 +169,16 @@ class Printer {
   static bool IsWellKnownField(const FieldDescriptor* f) {
     return !f->is_repeated() &&
            f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE &&
-           absl::string_view(f->message_type()->full_name()).substr(0, 16) ==
-               "google.protobuf.";
+           f->message_type()->well_known_type() !=
+               Descriptor::WELLKNOWNTYPE_UNSPECIFIED;
   }
 
   // A google.protobuf.Value holding nothing: util's printer leaves it out of
   // objects, lists and maps.
   static bool Omitted(const Message& m, const FieldDescriptor* f, int index) {
     if (f->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE ||
-        f->message_type()->full_name() != "google.protobuf.Value") {
+        f->message_type()->well_known_type() !=
+            Descriptor::WELLKNOWNTYPE_VALUE) {
       return false;
     }
     const Reflection* r = m.GetReflection();
@@ -297,30 +314,6 @@ class Printer {
     google::protobuf::Base64Escape(s, &encoded);
     absl::StrAppend(out_, "\"", encoded, "\"");
     return absl::OkStatus();
-  }
-
-  absl::Status WellKnown(const Message& m, const std::string& type) {
-    const Descriptor* d = m.GetDescriptor();
-    if (type == "google.protobuf.Timestamp" ||
-        type == "google.protobuf.Duration") {
-      return Time(m, type == "google.protobuf.Duration");
-    }
-    if (type == "google.protobuf.Struct") {
-      return Map(m, d->FindFieldByName("fields"));
-    }
-    if (type == "google.protobuf.ListValue") {
-      return Field(m, d->FindFieldByName("values"));
-    }
-    if (type == "google.protobuf.Value") return JsonValue(m);
-    if (absl::string_view(type).substr(16).find("Value") !=
-            absl::string_view::npos &&
-        d->field_count() == 1) {
-      return Value(m, d->field(0), -1);  // A wrapper: its value.
-    }
-    if (type == "google.protobuf.Any" || type == "google.protobuf.FieldMask") {
-      return AppendByLibrary(m, out_, defaults_);
-    }
-    return Object(m);  // Empty and the descriptor types: plain messages.
   }
 
   // Timestamp and Duration as RFC 3339 and "1.5s", within JSON's ranges.
