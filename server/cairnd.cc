@@ -73,6 +73,11 @@ absl::StatusOr<std::unique_ptr<Cairnd>> Cairnd::Start(
                                        options.tls.enabled(), options.insecure};
   absl::Status s = CheckListenSecurity(listen_security);
   if (s.ok() && options.tls.enabled()) s = CheckServerTlsFiles(options.tls);
+  if (s.ok() && !options.job_tls_ca.empty() && options.job_server.empty()) {
+    s = absl::InvalidArgumentError(
+        "--job-tls-ca: needs --job-server (jobs on the loopback job port "
+        "connect without TLS)");
+  }
   if (s.ok() && ServesPlaintextOnNetwork(listen_security)) {
     spdlog::warn(
         "cairnd: --insecure: serving plaintext on {}, reachable from the "
@@ -349,11 +354,6 @@ absl::Status Cairnd::StartJobs(const CairndOptions& options,
   absl::StatusOr<std::string> job_server =
       JobServerAddress(options.job_server, port_, jobs_port());
   if (!job_server.ok()) return job_server.status();
-  if (!options.job_tls_ca.empty() && options.job_server.empty()) {
-    return absl::InvalidArgumentError(
-        "--job-tls-ca: needs --job-server (jobs on the loopback job port "
-        "connect without TLS)");
-  }
   runner_options.server_address = *job_server;
   runner_options.server_tls_ca = options.job_tls_ca;
   if (!options.job_server.empty()) {
