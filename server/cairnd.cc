@@ -78,6 +78,9 @@ absl::StatusOr<std::unique_ptr<Cairnd>> Cairnd::Start(
         "--job-tls-ca: needs --job-server (jobs on the loopback job port "
         "connect without TLS)");
   }
+  // The port is a placeholder: only the value's form is checked here, before
+  // the store is opened or anything listens.
+  if (s.ok()) s = JobServerAddress(options.job_server, 1, 1).status();
   if (s.ok() && ServesPlaintextOnNetwork(listen_security)) {
     spdlog::warn(
         "cairnd: --insecure: serving plaintext on {}, reachable from the "

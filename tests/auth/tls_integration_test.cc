@@ -448,6 +448,15 @@ TEST_F(TlsTest, NetworkListenNeedsTlsOrInsecure) {
   EXPECT_TRUE(absl::StrContains(r.err, "--tls-key")) << r.err;
   EXPECT_TRUE(absl::StrContains(r.err, "does not match")) << r.err;
 
+  // A bad --job-server is refused before the store is created.
+  r = RunCommand({cairnd, "--data-dir", tmp_.path() + "/refused-job-server",
+                  "--listen", "127.0.0.1:0", "--metrics-listen", "",
+                  "--job-server", "cairnd:99999"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(absl::StrContains(r.err, "--job-server: 'cairnd:99999'"))
+      << r.err;
+  EXPECT_FALSE(std::filesystem::exists(tmp_.path() + "/refused-job-server"));
+
   CairndProcess insecure(tmp_.path() + "/insecure",
                          {"--listen", "0.0.0.0:0", "--insecure"});
   std::string error;
