@@ -5,12 +5,15 @@
 //   gp_engine_bench timing [n_completed ...]
 //   gp_engine_bench suite [seeds] [budget]   (more SFU functions vs
 //   quasi-random)
+//   gp_engine_bench service [seeds] [budget] (gp_bench.py's functions and
+//   seeds 1..N, as through the service)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tuner/gp/gp_bandit.h"
@@ -261,6 +264,152 @@ void Suite(int seeds, int budget) {
   }
 }
 
+// The functions, boxes and seeds (1..N) of bench/gp/gp_bench.py's regret
+// part, with the service's unit <-> native round trip, so that in-process
+// runs reproduce what `bench/gp/run.sh --parts regret` measures for
+// GP_BANDIT. Inputs are native (box) coordinates.
+double NativeStyblinskiTang(const std::vector<double>& x) {
+  double s = 0;
+  for (double v : x) s += v * v * v * v - 16 * v * v + 5 * v;
+  return 0.5 * s;
+}
+double NativeRastrigin(const std::vector<double>& x) {
+  double s = 10.0 * x.size();
+  for (double v : x) s += v * v - 10 * std::cos(2 * M_PI * v);
+  return s;
+}
+double NativeAckley(const std::vector<double>& x) {
+  const double d = x.size();
+  double s1 = 0, s2 = 0;
+  for (double v : x) {
+    s1 += v * v;
+    s2 += std::cos(2 * M_PI * v);
+  }
+  return -20 * std::exp(-0.2 * std::sqrt(s1 / d)) - std::exp(s2 / d) + 20 + M_E;
+}
+double NativeLevy(const std::vector<double>& x) {
+  std::vector<double> w;
+  for (double v : x) w.push_back(1 + (v - 1) / 4);
+  double s = std::pow(std::sin(M_PI * w[0]), 2);
+  for (size_t i = 0; i + 1 < w.size(); ++i) {
+    s += std::pow(w[i] - 1, 2) *
+         (1 + 10 * std::pow(std::sin(M_PI * w[i] + 1), 2));
+  }
+  return s + std::pow(w.back() - 1, 2) *
+                 (1 + std::pow(std::sin(2 * M_PI * w.back()), 2));
+}
+double NativeMichalewicz(const std::vector<double>& x) {
+  double s = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    s -= std::sin(x[i]) * std::pow(std::sin((i + 1) * x[i] * x[i] / M_PI), 20);
+  }
+  return s;
+}
+double NativeBranin(const std::vector<double>& x) {
+  const double b = 5.1 / (4 * M_PI * M_PI), c = 5 / M_PI, t = 1 / (8 * M_PI);
+  return std::pow(x[1] - b * x[0] * x[0] + c * x[0] - 6, 2) +
+         10 * (1 - t) * std::cos(x[0]) + 10;
+}
+double NativeHartmann6(const std::vector<double>& x) {
+  return Hartmann6(Eigen::Map<const Eigen::VectorXd>(x.data(), 6));
+}
+
+using Bounds = std::vector<std::pair<double, double>>;
+
+// A gp_bench.py function: native box per dimension, minimized.
+struct ServiceFn {
+  const char* name;
+  Bounds bounds;
+  double (*f)(const std::vector<double>&);
+  double optimum;
+};
+
+Bounds Box(int dims, double lo, double hi) { return Bounds(dims, {lo, hi}); }
+
+// The service's round trip of a suggested unit point u: the native value
+// it reports (SearchSpace's linear scaling, exact at the ends) and u as the
+// designer reads it back from the trial.
+std::vector<double> RoundTrip(const Bounds& bounds, Eigen::VectorXd& u) {
+  std::vector<double> x(bounds.size());
+  for (size_t d = 0; d < bounds.size(); ++d) {
+    const auto [lo, hi] = bounds[d];
+    x[d] = u[d] <= 0   ? lo
+           : u[d] >= 1 ? hi
+                       : std::clamp(lo + u[d] * (hi - lo), lo, hi);
+    u[d] = std::clamp((x[d] - lo) / (hi - lo), 0.0, 1.0);
+  }
+  return x;
+}
+
+// One GP_BANDIT study of `budget` trials with the study seed `seed`; the
+// best value after each trial. GP_TRACE=1 prints every trial.
+std::vector<double> ServiceRun(const ServiceFn& fn, int budget, int seed) {
+  const int dims = static_cast<int>(fn.bounds.size());
+  GpBandit bandit(
+      cairn::gp::MixedSpace(std::vector<cairn::gp::Dimension>(dims)),
+      Options());
+  BanditData data;
+  data.x.resize(0, dims);
+  data.y.resize(0, 1);
+  std::vector<double> best;
+  for (int t = 0; t < budget; ++t) {
+    auto sug = bandit.Suggest(data, 1, seed);
+    if (!sug.ok() || sug->empty()) break;
+    Eigen::VectorXd u = (*sug)[0];
+    const std::vector<double> x = RoundTrip(fn.bounds, u);
+    const double y = fn.f(x);
+    best.push_back(best.empty() ? y : std::min(best.back(), y));
+    if (std::getenv("GP_TRACE")) {
+      std::printf("  seed %d trial %d y %.4g best %.4g %s x", seed, t, y,
+                  best.back(), bandit.last_kinds()[0].c_str());
+      for (double v : x) std::printf(" %.3f", v);
+      std::printf("\n");
+    }
+    Append(data, u, -y);
+  }
+  return best;
+}
+
+// Median regret at budget / 2 and budget over seeds 1..N (plus
+// GP_SEED_OFFSET), and each seed's pair.
+void Service(int seeds, int budget) {
+  const ServiceFn fns[] = {
+      {"branin", {{-5.0, 10.0}, {0.0, 15.0}}, NativeBranin, 0.397887},
+      {"hartmann6", Box(6, 0.0, 1.0), NativeHartmann6, -3.322368},
+      {"styblinski_tang4", Box(4, -5.0, 5.0), NativeStyblinskiTang,
+       -39.16617 * 4},
+      {"rastrigin4", Box(4, -4.12, 6.12), NativeRastrigin, 0.0},
+      {"ackley5", Box(5, -12.0, 32.768), NativeAckley, 0.0},
+      {"levy6", Box(6, -10.0, 10.0), NativeLevy, 0.0},
+      {"michalewicz5", Box(5, 0.0, M_PI), NativeMichalewicz, -4.687658}};
+  const char* only = std::getenv("GP_SUITE");  // Comma-separated names.
+  const int offset = std::getenv("GP_SEED_OFFSET")
+                         ? std::atoi(std::getenv("GP_SEED_OFFSET"))
+                         : 0;
+  for (const ServiceFn& fn : fns) {
+    if (only != nullptr &&
+        std::string(",").append(only).append(",").find(
+            std::string(",") + fn.name + ",") == std::string::npos) {
+      continue;
+    }
+    std::vector<double> half, full;
+    std::string per_seed;
+    for (int s = 1; s <= seeds; ++s) {
+      const std::vector<double> best = ServiceRun(fn, budget, s + offset);
+      if (static_cast<int>(best.size()) < budget) return;
+      half.push_back(best[budget / 2 - 1] - fn.optimum);
+      full.push_back(best.back() - fn.optimum);
+      char buf[48];
+      std::snprintf(buf, sizeof buf, " %.3g/%.3g", half.back(), full.back());
+      per_seed += buf;
+    }
+    std::printf("%-17s seeds=%d median regret @%d: %.4g  @%d: %.4g |%s\n",
+                fn.name, seeds, budget / 2, Median(half), budget, Median(full),
+                per_seed.c_str());
+    std::fflush(stdout);
+  }
+}
+
 void Timing(const std::vector<int>& sizes) {
   for (int n : sizes) {
     cairn::gp::Rng rng(n);
@@ -307,7 +456,10 @@ void Timing(const std::vector<int>& sizes) {
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "regret";
-  if (mode == "suite") {
+  if (mode == "service") {
+    Service(argc > 2 ? std::atoi(argv[2]) : 10,
+            argc > 3 ? std::atoi(argv[3]) : 100);
+  } else if (mode == "suite") {
     Suite(argc > 2 ? std::atoi(argv[2]) : 5,
           argc > 3 ? std::atoi(argv[3]) : 50);
   } else if (mode == "timing") {

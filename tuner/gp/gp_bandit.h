@@ -11,10 +11,28 @@
 //    half-rank-warped, standardized outputs; infeasible points are imputed
 //    below the worst feasible value, and a GP on feasibility labels keeps
 //    the search out of regions predicted infeasible.
-//  - Acquisition: UCB (coefficient 1.8) restricted to Vizier's trust region
+//  - Acquisition: UCB (coefficient 1.0) restricted to Vizier's trust region
 //    around observed points; several objectives are combined by random
 //    hypervolume scalarizations (mean hypervolume-scalarized improvement of
 //    the UCB vector over the observed front).
+//  - Exploration on multimodal functions: the coefficient was Vizier's 1.8.
+//    On the standardized, warped outputs the model sees, that much weight on
+//    the posterior standard deviation kept the search probing far,
+//    high-variance points (often on the box's boundary) long after the
+//    initial design: at 50 trials on 4-D Styblinski-Tang most seeds had
+//    not settled in any basin (median regret 51 against 22 for Optuna's
+//    multivariate TPE). Not too little exploration but too much, spread
+//    over the whole box: with 1.0 the search refines the basins it finds
+//    sooner, and the median regret over 30 seeds (in-process, the bench's
+//    functions) improved at 50 trials on six of seven (Rastrigin stayed at
+//    4) and at 100 trials on six. The
+//    price is on Styblinski-Tang at 100 trials: the former coefficient,
+//    still exploring, had by then found the global basin in more seeds
+//    (16 of 30 against 8; median regret 0.61 against 14.2). A larger
+//    coefficient, a larger initial design, no trust region, restarts,
+//    alternating 1.0 and 1.8, and extra "escape" candidates (the best
+//    points with a few coordinates redrawn) did not do better
+//    (bench/gp/README.md, 2026-11-26).
 //  - Restarts (off by default, an option): after N completed trials without
 //    a real improvement, one suggestion searches the whole space away from
 //    the incumbent (see GpBanditOptions::restart_after_stalled_trials), so a
@@ -87,7 +105,9 @@
 namespace cairn::gp {
 
 struct GpBanditOptions {
-  double ucb_coefficient = 1.8;
+  // UCB = mean + ucb_coefficient * standard deviation (see "Exploration on
+  // multimodal functions" above for why 1.0 and not Vizier's 1.8).
+  double ucb_coefficient = 1.0;
   // Completed trials before the GP takes over; 0 means
   // clamp(2 * num_dims, 5, 20).
   int num_initial_points = 0;
@@ -110,8 +130,9 @@ struct GpBanditOptions {
   // over the whole space (no trust region) away from the incumbent:
   // candidates within `restart_exclusion_radius` (max-norm over continuous
   // dimensions) of the best point rank after all others. 0 (the default)
-  // turns restarts off: with 8 they did not help on the bench's functions
-  // through the service (bench/gp/README.md).
+  // turns restarts off: with 8 (and the former UCB coefficient 1.8) they
+  // helped on Styblinski-Tang but made Hartmann6 worse over 10 seeds
+  // (bench/gp/README.md).
   int restart_after_stalled_trials = 0;
   double restart_min_improvement = 0.05;
   double restart_exclusion_radius = 0.25;
