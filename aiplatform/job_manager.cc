@@ -329,7 +329,7 @@ absl::StatusOr<Job> JobManager::Get(const std::string& job_id) {
 }
 
 absl::StatusOr<JobManager::JobPage> JobManager::List(
-    Job::State state, int page_size, const std::string& page_token) {
+    const JobFilter& filter, int page_size, const std::string& page_token) {
   if (page_size < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("page_size ", page_size, " is negative"));
@@ -353,7 +353,7 @@ absl::StatusOr<JobManager::JobPage> JobManager::List(
     }
     absl::StatusOr<Job> job = View(records[i]);
     if (!job.ok()) return job.status();
-    if (state == Job::STATE_UNSPECIFIED || job->state() == state) {
+    if (filter.Matches(*job)) {
       out.jobs.push_back(*std::move(job));
     }
   }

@@ -38,6 +38,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "aiplatform/job_filter.h"
 #include "aiplatform/package_staging.h"
 #include "cairn/v1/aiplatform.pb.h"
 #include "cairn/v1/job_service.pb.h"
@@ -85,8 +86,8 @@ class JobManager {
   // NotFound for an unknown job id.
   absl::StatusOr<cairn::v1::Job> Get(const std::string& job_id)
       ABSL_LOCKS_EXCLUDED(mu_);
-  // The jobs (in job id order) whose state is `state` (STATE_UNSPECIFIED:
-  // all), after the job id `page_token` ("": from the first), at most
+  // The jobs (in job id order) that `filter` matches, after the job id
+  // `page_token` ("": from the first), at most
   // `page_size` (0: every one); next_page_token is the page_token of the
   // next page when more may follow. InvalidArgument for a negative
   // page_size.
@@ -94,7 +95,7 @@ class JobManager {
     std::vector<cairn::v1::Job> jobs;
     std::string next_page_token;
   };
-  absl::StatusOr<JobPage> List(cairn::v1::Job::State state, int page_size = 0,
+  absl::StatusOr<JobPage> List(const JobFilter& filter, int page_size = 0,
                                const std::string& page_token = "")
       ABSL_LOCKS_EXCLUDED(mu_);
   // Marks the job cancelled (durably) and stops its study: its processes

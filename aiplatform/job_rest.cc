@@ -13,30 +13,6 @@ namespace cairn::aiplatform {
 
 using cairn::v1::Job;
 
-absl::StatusOr<Job::State> ParseStateFilter(absl::string_view filter,
-                                            absl::string_view what) {
-  absl::string_view f = absl::StripAsciiWhitespace(filter);
-  if (f.empty()) return Job::STATE_UNSPECIFIED;
-  const size_t op = f.find_first_of("=:");
-  Job::State state = Job::STATE_UNSPECIFIED;
-  if (op != absl::string_view::npos &&
-      absl::AsciiStrToLower(absl::StripAsciiWhitespace(f.substr(0, op))) ==
-          "state") {
-    absl::string_view value = absl::StripAsciiWhitespace(f.substr(op + 1));
-    if (value.size() >= 2 && value.front() == '"' && value.back() == '"') {
-      value = value.substr(1, value.size() - 2);
-    }
-    if (Job::State_Parse(absl::AsciiStrToUpper(value), &state) &&
-        state != Job::STATE_UNSPECIFIED) {
-      return state;
-    }
-  }
-  return absl::InvalidArgumentError(absl::StrCat(
-      what, ": '", filter.substr(0, 200),
-      "' is not state=STATE (QUEUED, PREPARING, RUNNING, SUCCEEDED, FAILED, "
-      "CANCELLING, CANCELLED)"));
-}
-
 absl::StatusOr<int> ParseListPageSize(absl::string_view page_size) {
   int size = 0;
   if (!page_size.empty() && (!absl::SimpleAtoi(page_size, &size) || size < 0)) {

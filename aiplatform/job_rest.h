@@ -1,5 +1,5 @@
-// Small facts of AI Platform's jobs API shared by its clients: the list
-// filter (gcloud's --filter, the REST list's ?filter=), list page sizes,
+// Small facts of AI Platform's jobs API shared by its clients: list page
+// sizes (the list filter is aiplatform/job_filter.h),
 // and the project of a job submitted through AI Platform's REST surface.
 #ifndef CAIRN_AIPLATFORM_JOB_REST_H_
 #define CAIRN_AIPLATFORM_JOB_REST_H_
@@ -26,12 +26,6 @@ inline constexpr int kMaxListPageSize = 100;
 // rules above. InvalidArgument naming pageSize and the value for anything
 // but a non-negative integer.
 absl::StatusOr<int> ParseListPageSize(absl::string_view page_size);
-
-// The state of `filter`: "" (every state), or "state=STATE" or
-// "state:STATE", in any case, spaces and quotes around STATE allowed.
-// InvalidArgument starting with `what` for anything else.
-absl::StatusOr<cairn::v1::Job::State> ParseStateFilter(absl::string_view filter,
-                                                       absl::string_view what);
 
 // Records `project` in `job`'s labels (kProjectLabel). InvalidArgument
 // naming the project for a name that is not 1-63 letters, digits, '-', '_',

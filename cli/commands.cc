@@ -393,7 +393,8 @@ void CommandTree::AddJobCommands(CLI::App& app) {
   CLI::App* list =
       jobs->add_subcommand("list", "list jobs: id, state, created");
   list->add_option("--filter", o_.filter,
-                   "only jobs in a state: state=RUNNING");
+                   "AI Platform's list filter: terms jobId:PREFIX*, "
+                   "state:STATE, labels.KEY=VALUE joined by AND");
   list->add_flag("--json", o_.json, "print a JSON array of Job resources");
   On(list, JobList);
   CLI::App* cancel = jobs->add_subcommand(

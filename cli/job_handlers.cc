@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "aiplatform/job_config.h"
+#include "aiplatform/job_filter.h"
 #include "aiplatform/job_rest.h"
 #include "aiplatform/package_read.h"
 #include "cli/format.h"
@@ -275,10 +276,11 @@ absl::Status JobDescribe(Context& c) {
 
 absl::Status JobList(Context& c) {
   cairn::v1::ListJobsRequest request;
-  absl::StatusOr<Job::State> state =
-      aiplatform::ParseStateFilter(c.opt.filter, "--filter");
-  if (!state.ok()) return state.status();
-  request.set_state(*state);
+  // Checked here too, so that an error names the flag.
+  absl::StatusOr<aiplatform::JobFilter> filter =
+      aiplatform::JobFilter::Parse(c.opt.filter, "--filter");
+  if (!filter.ok()) return filter.status();
+  request.set_filter(c.opt.filter);
   auto jobs = c.Client().Call(&JobStub::ListJobs, request);
   if (!jobs.ok()) return jobs.status();
   if (c.opt.json) {

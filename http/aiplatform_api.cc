@@ -120,14 +120,11 @@ HttpResponse AiPlatformApi::Create(const HttpRequest& r,
 }
 
 HttpResponse AiPlatformApi::List(const HttpRequest& r) const {
-  absl::StatusOr<cairn::v1::Job::State> state =
-      aiplatform::ParseStateFilter(QueryValue(r.query, "filter"), "filter");
-  if (!state.ok()) return ErrorResponse(state.status());
   absl::StatusOr<int> page_size =
       aiplatform::ParseListPageSize(QueryValue(r.query, "pageSize"));
   if (!page_size.ok()) return ErrorResponse(page_size.status());
   cairn::v1::ListJobsRequest req;
-  req.set_state(*state);
+  req.set_filter(QueryValue(r.query, "filter"));
   req.set_page_size(*page_size);
   req.set_page_token(QueryValue(r.query, "pageToken"));
   return CallRpc(stub_.get(), r, &JobService::StubInterface::ListJobs, req,

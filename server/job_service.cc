@@ -57,8 +57,12 @@ grpc::Status JobServiceImpl::ListJobs(grpc::ServerContext* context,
   absl::StatusOr<auth::Principal> caller = Authorize(context, "ListJobs");
   if (!caller.ok()) return ToGrpcStatus(caller.status());
   if (grpc::Status s = CheckLimits(*request); !s.ok()) return s;
-  absl::StatusOr<aiplatform::JobManager::JobPage> page = jobs_->List(
-      request->state(), request->page_size(), request->page_token());
+  absl::StatusOr<aiplatform::JobFilter> filter =
+      aiplatform::JobFilter::Parse(request->filter(), "filter");
+  if (!filter.ok()) return ToGrpcStatus(filter.status());
+  filter->RequireState(request->state());
+  absl::StatusOr<aiplatform::JobManager::JobPage> page =
+      jobs_->List(*filter, request->page_size(), request->page_token());
   if (!page.ok()) return ToGrpcStatus(page.status());
   for (cairn::v1::Job& job : page->jobs) *response->add_jobs() = std::move(job);
   response->set_next_page_token(page->next_page_token);

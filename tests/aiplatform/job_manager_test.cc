@@ -261,24 +261,25 @@ TEST(JobManagerTest, ListsInPagesByJobId) {
     return out;
   };
   absl::StatusOr<JobManager::JobPage> all =
-      node.jobs().List(Job::STATE_UNSPECIFIED);
+      node.jobs().List(JobFilter(Job::STATE_UNSPECIFIED));
   ASSERT_TRUE(all.ok()) << all.status();
   EXPECT_EQ(ids(*all), (std::vector<std::string>{"a_job", "b_job", "c_job"}));
   EXPECT_EQ(all->next_page_token, "");
   absl::StatusOr<JobManager::JobPage> first =
-      node.jobs().List(Job::STATE_UNSPECIFIED, 2);
+      node.jobs().List(JobFilter(Job::STATE_UNSPECIFIED), 2);
   ASSERT_TRUE(first.ok());
   EXPECT_EQ(ids(*first), (std::vector<std::string>{"a_job", "b_job"}));
   EXPECT_EQ(first->next_page_token, "b_job");
-  absl::StatusOr<JobManager::JobPage> second =
-      node.jobs().List(Job::STATE_UNSPECIFIED, 2, first->next_page_token);
+  absl::StatusOr<JobManager::JobPage> second = node.jobs().List(
+      JobFilter(Job::STATE_UNSPECIFIED), 2, first->next_page_token);
   ASSERT_TRUE(second.ok());
   EXPECT_EQ(ids(*second), (std::vector<std::string>{"c_job"}));
   EXPECT_EQ(second->next_page_token, "");
-  absl::StatusOr<JobManager::JobPage> queued = node.jobs().List(Job::QUEUED);
+  absl::StatusOr<JobManager::JobPage> queued =
+      node.jobs().List(JobFilter(Job::QUEUED));
   ASSERT_TRUE(queued.ok());
   EXPECT_EQ(ids(*queued), (std::vector<std::string>{"a_job", "c_job"}));
-  EXPECT_EQ(node.jobs().List(Job::QUEUED, -1).status().code(),
+  EXPECT_EQ(node.jobs().List(JobFilter(Job::QUEUED), -1).status().code(),
             absl::StatusCode::kInvalidArgument);
 }
 

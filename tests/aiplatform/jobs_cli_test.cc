@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -117,6 +118,15 @@ TEST_F(JobsCliTest, TuningJobPlainJobAndDescribe) {
   EXPECT_EQ(list[0]["jobId"], "plain1");
   r = Cairn({"jobs", "list", "--filter", "state=RUNNING"});
   EXPECT_EQ(r.out.find("tune1"), std::string::npos);
+  r = Cairn({"jobs", "list", "--json", "--filter",
+             "jobId:plain* AND state:SUCCEEDED"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  list = json::parse(r.out);
+  ASSERT_EQ(list.size(), 1u) << r.out;
+  EXPECT_EQ(list[0]["jobId"], "plain1");
+  r = Cairn({"jobs", "list", "--filter", "createTime>1"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(absl::StrContains(r.err, "--filter: \"createTime>1\"")) << r.err;
 
   // The job's study is a study like any other.
   r = Cairn({"study", "get", "tune1"});

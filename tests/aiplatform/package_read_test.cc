@@ -107,23 +107,6 @@ TEST_F(PackageReadTest, LeavesOutSymbolicLinksInAnArchive) {
   EXPECT_EQ((*files)[0].path(), "trainer/task.py");
 }
 
-Job::State Filter(const std::string& f) {
-  return ParseStateFilter(f, "filter").value_or(Job::STATE_UNSPECIFIED);
-}
-
-TEST(JobRestTest, StateFilter) {
-  EXPECT_EQ(Filter(""), Job::STATE_UNSPECIFIED);
-  EXPECT_EQ(Filter("state=RUNNING"), Job::RUNNING);
-  EXPECT_EQ(Filter(" State : succeeded "), Job::SUCCEEDED);
-  EXPECT_EQ(Filter("state=\"FAILED\""), Job::FAILED);
-  for (const char* bad : {"jobId:census*", "state=DONE", "state=", "x"}) {
-    absl::StatusOr<Job::State> s = ParseStateFilter(bad, "filter");
-    ASSERT_FALSE(s.ok()) << bad;
-    EXPECT_NE(s.status().message().find(absl::StrCat("filter: '", bad, "'")),
-              absl::string_view::npos);
-  }
-}
-
 TEST(JobRestTest, ListPageSizeAsAiPlatform) {
   EXPECT_EQ(ParseListPageSize("").value_or(-1), 20);
   EXPECT_EQ(ParseListPageSize("0").value_or(-1), 20);

@@ -130,8 +130,16 @@ def test_submit_poll_list_and_cancel(server, sdist):
     assert [j["jobId"] for j in listed] == ["rest_job_1", "rest_job_2"]
     succeeded = jobs.list(parent=PARENT, filter="state=SUCCEEDED").execute()
     assert [j["jobId"] for j in succeeded["jobs"]] == ["rest_job_1"]
-    status, error, _ = http_error(jobs.list(parent=PARENT, filter="jobId:x"))
-    assert status == 400 and "filter" in error["message"]
+    # The filters AI Platform documents: a jobId prefix, ANDed terms, labels.
+    def ids(filter_text):
+        page = jobs.list(parent=PARENT, filter=filter_text).execute()
+        return [j["jobId"] for j in page.get("jobs", [])]
+    assert ids("jobId:rest_job*") == ["rest_job_1", "rest_job_2"]
+    assert ids("jobId:rest_job* AND state:CANCELLED") == ["rest_job_2"]
+    assert ids("labels.team=cv AND jobId=rest_job_1") == ["rest_job_1"]
+    assert ids("jobId:census*") == []
+    status, error, _ = http_error(jobs.list(parent=PARENT, filter="jobId:x OR state:FAILED"))
+    assert status == 400 and "filter" in error["message"], error
     # Pages, followed with the client's own list_next.
     request = jobs.list(parent=PARENT, pageSize=1)
     pages = []
