@@ -65,11 +65,18 @@
 //    (it started at least one checkpoint interval earlier). At most one
 //    background fit per checkpoint and objective; Eigen runs
 //    single-threaded, so a study's GP uses at most two threads.
-//  - Priority (options, off by default): background fits and suggestions
-//    can run at higher nice values than cairnd's request threads
-//    (`background_fit_nice`, `suggest_nice`); on the bench's machine, loaded
-//    by other processes, that slowed suggestions without a measurable gain
-//    for GetStudy (bench/gp/README.md).
+//  - Priority: a suggestion computes on a thread at nice +10 over the
+//    caller (`suggest_nice`), and the background fits it starts inherit
+//    that (`background_fit_nice` adds to it, 0 by default), so cairnd's
+//    request threads (GetStudy, reports, other studies) take a core from
+//    GP work as soon as they wake. With two CPU-bound GP threads (a
+//    suggestion and a background fit) on a 2-core machine, GetStudy's p90
+//    during suggestions went from 2.0x-10.2x idle (6 of 12 measurements
+//    over 5x) to 0.9x-4.0x at no cost in suggestion time on an otherwise
+//    idle machine (bench/gp/README.md, 2026-11-26). On a machine saturated
+//    by other nice-0 processes (training jobs, builds) GP work gets a
+//    smaller share (nice 10 weighs about a tenth of nice 0), so
+//    suggestions slow down there rather than the server's requests.
 //  - Fits use at most `max_fit_points` points (100), the posterior at most
 //    `max_model_points` (200: half the best points, half a seeded random
 //    sample of the others), which bounds the Cholesky and per-candidate
@@ -165,8 +172,8 @@ struct GpBanditOptions {
   int background_fit_nice = 0;
   // Suggest computes on a new thread this much nicer than the caller (0:
   // on the caller's thread), so that request serving never waits for a
-  // suggestion's CPU time (see low_priority.h).
-  int suggest_nice = 0;
+  // suggestion's CPU time (see low_priority.h and "Priority" above).
+  int suggest_nice = 10;
 };
 
 // The observations. Rows of x are canonical points of the space.
