@@ -435,6 +435,12 @@ int RunSlurmBatch(const std::string& group_file) {
   std::optional<std::string> master =
       ReadFile(absl::StrCat(run_dir, "/", kMasterExit));
   RemoveRunDir(run_dir, group->replicas.size());
+  // The group file holds the replicas' environments (the master's token
+  // among them): a group that ran to its end removes it, so none is left
+  // when the cairnd that wrote it restarted meanwhile (and no longer knows
+  // it). A batch stopped by a signal keeps it: Slurm may requeue the job,
+  // which runs this program again on the same file.
+  if (!signaled) unlink(group_file.c_str());
   std::vector<std::string> f;
   int value = 0;
   if (master.has_value()) {

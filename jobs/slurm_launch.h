@@ -30,6 +30,10 @@
 //    restarts the whole group (one restart) in a new job that resumes from
 //    the job dir. A replica exiting 0 early is left alone.
 //  - SIGTERM (scancel, the time limit's --signal) reaches every replica.
+//  - cleanup: the run dir goes when the step ends; the group file (it holds
+//    the master's token) when the batch program ran to its end, whichever
+//    cairnd is up by then; a batch ended by a signal leaves it for a
+//    requeued run, and the submitting executor removes it when the job ends.
 #ifndef CAIRN_JOBS_SLURM_LAUNCH_H_
 #define CAIRN_JOBS_SLURM_LAUNCH_H_
 

@@ -323,6 +323,18 @@ TEST_F(SlurmTest, GlooReplicasSpanBothNodesAndRestartAsAGroup) {
   ASSERT_FALSE(pids.empty());
   ASSERT_TRUE(absl::SimpleAtoi(pids[0], &pid)) << pids[0];
   ASSERT_EQ(kill(pid, SIGKILL), 0);
+  // While the group's second attempt runs, cairnd is killed -9 and
+  // restarted: the attempt's group file must still go with its job.
+  for (int i = 0; i < 600; ++i) {
+    const std::vector<Trial> now = Trials(study);
+    if (!now.empty() && now[0].job().attempts() >= 2 &&
+        now[0].state() == Trial::ACTIVE) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  server_->Kill9();
+  StartServer();
 
   Study done = WaitDone(study, 180);
   EXPECT_EQ(done.state(), Study::COMPLETED) << done.inactive_reason();
