@@ -169,11 +169,20 @@ bool JobFilter::MatchesTerm(const Term& term, const Job& job) {
                      : *text == term.value;
 }
 
-bool JobFilter::Matches(const Job& job) const {
+bool JobFilter::MatchesTerms(const Job& job, bool with_state) const {
   for (const Term& term : terms_) {
+    if (!with_state && term.field == Term::Field::kState) continue;
     if (!MatchesTerm(term, job)) return false;
   }
   return true;
+}
+
+bool JobFilter::Matches(const Job& job) const {
+  return MatchesTerms(job, /*with_state=*/true);
+}
+
+bool JobFilter::MayMatch(const Job& job) const {
+  return MatchesTerms(job, /*with_state=*/false);
 }
 
 }  // namespace cairn::aiplatform

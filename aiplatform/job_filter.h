@@ -40,6 +40,10 @@ class JobFilter {
   void RequireState(cairn::v1::Job::State state);
 
   bool Matches(const cairn::v1::Job& job) const;
+  // Whether `job` matches every term but the state terms: false means
+  // Matches is false whatever the job's state, so a list need not work out
+  // the state (a job's view reads its study) of a job that cannot match.
+  bool MayMatch(const cairn::v1::Job& job) const;
 
   static constexpr int kMaxTerms = 16;
   // A term's value (a job id or label value is at most 128 or 256).
@@ -55,6 +59,7 @@ class JobFilter {
   };
   static absl::StatusOr<Term> ParseTerm(absl::string_view term);
   static bool MatchesTerm(const Term& term, const cairn::v1::Job& job);
+  bool MatchesTerms(const cairn::v1::Job& job, bool with_state) const;
 
   std::vector<Term> terms_;
 };

@@ -338,7 +338,7 @@ absl::StatusOr<JobManager::JobPage> JobManager::List(
   {
     absl::MutexLock lock(&mu_);
     for (const auto& [id, r] : records_) {
-      if (id > page_token) records.push_back(r);
+      if (id > page_token && filter.MayMatch(r.job())) records.push_back(r);
     }
   }
   std::sort(records.begin(), records.end(),

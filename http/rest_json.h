@@ -1,5 +1,6 @@
 // The JSON side of the REST API: protobuf messages in the protobuf JSON
-// mapping (google::protobuf::util), query strings into request messages,
+// mapping (printed by proto/cairn/v1/json_mapping.h, parsed by
+// google::protobuf::util), query strings into request messages,
 // and errors in Google's JSON error shape, {"error": {"code", "status",
 // "message"}}: the gRPC code mapped to an HTTP status, which is also "code",
 // and the gRPC code's name as "status" (as Google's APIs answer).

@@ -63,6 +63,15 @@ TEST(JobFilterTest, StateFromTheRequestIsAndedIn) {
   EXPECT_FALSE(f->Matches(job));
 }
 
+TEST(JobFilterTest, MayMatchLeavesTheStateOut) {
+  absl::StatusOr<JobFilter> f =
+      JobFilter::Parse("jobId:rnn* AND state:FAILED", "filter");
+  ASSERT_TRUE(f.ok());
+  EXPECT_TRUE(f->MayMatch(MakeJob("rnn_7", Job::STATE_UNSPECIFIED, "")));
+  EXPECT_FALSE(f->Matches(MakeJob("rnn_7", Job::STATE_UNSPECIFIED, "")));
+  EXPECT_FALSE(f->MayMatch(MakeJob("census_1", Job::FAILED, "")));
+}
+
 TEST(JobFilterTest, RefusesWhatItDoesNotServe) {
   std::string many = "jobId:a*";
   for (int i = 0; i < JobFilter::kMaxTerms; ++i) many += " AND state:QUEUED";
