@@ -23,11 +23,15 @@ namespace {
 using cairn::gp::BanditData;
 using cairn::gp::GpBandit;
 
-double Branin(const Eigen::VectorXd& u) {
-  const double x1 = -5 + 15 * u[0], x2 = 15 * u[1];
+// The benchmark functions in their native (box) coordinates, minimized;
+// the unit-cube versions below map onto these.
+double NativeBranin(const std::vector<double>& x) {
   const double b = 5.1 / (4 * M_PI * M_PI), c = 5 / M_PI, t = 1 / (8 * M_PI);
-  return std::pow(x2 - b * x1 * x1 + c * x1 - 6, 2) +
-         10 * (1 - t) * std::cos(x1) + 10;
+  return std::pow(x[1] - b * x[0] * x[0] + c * x[0] - 6, 2) +
+         10 * (1 - t) * std::cos(x[0]) + 10;
+}
+double Branin(const Eigen::VectorXd& u) {
+  return NativeBranin({-5 + 15 * u[0], 15 * u[1]});
 }
 
 double Hartmann6(const Eigen::VectorXd& x) {
@@ -49,6 +53,64 @@ double Hartmann6(const Eigen::VectorXd& x) {
     s += alpha[i] * std::exp(-e);
   }
   return -s;
+}
+
+double NativeStyblinskiTang(const std::vector<double>& x) {
+  double s = 0;
+  for (double v : x) s += v * v * v * v - 16 * v * v + 5 * v;
+  return 0.5 * s;
+}
+double NativeRastrigin(const std::vector<double>& x) {
+  double s = 10.0 * x.size();
+  for (double v : x) s += v * v - 10 * std::cos(2 * M_PI * v);
+  return s;
+}
+double NativeAckley(const std::vector<double>& x) {
+  const double d = x.size();
+  double s1 = 0, s2 = 0;
+  for (double v : x) {
+    s1 += v * v;
+    s2 += std::cos(2 * M_PI * v);
+  }
+  return -20 * std::exp(-0.2 * std::sqrt(s1 / d)) - std::exp(s2 / d) + 20 + M_E;
+}
+double NativeLevy(const std::vector<double>& x) {
+  std::vector<double> w;
+  for (double v : x) w.push_back(1 + (v - 1) / 4);
+  double s = std::pow(std::sin(M_PI * w[0]), 2);
+  for (size_t i = 0; i + 1 < w.size(); ++i) {
+    s += std::pow(w[i] - 1, 2) *
+         (1 + 10 * std::pow(std::sin(M_PI * w[i] + 1), 2));
+  }
+  return s + std::pow(w.back() - 1, 2) *
+                 (1 + std::pow(std::sin(2 * M_PI * w.back()), 2));
+}
+double NativeMichalewicz(const std::vector<double>& x) {
+  double s = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    s -= std::sin(x[i]) * std::pow(std::sin((i + 1) * x[i] * x[i] / M_PI), 20);
+  }
+  return s;
+}
+double NativeHartmann6(const std::vector<double>& x) {
+  return Hartmann6(Eigen::Map<const Eigen::VectorXd>(x.data(), 6));
+}
+
+double Scale(double u, double lo, double hi) { return lo + (hi - lo) * u; }
+
+// `u` in the unit cube mapped onto the box [lo, hi]^d.
+std::vector<double> ToBox(const Eigen::VectorXd& u, double lo, double hi) {
+  std::vector<double> x(u.size());
+  for (int i = 0; i < u.size(); ++i) x[i] = Scale(u[i], lo, hi);
+  return x;
+}
+
+// Whether $GP_SUITE (comma-separated names) is unset or names `name`.
+bool Selected(const char* name) {
+  const char* only = std::getenv("GP_SUITE");
+  return only == nullptr ||
+         std::string(",").append(only).append(",").find(
+             std::string(",") + name + ",") != std::string::npos;
 }
 
 // Engine options, overridable for tuning experiments through environment
@@ -166,16 +228,8 @@ void Regret(int seeds, int budget) {
 
 // More SFU functions on the unit cube (mapped to their domains), to check
 // the engine is not tuned to Branin/Hartmann6 only. Minimized.
-double Scale(double u, double lo, double hi) { return lo + (hi - lo) * u; }
 double Ackley(const Eigen::VectorXd& u) {
-  const int d = u.size();
-  double s1 = 0, s2 = 0;
-  for (int i = 0; i < d; ++i) {
-    const double x = Scale(u[i], -32.768, 32.768);
-    s1 += x * x;
-    s2 += std::cos(2 * M_PI * x);
-  }
-  return -20 * std::exp(-0.2 * std::sqrt(s1 / d)) - std::exp(s2 / d) + 20 + M_E;
+  return NativeAckley(ToBox(u, -32.768, 32.768));
 }
 double Rosenbrock(const Eigen::VectorXd& u) {
   double s = 0;
@@ -185,30 +239,14 @@ double Rosenbrock(const Eigen::VectorXd& u) {
   }
   return s;
 }
-double Levy(const Eigen::VectorXd& u) {
-  const int d = u.size();
-  auto w = [&](int i) { return 1 + (Scale(u[i], -10, 10) - 1) / 4; };
-  double s = std::pow(std::sin(M_PI * w(0)), 2);
-  for (int i = 0; i + 1 < d; ++i) {
-    s += std::pow(w(i) - 1, 2) *
-         (1 + 10 * std::pow(std::sin(M_PI * w(i) + 1), 2));
-  }
-  s += std::pow(w(d - 1) - 1, 2) *
-       (1 + std::pow(std::sin(2 * M_PI * w(d - 1)), 2));
-  return s;
-}
+double Levy(const Eigen::VectorXd& u) { return NativeLevy(ToBox(u, -10, 10)); }
 double SixHumpCamel(const Eigen::VectorXd& u) {
   const double x = Scale(u[0], -3, 3), y = Scale(u[1], -2, 2);
   return (4 - 2.1 * x * x + x * x * x * x / 3) * x * x + x * y +
          (-4 + 4 * y * y) * y * y;
 }
 double StyblinskiTang(const Eigen::VectorXd& u) {
-  double s = 0;
-  for (int i = 0; i < u.size(); ++i) {
-    const double x = Scale(u[i], -5, 5);
-    s += x * x * x * x - 16 * x * x + 5 * x;
-  }
-  return s / 2;
+  return NativeStyblinskiTang(ToBox(u, -5, 5));
 }
 double NoisyBranin(const Eigen::VectorXd& u) {
   static cairn::gp::Rng rng(99);
@@ -228,15 +266,11 @@ void Suite(int seeds, int budget) {
                     {"camel6hump", 2, SixHumpCamel, -1.0316},
                     {"styblinski4", 4, StyblinskiTang, -39.16599 * 4},
                     {"noisybranin", 2, NoisyBranin, 0.397887}};
-  const char* only = std::getenv("GP_SUITE");  // Comma-separated names.
+  const bool gp_only = std::getenv("GP_SUITE") != nullptr;
   for (const Fn& fn : fns) {
-    if (only != nullptr &&
-        std::string(",").append(only).append(",").find(
-            std::string(",") + fn.name + ",") == std::string::npos) {
-      continue;
-    }
+    if (!Selected(fn.name)) continue;
     for (bool gp : {true, false}) {
-      if (!gp && only != nullptr) continue;  // GP_SUITE: the GP only.
+      if (!gp && gp_only) continue;  // GP_SUITE: the GP only.
       std::vector<double> regrets;
       for (int s = 0; s < seeds; ++s) {
         cairn::gp::GpBanditOptions o = Options();
@@ -267,53 +301,7 @@ void Suite(int seeds, int budget) {
 // The functions, boxes and seeds (1..N) of bench/gp/gp_bench.py's regret
 // part, with the service's unit <-> native round trip, so that in-process
 // runs reproduce what `bench/gp/run.sh --parts regret` measures for
-// GP_BANDIT. Inputs are native (box) coordinates.
-double NativeStyblinskiTang(const std::vector<double>& x) {
-  double s = 0;
-  for (double v : x) s += v * v * v * v - 16 * v * v + 5 * v;
-  return 0.5 * s;
-}
-double NativeRastrigin(const std::vector<double>& x) {
-  double s = 10.0 * x.size();
-  for (double v : x) s += v * v - 10 * std::cos(2 * M_PI * v);
-  return s;
-}
-double NativeAckley(const std::vector<double>& x) {
-  const double d = x.size();
-  double s1 = 0, s2 = 0;
-  for (double v : x) {
-    s1 += v * v;
-    s2 += std::cos(2 * M_PI * v);
-  }
-  return -20 * std::exp(-0.2 * std::sqrt(s1 / d)) - std::exp(s2 / d) + 20 + M_E;
-}
-double NativeLevy(const std::vector<double>& x) {
-  std::vector<double> w;
-  for (double v : x) w.push_back(1 + (v - 1) / 4);
-  double s = std::pow(std::sin(M_PI * w[0]), 2);
-  for (size_t i = 0; i + 1 < w.size(); ++i) {
-    s += std::pow(w[i] - 1, 2) *
-         (1 + 10 * std::pow(std::sin(M_PI * w[i] + 1), 2));
-  }
-  return s + std::pow(w.back() - 1, 2) *
-                 (1 + std::pow(std::sin(2 * M_PI * w.back()), 2));
-}
-double NativeMichalewicz(const std::vector<double>& x) {
-  double s = 0;
-  for (size_t i = 0; i < x.size(); ++i) {
-    s -= std::sin(x[i]) * std::pow(std::sin((i + 1) * x[i] * x[i] / M_PI), 20);
-  }
-  return s;
-}
-double NativeBranin(const std::vector<double>& x) {
-  const double b = 5.1 / (4 * M_PI * M_PI), c = 5 / M_PI, t = 1 / (8 * M_PI);
-  return std::pow(x[1] - b * x[0] * x[0] + c * x[0] - 6, 2) +
-         10 * (1 - t) * std::cos(x[0]) + 10;
-}
-double NativeHartmann6(const std::vector<double>& x) {
-  return Hartmann6(Eigen::Map<const Eigen::VectorXd>(x.data(), 6));
-}
-
+// GP_BANDIT (the functions above, in native coordinates).
 using Bounds = std::vector<std::pair<double, double>>;
 
 // A gp_bench.py function: native box per dimension, minimized.
@@ -382,16 +370,11 @@ void Service(int seeds, int budget) {
       {"ackley5", Box(5, -12.0, 32.768), NativeAckley, 0.0},
       {"levy6", Box(6, -10.0, 10.0), NativeLevy, 0.0},
       {"michalewicz5", Box(5, 0.0, M_PI), NativeMichalewicz, -4.687658}};
-  const char* only = std::getenv("GP_SUITE");  // Comma-separated names.
   const int offset = std::getenv("GP_SEED_OFFSET")
                          ? std::atoi(std::getenv("GP_SEED_OFFSET"))
                          : 0;
   for (const ServiceFn& fn : fns) {
-    if (only != nullptr &&
-        std::string(",").append(only).append(",").find(
-            std::string(",") + fn.name + ",") == std::string::npos) {
-      continue;
-    }
+    if (!Selected(fn.name)) continue;
     std::vector<double> half, full;
     std::string per_seed;
     for (int s = 1; s <= seeds; ++s) {
