@@ -6,8 +6,12 @@
 #   token  tokens checked (the default), plaintext on loopback
 #   tls    tokens checked and TLS (a CA and server certificate this script
 #          makes with openssl; P-256 keys)
+# and, for GetStudy only, gRPC alone (bare_grpc_server: a service answering
+# NOT_FOUND with none of Cairn's code) plaintext (`bare`) and with the same
+# certificate (`bare_tls`): the bare_tls/bare ratio is what the gRPC library
+# and OpenSSL themselves cost per call here, the floor under cairnd's.
 # Each figure is measured by cairn_bench_core (one client, one connection)
-# in ROUNDS interleaved rounds, the four servers in a rotating order, so
+# in ROUNDS interleaved rounds, the six servers in a rotating order, so
 # all see the same load on a shared machine. Printed per figure: the median
 # rate of each mode and the median of the per-round ratios to `none`, then
 # cairnd's CPU time per call (from /proc/PID/stat around each run; less
@@ -30,7 +34,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --duration) DURATION="$2"; shift 2 ;;
     --rounds) ROUNDS="$2"; shift 2 ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -38,7 +42,7 @@ case "$ROUNDS" in
   ''|*[!0-9]*|0) echo "run.sh: --rounds must be a positive integer, got '$ROUNDS'" >&2; exit 2 ;;
 esac
 source "$ROOT/scripts/common.sh"
-cairn_require_bins "$BIN" cairnd cairn_bench_core
+cairn_require_bins "$BIN" cairnd cairn_bench_core bare_grpc_server
 command -v openssl >/dev/null || { echo "run.sh: needs the openssl command" >&2; exit 1; }
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/cairn-bench-security.XXXXXX")"
@@ -69,6 +73,18 @@ start() {
   local mode="$1"; shift
   "$BIN/cairnd" --data-dir "$WORK/$mode" --listen 127.0.0.1:0 --metrics-listen "" --http-listen "" \
     --port-file "$WORK/$mode.port" "$@" >"$WORK/$mode.log" 2>&1 &
+  started "$mode"
+}
+# start_bare MODE FLAGS...: bare_grpc_server instead of cairnd.
+start_bare() {
+  local mode="$1"; shift
+  "$BIN/bare_grpc_server" --port-file "$WORK/$mode.port" "$@" >"$WORK/$mode.log" 2>&1 &
+  started "$mode"
+}
+# started MODE: records the server just started in the background and waits
+# for its port file.
+started() {
+  local mode="$1"
   PIDS+=($!)
   PID_OF[$mode]=$!
   for _ in $(seq 1 300); do
@@ -82,22 +98,28 @@ start none --auth=none
 start none2 --auth=none
 start token
 start tls --tls-cert "$PKI/server.crt" --tls-key "$PKI/server.key"
+start_bare bare
+start_bare bare_tls --tls-cert "$PKI/server.crt" --tls-key "$PKI/server.key"
 
 # cpu_ticks PID: user + system CPU time of a process, in clock ticks.
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
 # measure MODE: one cairn_bench_core run per figure against that server,
-# `key value` lines, plus cpu_us_<figure> (cairnd's CPU time in the run).
+# `key value` lines, plus cpu_us_<figure> (the server's CPU time in the run);
+# gRPC alone answers GetStudy only.
 measure() {
   local mode="$1" server fig before after
   server="127.0.0.1:$(tr -d '\n' <"$WORK/$mode.port")"
   local env=(env -u CAIRN_TOKEN -u CAIRN_TLS_CA -u CAIRN_TLS_CERT -u CAIRN_TLS_KEY)
+  local figures=(empty_rpc round_trips unary)
   case "$mode" in
     none|none2) env+=(CAIRN_TOKEN_FILE=) ;;
     token) env+=(CAIRN_TOKEN_FILE="$WORK/token/admin.token") ;;
     tls) env+=(CAIRN_TOKEN_FILE="$WORK/tls/admin.token" CAIRN_TLS_CA="$PKI/ca.crt") ;;
+    bare) env+=(CAIRN_TOKEN_FILE=); figures=(empty_rpc) ;;
+    bare_tls) env+=(CAIRN_TOKEN_FILE= CAIRN_TLS_CA="$PKI/ca.crt"); figures=(empty_rpc) ;;
   esac
-  for fig in empty_rpc round_trips unary; do
+  for fig in "${figures[@]}"; do
     before="$(cpu_ticks "${PID_OF[$mode]}")"
     "${env[@]}" "$BIN/cairn_bench_core" --server "$server" --duration "$DURATION" \
       --clients 1 --figures "$fig"
@@ -107,16 +129,17 @@ measure() {
 }
 TICKS="$(getconf CLK_TCK)"
 
-echo "cairnd none/none2/token/tls in $WORK; ${DURATION}s per figure, $ROUNDS rounds" >&2
+echo "cairnd none/none2/token/tls, gRPC alone bare/bare_tls in $WORK; ${DURATION}s per figure, $ROUNDS rounds" >&2
 : >"$WORK/results.txt"
-modes=(none none2 token tls)
+modes=(none none2 token tls bare bare_tls)
 for r in $(seq 1 "$ROUNDS"); do
-  for i in 0 1 2 3; do
-    mode="${modes[$(( (i + r) % 4 ))]}"
+  for i in 0 1 2 3 4 5; do
+    mode="${modes[$(( (i + r) % 6 ))]}"
     measure "$mode" | awk -v r="$r" -v m="$mode" '{ print r, m, $1, $2 }' >>"$WORK/results.txt"
   done
   awk -v r="$r" '$1 == r && $3 == "floor_empty_rpc_us" { v[$2] = 1e6 / $4 }
-    END { printf "round %d: GetStudy/s none %.0f, none2 %.0f, token %.0f, tls %.0f\n", r, v["none"], v["none2"], v["token"], v["tls"] }' \
+    END { printf "round %d: GetStudy/s none %.0f, none2 %.0f, token %.0f, tls %.0f; gRPC alone %.0f, with TLS %.0f\n",
+                 r, v["none"], v["none2"], v["token"], v["tls"], v["bare"], v["bare_tls"] }' \
     "$WORK/results.txt" >&2
 done
 
@@ -197,6 +220,15 @@ awk -v rounds="$ROUNDS" -v duration="$DURATION" '
              med["none"], med["none2"], med["token"], med["tls"],
              cratio["none2"], cratio["token"], cratio["tls"]
     }
+    # TLS alone, like for like: cairnd with tokens, TLS vs not; gRPC alone,
+    # TLS vs not (GetStudy).
+    for (r = 1; r <= rounds; r++) {
+      a_[r] = (v["get", "token", r] > 0) ? v["get", "tls", r] / v["get", "token", r] : 0
+      b_[r] = (v["get", "bare", r] > 0) ? v["get", "bare_tls", r] / v["get", "bare", r] : 0
+    }
+    printf "%-42s %8.0f %8.0f %10s | TLS %6.3fx (cairnd with tokens: %.3fx)\n",
+           "GetStudy/s, gRPC alone: plaintext, TLS", med_rate("get", "bare"),
+           med_rate("get", "bare_tls"), "", median(b_, rounds), median(a_, rounds)
     printf "(ratios: the median of the per-round ratios to the first --auth=none server;\n"
     printf " none2 is an identical server, so its distance from 1.000x is the noise floor)\n"
     printf "worst overhead: %.1f%% (target < 10%%: %s); noise floor up to %.1f%%\n",
