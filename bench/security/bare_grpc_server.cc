@@ -55,8 +55,9 @@ int main(int argc, char** argv) {
   app.add_option("--tls-key", key, "PEM private key (TLS)");
   CLI11_PARSE(app, argc, argv);
   if (cert.empty() != key.empty()) {
-    std::fprintf(stderr, "bare_grpc_server: --tls-cert and --tls-key go "
-                         "together\n");
+    std::fprintf(stderr,
+                 "bare_grpc_server: --tls-cert and --tls-key go "
+                 "together\n");
     return 2;
   }
   std::shared_ptr<grpc::ServerCredentials> credentials =

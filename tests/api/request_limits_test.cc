@@ -6,12 +6,15 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "cairn/v1/admin_service.pb.h"
 #include "cairn/v1/study_service.pb.h"
 #include "gmock/gmock.h"
+#include "google/protobuf/duration.pb.h"
+#include "google/protobuf/timestamp.pb.h"
 #include "gtest/gtest.h"
 #include "proto/cairn/v1/limits.h"
 #include "proto/cairn/v1/quote.h"
@@ -341,6 +344,55 @@ TEST(RequestLimitsTest, IntegerRanges) {
   v1::ReadTrialLogsRequest logs;
   logs.set_offset(-1);
   ExpectRefusal(CheckRequestLimits(logs), "offset", 0);
+}
+
+// Durations and timestamps anywhere in a request stay within the ranges of
+// their definitions: a stored one outside them could not be printed as JSON
+// (GetTrial over REST, `cairn trial list --json`) ever after.
+TEST(RequestLimitsTest, DurationsAndTimestampsInRange) {
+  auto elapsed = [](int64_t seconds, int32_t nanos) {
+    v1::CompleteTrialRequest r;
+    google::protobuf::Duration* d =
+        r.mutable_final_measurement()->mutable_elapsed_duration();
+    d->set_seconds(seconds);
+    d->set_nanos(nanos);
+    return r;
+  };
+  const int64_t max_seconds = 315576000000;  // 10,000 years
+  for (const auto& [seconds, nanos] :
+       std::vector<std::pair<int64_t, int32_t>>{{max_seconds, 999999999},
+                                                {-max_seconds, -999999999},
+                                                {0, -5},
+                                                {3, 0}}) {
+    EXPECT_TRUE(CheckRequestLimits(elapsed(seconds, nanos)).ok())
+        << seconds << "s " << nanos;
+  }
+  for (const auto& [seconds, nanos] :
+       std::vector<std::pair<int64_t, int32_t>>{{max_seconds + 1, 0},
+                                                {-max_seconds - 1, 0},
+                                                {0, 1000000000},
+                                                {0, -1000000000},
+                                                {1, -1},
+                                                {-1, 1}}) {
+    const absl::Status s = CheckRequestLimits(elapsed(seconds, nanos));
+    ExpectRefusal(s, "final_measurement.elapsed_duration", max_seconds);
+    EXPECT_THAT(s.message(), HasSubstr(absl::StrCat("nanos ", nanos))) << s;
+  }
+
+  auto started_at = [](int64_t seconds, int32_t nanos) {
+    v1::CreateTrialRequest r;
+    google::protobuf::Timestamp* t = r.mutable_trial()->mutable_start_time();
+    t->set_seconds(seconds);
+    t->set_nanos(nanos);
+    return r;
+  };
+  EXPECT_TRUE(CheckRequestLimits(started_at(253402300799, 999999999)).ok());
+  EXPECT_TRUE(CheckRequestLimits(started_at(-62135596800, 0)).ok());
+  for (const auto& [seconds, nanos] : std::vector<std::pair<int64_t, int32_t>>{
+           {253402300800, 0}, {-62135596801, 0}, {0, -1}, {0, 1000000000}}) {
+    ExpectRefusal(CheckRequestLimits(started_at(seconds, nanos)),
+                  "trial.start_time", 9999);
+  }
 }
 
 // A study whose parameter x has conditional children nested `depth` deep.

@@ -212,6 +212,58 @@ TEST_F(LimitsIntegrationTest, PackedMeasurementsAreWrittenInOrderAndBounded) {
   EXPECT_THAT(refused.error_message(), HasSubstr("measurements"));
 }
 
+// A duration outside google.protobuf.Duration's range, once stored, made
+// every JSON view of the trial fail (REST 500, `cairn trial get --json`
+// printing an error); any editor, or a trial's own job, could send one.
+TEST_F(LimitsIntegrationTest, OutOfRangeDurationIsRefusedAndNotStored) {
+  ASSERT_TRUE(Create(Simple("durations")).ok());
+  grpc::ClientContext lookup_ctx;
+  v1::LookupStudyRequest lookup;
+  lookup.set_display_name("durations");
+  v1::Study study;
+  ASSERT_TRUE(stub_->LookupStudy(&lookup_ctx, lookup, &study).ok());
+  grpc::ClientContext suggest_ctx;
+  v1::SuggestTrialsRequest suggest;
+  suggest.set_parent(study.name());
+  suggest.set_suggestion_count(1);
+  v1::SuggestTrialsResponse suggested;
+  ASSERT_TRUE(stub_->SuggestTrials(&suggest_ctx, suggest, &suggested).ok());
+  const std::string trial = suggested.trials(0).name();
+
+  v1::AddTrialMeasurementRequest add;
+  add.set_trial_name(trial);
+  add.mutable_measurement()->set_step_count(1);
+  v1::Metric* metric = add.mutable_measurement()->add_metrics();
+  metric->set_metric_id("loss");
+  metric->set_value(0.5);
+  add.mutable_measurement()->mutable_elapsed_duration()->set_nanos(1999999999);
+  grpc::ClientContext add_ctx;
+  v1::Trial after;
+  const grpc::Status s = stub_->AddTrialMeasurement(&add_ctx, add, &after);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(s.error_message(),
+              HasSubstr("measurement.elapsed_duration: seconds 0, nanos "
+                        "1999999999 is not a valid duration"));
+
+  v1::CompleteTrialRequest complete;
+  complete.set_name(trial);
+  *complete.mutable_final_measurement() = add.measurement();
+  complete.mutable_final_measurement()->mutable_elapsed_duration()->set_seconds(
+      int64_t{1} << 50);
+  complete.mutable_final_measurement()->mutable_elapsed_duration()->set_nanos(
+      0);
+  grpc::ClientContext complete_ctx;
+  EXPECT_EQ(stub_->CompleteTrial(&complete_ctx, complete, &after).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+
+  const testing::CommandResult r = testing::RunCommand(
+      {testing::BinDir() + "/cairn", "--server", server_->address(), "trial",
+       "get", study.name(), trial, "--json"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("\"state\": \"ACTIVE\""));
+  EXPECT_THAT(r.out, HasSubstr("\"measurements\": []"));
+}
+
 TEST_F(LimitsIntegrationTest, CliShowsTheMessageAndFails) {
   const int before = StudyCount();
   const std::string config = dir_->path() + "/reserved.yaml";

@@ -9,6 +9,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "cairn/v1/study.pb.h"
+#include "google/protobuf/duration.pb.h"
+#include "google/protobuf/timestamp.pb.h"
+#include "google/protobuf/util/time_util.h"
 #include "proto/cairn/v1/limits.h"
 #include "proto/cairn/v1/quote.h"
 #include "proto/cairn/v1/request_limit_rules.h"
@@ -98,6 +101,37 @@ std::string StringProblem(absl::string_view v, int max_length,
   return "";
 }
 
+// What is wrong with a Duration or Timestamp (the ranges their definitions
+// in google/protobuf/*.proto give, outside which the JSON mapping cannot
+// print them), or "" if nothing or `m` is neither.
+std::string TimeProblem(const Message& m) {
+  using google::protobuf::util::TimeUtil;
+  if (const auto* d =
+          google::protobuf::DynamicCastToGenerated<google::protobuf::Duration>(
+              &m)) {
+    const bool mixed_signs = (d->seconds() < 0 && d->nanos() > 0) ||
+                             (d->seconds() > 0 && d->nanos() < 0);
+    if (d->seconds() < TimeUtil::kDurationMinSeconds ||
+        d->seconds() > TimeUtil::kDurationMaxSeconds ||
+        d->nanos() < -999999999 || d->nanos() > 999999999 || mixed_signs) {
+      return absl::StrCat("seconds ", d->seconds(), ", nanos ", d->nanos(),
+                          " is not a valid duration (seconds within +-",
+                          TimeUtil::kDurationMaxSeconds,
+                          ", nanos within +-999999999 and of the same sign)");
+    }
+  } else if (const auto* t = google::protobuf::DynamicCastToGenerated<
+                 google::protobuf::Timestamp>(&m)) {
+    if (t->seconds() < TimeUtil::kTimestampMinSeconds ||
+        t->seconds() > TimeUtil::kTimestampMaxSeconds || t->nanos() < 0 ||
+        t->nanos() > 999999999) {
+      return absl::StrCat("seconds ", t->seconds(), ", nanos ", t->nanos(),
+                          " is not a valid timestamp (years 1 to 9999, "
+                          "nanos 0 to 999999999)");
+    }
+  }
+  return "";
+}
+
 std::string CountProblem(int n, int max_count) {
   if (n <= max_count) return "";
   return absl::StrCat(n, " entries, more than the limit of ", max_count);
@@ -178,7 +212,8 @@ class Walker {
     return absl::OkStatus();
   }
 
-  // Depth, conditional nesting and the number of parameters.
+  // Depth, conditional nesting, the number of parameters, and the ranges of
+  // durations and timestamps.
   absl::Status CheckShape(const Frame& frame) {
     if (frame.depth > cairn::v1::kMaxMessageDepth) {
       return Fail(PathOf(frame.node),
@@ -199,6 +234,9 @@ class Walker {
                                cairn::v1::kMaxParametersPerStudy,
                                " parameters in one study (conditional ones "
                                "included)"));
+    }
+    if (std::string what = TimeProblem(*frame.message); !what.empty()) {
+      return Fail(PathOf(frame.node), what);
     }
     return absl::OkStatus();
   }

@@ -2,7 +2,9 @@
 // any request before the server acts on it: every string (length and, for
 // ids and names, character set), every repeated field and map (entries),
 // the integers with a range (page sizes, suggestion_count, max_bytes), the
-// parameters of a study and the nesting of conditional parameters.
+// parameters of a study, the nesting of conditional parameters, and every
+// google.protobuf.Duration and Timestamp (within the ranges their
+// definitions give, so that anything stored can be printed as JSON).
 //
 // Errors are InvalidArgument, name the field by its full path, e.g.
 //   study.spec.parameters[3].parameter_id: 1048576 characters, more than the
