@@ -9,8 +9,6 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/time/time.h"
-#include "proto/cairn/v1/durations.h"
 #include "proto/cairn/v1/resource_names.h"
 
 namespace cairn::cli {
@@ -116,19 +114,6 @@ absl::StatusOr<std::string> TrialName(absl::string_view study_name,
   }
   return absl::InvalidArgumentError(absl::StrCat(
       "bad trial \"", arg, "\": expected a trial id M or studies/N/trials/M"));
-}
-
-absl::StatusOr<double> ParseSeconds(absl::string_view text) {
-  double seconds = 0;
-  if (absl::SimpleAtod(text, &seconds) && std::isfinite(seconds)) {
-    if (seconds > 0) return seconds;
-  } else if (auto d = ParseFlagDuration("", text); d.ok()) {
-    return absl::ToDoubleSeconds(*d);
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat("'", text.substr(0, 64),
-                   "' is not a positive number of seconds or a duration "
-                   "(e.g. 30, 90s, 5m, 1h)"));
 }
 
 absl::Status CheckServerAddress(absl::string_view server) {

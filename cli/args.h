@@ -43,11 +43,6 @@ absl::StatusOr<StudyRef> ParseStudyRef(absl::string_view arg);
 absl::StatusOr<std::string> TrialName(absl::string_view study_name,
                                       absl::string_view arg);
 
-// A positive number of seconds: "30", "2.5", or a duration such as "90s",
-// "5m", "1h30m", "2d" (proto/cairn/v1/durations.h). InvalidArgument quoting
-// `text` otherwise (the caller names the flag).
-absl::StatusOr<double> ParseSeconds(absl::string_view text);
-
 // Checks a --server value: HOST:PORT (HOST a name, IPv4 or [IPv6] address,
 // PORT 1-65535), or a gRPC target with a scheme ("unix:PATH", "dns:...").
 // InvalidArgument naming --server and the value otherwise, e.g. for

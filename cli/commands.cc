@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <iostream>
+#include <limits>
 #include <string>
 
 #include "CLI/CLI.hpp"
@@ -17,23 +18,14 @@
 #include "cli/args.h"
 #include "cli/format.h"
 #include "cli/handlers.h"
+#include "proto/cairn/v1/flag_validators.h"
 #include "proto/cairn/v1/limits.h"
 
 namespace cairn::cli {
 namespace {
 
-// Accepts SECONDS or a duration ("90s", "5m", "1h"), rewritten to seconds
-// for the double option behind it.
-CLI::Validator Seconds() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        absl::StatusOr<double> seconds = ParseSeconds(text);
-        if (!seconds.ok()) return std::string(seconds.status().message());
-        text = absl::StrCat(*seconds);
-        return "";
-      },
-      "SECONDS|DURATION");
-}
+// The largest step a measurement may have.
+constexpr int64_t kMaxStep = std::numeric_limits<int64_t>::max();
 
 // Builds the CLI11 command tree: options write into `opt`, and the chosen
 // subcommand records its handler in *action.
@@ -124,7 +116,7 @@ void CommandTree::AddGlobalOptions(CLI::App& app) {
       ->envname("CAIRN_TLS_KEY");
   app.add_option("--timeout", o_.timeout_seconds,
                  "RPC deadline: seconds or a duration such as 2m (default 30)")
-      ->transform(Seconds());
+      ->transform(SecondsFlag());
 }
 
 void CommandTree::AddStudyCommands(CLI::App& app) {
@@ -196,11 +188,11 @@ void CommandTree::AddStudyWait(CLI::App* study) {
   wait->add_option("--interval", o_.interval_seconds,
                    "time between polls: seconds or a duration such as 10s "
                    "(default 2)")
-      ->transform(Seconds());
+      ->transform(SecondsFlag());
   wait->add_option("--reconnect-timeout", o_.reconnect_seconds,
                    "how long to keep reconnecting while cairnd is unreachable:"
                    " seconds or a duration such as 5m (default 600)")
-      ->transform(Seconds());
+      ->transform(SecondsFlag());
   On(wait, StudyWait);
 }
 
@@ -246,7 +238,7 @@ void CommandTree::AddTrialSuggest(CLI::App* trial) {
                    absl::StrCat("number of trials, 1 to ",
                                 cairn::v1::kMaxSuggestionCount,
                                 " as cairnd allows (default 1)"))
-      ->check(CLI::Range(1, cairn::v1::kMaxSuggestionCount));
+      ->transform(IntegerFlag(1, cairn::v1::kMaxSuggestionCount));
   suggest->add_option("--client-id", o_.client_id,
                       "worker id: asking again returns its ACTIVE trials");
   AddJson(suggest);
@@ -259,11 +251,12 @@ void CommandTree::AddTrialReport(CLI::App* trial) {
   AddStudyArg(report);
   AddTrialArg(report);
   report->add_option("--step", o_.step, "step count of the measurement")
-      ->required();
+      ->required()
+      ->transform(IntegerFlag(0, kMaxStep));
   report
       ->add_option("--elapsed", o_.elapsed_seconds,
-                   "elapsed seconds of the measurement")
-      ->check(CLI::NonNegativeNumber);
+                   "elapsed time of the measurement: seconds or a duration")
+      ->transform(SecondsFlag(/*allow_zero=*/true));
   report->add_option("METRICS", o_.metrics, "metric values name=value")
       ->required();
   On(report, TrialReport);
@@ -282,11 +275,12 @@ void CommandTree::AddTrialComplete(CLI::App* trial) {
       complete->add_option("--infeasible", o_.infeasible_reason,
                            "mark the trial infeasible, with this reason");
   values->excludes(infeasible);
-  complete->add_option("--step", o_.step, "step count of the final metrics");
+  complete->add_option("--step", o_.step, "step count of the final metrics")
+      ->transform(IntegerFlag(0, kMaxStep));
   complete
       ->add_option("--elapsed", o_.elapsed_seconds,
-                   "elapsed seconds of the final metrics")
-      ->check(CLI::NonNegativeNumber);
+                   "elapsed time of the final metrics: seconds or a duration")
+      ->transform(SecondsFlag(/*allow_zero=*/true));
   On(complete, TrialComplete);
 }
 
@@ -296,16 +290,24 @@ void CommandTree::AddTrialHistory(CLI::App* trial) {
   AddStudyArg(history);
   AddTrialArg(history);
   history->add_option("METRIC", o_.metric, "metric id")->required();
-  history->add_option_function<int64_t>(
-      "--start-step", [this](int64_t v) { o_.start_step = v; },
-      "only steps >= this");
-  history->add_option_function<int64_t>(
-      "--end-step", [this](int64_t v) { o_.end_step = v; },
-      "only steps <= this");
-  history->add_option("--max-points", o_.max_points,
-                      "downsample to at most this many points (2-100000)");
-  history->add_option("--page-size", o_.page_size,
-                      "points per request (default 10000, at most 100000)");
+  history
+      ->add_option_function<int64_t>(
+          "--start-step", [this](int64_t v) { o_.start_step = v; },
+          "only steps >= this")
+      ->transform(IntegerFlag(0, kMaxStep));
+  history
+      ->add_option_function<int64_t>(
+          "--end-step", [this](int64_t v) { o_.end_step = v; },
+          "only steps <= this")
+      ->transform(IntegerFlag(0, kMaxStep));
+  history
+      ->add_option("--max-points", o_.max_points,
+                   "downsample to at most this many points (2-100000)")
+      ->transform(IntegerFlag(0, cairn::v1::kMaxHistoryPageSize));
+  history
+      ->add_option("--page-size", o_.page_size,
+                   "points per request (default 10000, at most 100000)")
+      ->transform(IntegerFlag(0, cairn::v1::kMaxHistoryPageSize));
   AddJson(history);
   On(history, TrialHistory);
 }

@@ -9,6 +9,7 @@
 #include "absl/synchronization/mutex.h"
 #include "jobs/slurm_launch.h"
 #include "proto/cairn/v1/durations.h"
+#include "proto/cairn/v1/flag_validators.h"
 #include "server/byte_size.h"
 #include "server/cairnd.h"
 #include "spdlog/spdlog.h"
@@ -84,13 +85,16 @@ int main(int argc, char** argv) {
                  "At most N trial jobs run at once, all studies together; "
                  "the others stay QUEUED (0: the GPU count, or the CPU cores "
                  "without GPUs)")
-      ->check(CLI::NonNegativeNumber)
+      ->transform(cairn::IntegerFlag(0, 100000))
       ->capture_default_str();
   app.add_option("--gpus", options.gpus,
                  "GPUs to schedule trial jobs on (-1: ask the CUDA driver)")
+      ->transform(cairn::IntegerFlag(-1, 4096))
       ->capture_default_str();
   app.add_option("--grace-seconds", options.grace_seconds,
-                 "Seconds between SIGTERM and SIGKILL when a job is stopped")
+                 "Seconds between SIGTERM and SIGKILL when a job is stopped "
+                 "(or a duration such as 1m)")
+      ->transform(cairn::SecondsFlag(/*allow_zero=*/true))
       ->capture_default_str();
   app.add_option("--executor", options.executor,
                  "Who runs trial jobs: local (child processes) or slurm (one "
@@ -153,7 +157,7 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   app.add_option("--tls-refresh-seconds", options.tls.refresh_seconds,
                  "How often the TLS files are checked for changes")
-      ->check(CLI::Range(1, 86400))
+      ->transform(cairn::IntegerFlag(1, 86400))
       ->capture_default_str();
   app.add_flag("--insecure", options.insecure,
                "Serve plaintext on a non-loopback --listen (refused "

@@ -297,8 +297,8 @@ TEST_F(CliIntegrationTest, BraninDefaultNameAndTrialLifecycle) {
   const double x1 = Params(trials[0])["x1"];
   const double x2 = Params(trials[0])["x2"];
   const std::string done =
-      CairnOk({"trial", "complete", "branin", ids[0], "--step", "5",
-               "loss=" + std::to_string(Branin(x1, x2))});
+      CairnOk({"trial", "complete", "branin", ids[0], "--step", "010",
+               "--elapsed", "90m", "loss=" + std::to_string(Branin(x1, x2))});
   EXPECT_THAT(done, StartsWith(s + "/trials/" + ids[0] + " SUCCEEDED loss="));
 
   // Metric not in the spec.
@@ -316,7 +316,9 @@ TEST_F(CliIntegrationTest, BraninDefaultNameAndTrialLifecycle) {
   std::map<std::string, json> by_id;
   for (const json& t : list) by_id[t["id"]] = t;
   EXPECT_EQ(by_id[ids[0]]["state"], "SUCCEEDED");
-  EXPECT_EQ(by_id[ids[0]]["finalMeasurement"]["stepCount"], "5");
+  // Decimal (not octal 8), and a duration where seconds go.
+  EXPECT_EQ(by_id[ids[0]]["finalMeasurement"]["stepCount"], "10");
+  EXPECT_EQ(by_id[ids[0]]["finalMeasurement"]["elapsedDuration"], "5400s");
   EXPECT_EQ(by_id[ids[1]]["state"], "INFEASIBLE");
   EXPECT_EQ(by_id[ids[1]]["infeasibleReason"], "diverged");
   EXPECT_EQ(by_id[ids[2]]["state"], "STOPPING");

@@ -2,8 +2,10 @@
 // is refused with a short message, conditional parameters nested far too
 // deep give INVALID_ARGUMENT (not INTERNAL), and a refused CreateStudy
 // stores nothing.
+#include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -281,6 +283,40 @@ TEST_F(LimitsIntegrationTest, CliShowsTheMessageAndFails) {
                                "study.spec.parameters[0].parameter_id: "
                                "\"job-dir\" is reserved"));
   EXPECT_EQ(StudyCount(), before);
+}
+
+// cairnd's numeric flags take the same decimal, bounded form as the CLI's
+// (CLI11 alone read --max-running-jobs 010 as 8 and let --grace-seconds nan
+// through): a bad one stops it before it touches the data dir.
+TEST(CairndFlagsTest, NumbersAreDecimalAndInRange) {
+  testing::TempDir dir;
+  const std::string data = dir.path() + "/data";
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--max-running-jobs", "0x2"},
+       "--max-running-jobs: \"0x2\" is not a decimal integer from 0 to"},
+      {{"--gpus", "-2"}, "--gpus: \"-2\" is not a decimal integer from -1"},
+      {{"--grace-seconds", "nan"},
+       "--grace-seconds: \"nan\" is not a number of seconds"},
+      {{"--tls-refresh-seconds", "0"},
+       "--tls-refresh-seconds: \"0\" is not a decimal integer from 1 to "
+       "86400"},
+  };
+  for (const auto& [flags, error] : cases) {
+    std::vector<std::string> argv = {testing::BinDir() + "/cairnd",
+                                     "--data-dir", data, "--listen",
+                                     "127.0.0.1:0"};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    const testing::CommandResult r = testing::RunCommand(argv);
+    EXPECT_NE(r.exit_code, 0) << error;
+    EXPECT_THAT(r.err, HasSubstr(error));
+    EXPECT_FALSE(std::filesystem::exists(data)) << error;
+  }
+  testing::CairndProcess server(
+      data, {"--max-running-jobs", "010", "--grace-seconds", "1m",
+             "--metrics-listen", ""});
+  std::string error;
+  ASSERT_TRUE(server.Start(&error)) << error << server.Log();
+  EXPECT_THAT(server.Log(), HasSubstr("at most 10 trial jobs run at once"));
 }
 
 }  // namespace
