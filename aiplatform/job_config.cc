@@ -10,55 +10,12 @@
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/util/json_util.h"
 #include "nlohmann/json.hpp"
-#include "yaml-cpp/yaml.h"
+#include "proto/cairn/v1/yaml_json.h"
 
 namespace cairn::aiplatform {
 namespace {
 
 using nlohmann::json;
-
-// Every scalar becomes a JSON string: protobuf's JSON parser reads numbers
-// and booleans from strings too, so a value parses by its field's type
-// (categoricalValues: [1, 2] stays text, maxTrials: 10 a number).
-absl::StatusOr<json> ToJson(const YAML::Node& node, const std::string& path) {
-  switch (node.Type()) {
-    case YAML::NodeType::Undefined:
-    case YAML::NodeType::Null:
-      return json(nullptr);
-    case YAML::NodeType::Scalar:
-      return json(node.Scalar());
-    case YAML::NodeType::Sequence: {
-      json out = json::array();
-      for (const YAML::Node& item : node) {
-        absl::StatusOr<json> v = ToJson(item, path);
-        if (!v.ok()) return v.status();
-        out.push_back(*std::move(v));
-      }
-      return out;
-    }
-    case YAML::NodeType::Map: {
-      json out = json::object();
-      for (const auto& kv : node) {
-        if (!kv.first.IsScalar()) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "a map key in ", path.empty() ? "the top level" : path,
-              " is not a scalar"));
-        }
-        const std::string key = kv.first.Scalar();
-        const std::string where = path.empty() ? key : path + "." + key;
-        if (out.contains(key)) {
-          return absl::InvalidArgumentError(
-              absl::StrCat("duplicate key \"", where, "\""));
-        }
-        absl::StatusOr<json> v = ToJson(kv.second, where);
-        if (!v.ok()) return v.status();
-        if (!v->is_null()) out[key] = *std::move(v);
-      }
-      return out;
-    }
-  }
-  return absl::InternalError("unknown YAML node type");
-}
 
 // "training_input.foo_bar" -> "trainingInput.fooBar": paths as users
 // write them.
@@ -114,20 +71,18 @@ void ClearOutputOnly(cairn::v1::Job& job) {
 }  // namespace
 
 absl::StatusOr<JobConfig> ParseJobConfig(const std::string& text) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("YAML syntax error at line ", e.mark.line + 1, ", column ",
-                     e.mark.column + 1, ": ", e.msg));
-  }
-  if (!root.IsMap()) {
+  // Every scalar a JSON string: protobuf's JSON parser reads numbers and
+  // booleans from strings too, so a value parses by its field's type
+  // (categoricalValues: [1, 2] stays text, maxTrials: 10 a number).
+  YamlJsonOptions yaml;
+  yaml.scalars_as_strings = true;
+  yaml.drop_null_values = true;
+  absl::StatusOr<json> j = YamlToJson(text, yaml);
+  if (!j.ok()) return j.status();
+  if (!j->is_object()) {
     return absl::InvalidArgumentError(
         "the config must be a mapping with trainingInput (and labels, jobId)");
   }
-  absl::StatusOr<json> j = ToJson(root, "");
-  if (!j.ok()) return j.status();
   std::string json_text;
   try {
     json_text = j->dump();

@@ -1,8 +1,6 @@
 // YAML/JSON study config -> cairn.v1.StudySpec via the protobuf JSON mapping.
 #include "cli/study_config.h"
 
-#include <charconv>
-#include <cstdint>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -13,101 +11,10 @@
 #include "absl/strings/str_join.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/util/json_util.h"
+#include "proto/cairn/v1/yaml_json.h"
 
 namespace cairn::cli {
 namespace {
-
-using nlohmann::json;
-
-bool FullMatch(const std::string& s, const std::regex& re) {
-  return std::regex_match(s, re);
-}
-
-// A plain (unquoted) YAML scalar under the YAML 1.2 core schema.
-json PlainScalarToJson(const std::string& s) {
-  static const std::regex kInt(R"([-+]?[0-9]+)");
-  static const std::regex kFloat(
-      R"([-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?)");
-  static const std::regex kTrue("true|True|TRUE");
-  static const std::regex kFalse("false|False|FALSE");
-  static const std::regex kNull("null|Null|NULL|~|");
-  static const std::regex kInf(R"(\+?\.(inf|Inf|INF))");
-  static const std::regex kNegInf(R"(-\.(inf|Inf|INF))");
-  static const std::regex kNan(R"(\.(nan|NaN|NAN))");
-
-  if (FullMatch(s, kInt)) {
-    const char* begin = s.data() + (s[0] == '+' ? 1 : 0);
-    const char* end = s.data() + s.size();
-    int64_t i = 0;
-    auto [p, ec] = std::from_chars(begin, end, i);
-    if (ec == std::errc() && p == end) return json(i);
-    uint64_t u = 0;
-    auto [pu, ecu] = std::from_chars(begin, end, u);
-    if (ecu == std::errc() && pu == end) return json(u);
-    // Too large for 64 bits: fall through to a double.
-  }
-  if (FullMatch(s, kFloat)) {
-    const char* begin = s.data() + (s[0] == '+' ? 1 : 0);
-    const char* end = s.data() + s.size();
-    double d = 0;
-    auto [p, ec] = std::from_chars(begin, end, d);
-    if (ec == std::errc() && p == end) return json(d);
-    // Out of range (e.g. 1e999): let protobuf reject the spelled value.
-    return json(s);
-  }
-  if (FullMatch(s, kTrue)) return json(true);
-  if (FullMatch(s, kFalse)) return json(false);
-  if (FullMatch(s, kNull)) return json(nullptr);
-  if (FullMatch(s, kInf)) return json("Infinity");
-  if (FullMatch(s, kNegInf)) return json("-Infinity");
-  if (FullMatch(s, kNan)) return json("NaN");
-  return json(s);
-}
-
-absl::StatusOr<json> Convert(const YAML::Node& node, const std::string& path) {
-  switch (node.Type()) {
-    case YAML::NodeType::Undefined:
-    case YAML::NodeType::Null:
-      return json(nullptr);
-    case YAML::NodeType::Scalar:
-      // yaml-cpp tags plain scalars "?" and quoted ones "!"; an explicit tag
-      // such as !!str also keeps the value a string.
-      if (node.Tag() == "?") return PlainScalarToJson(node.Scalar());
-      return json(node.Scalar());
-    case YAML::NodeType::Sequence: {
-      json out = json::array();
-      size_t i = 0;
-      for (const YAML::Node& item : node) {
-        auto v = Convert(item, absl::StrCat(path, "[", i, "]"));
-        if (!v.ok()) return v.status();
-        out.push_back(*std::move(v));
-        ++i;
-      }
-      return out;
-    }
-    case YAML::NodeType::Map: {
-      json out = json::object();
-      for (const auto& kv : node) {
-        const std::string where = path.empty() ? "top level" : path;
-        if (!kv.first.IsScalar()) {
-          return absl::InvalidArgumentError(
-              absl::StrCat("map key at ", where, " is not a scalar"));
-        }
-        const std::string key = kv.first.Scalar();
-        if (out.contains(key)) {
-          return absl::InvalidArgumentError(
-              absl::StrCat("duplicate key \"", key, "\" at ", where));
-        }
-        auto v = Convert(kv.second,
-                         path.empty() ? key : absl::StrCat(path, ".", key));
-        if (!v.ok()) return v.status();
-        out[key] = *std::move(v);
-      }
-      return out;
-    }
-  }
-  return absl::InternalError("unknown YAML node type");
-}
 
 // Rewrites protobuf's JSON parser messages into plainer English where the
 // pattern is known; other messages pass through unchanged.
@@ -142,10 +49,6 @@ std::string ExplainJsonError(const std::string& message) {
 
 }  // namespace
 
-absl::StatusOr<nlohmann::json> YamlToJson(const YAML::Node& node) {
-  return Convert(node, "");
-}
-
 absl::StatusOr<cairn::v1::StudySpec> StudySpecFromJson(
     const std::string& json_text) {
   cairn::v1::StudySpec spec;
@@ -162,25 +65,16 @@ absl::StatusOr<cairn::v1::StudySpec> StudySpecFromJson(
 
 absl::StatusOr<cairn::v1::StudySpec> StudySpecFromYaml(
     const std::string& yaml) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(yaml);
-  } catch (const YAML::Exception& e) {
-    // yaml-cpp reports 0-based lines and columns.
-    return absl::InvalidArgumentError(
-        absl::StrCat("YAML syntax error at line ", e.mark.line + 1, ", column ",
-                     e.mark.column + 1, ": ", e.msg));
-  }
-  if (root.IsNull() || !root.IsDefined()) {
+  absl::StatusOr<nlohmann::json> j = YamlToJson(yaml);
+  if (!j.ok()) return j.status();
+  if (j->is_null()) {
     return absl::InvalidArgumentError("the study config is empty");
   }
-  if (!root.IsMap()) {
+  if (!j->is_object()) {
     return absl::InvalidArgumentError(
         "the study config must be a mapping of StudySpec fields "
         "(parameters, metrics, algorithm, ...)");
   }
-  auto j = YamlToJson(root);
-  if (!j.ok()) return j.status();
   // dump() throws on strings that are not UTF-8 (yaml-cpp passes them on).
   std::string json_text;
   try {

@@ -9,30 +9,17 @@
 
 #include "absl/status/statusor.h"
 #include "cairn/v1/study.pb.h"
-#include "nlohmann/json.hpp"
-#include "yaml-cpp/yaml.h"
 
 namespace cairn::cli {
-
-// Converts a YAML node to JSON:
-//   - maps become objects (keys must be scalars and unique), sequences arrays;
-//   - plain (unquoted) scalars: integers become JSON integers, decimal or
-//     exponent numbers JSON doubles, true/false (any case style YAML 1.2
-//     allows: true, True, TRUE) booleans, null/~/empty null; .inf/-.inf/.nan
-//     become the strings "Infinity"/"-Infinity"/"NaN", which is how the
-//     protobuf JSON mapping spells them;
-//   - quoted scalars always stay strings.
-// Returns InvalidArgument naming the path (e.g. "parameters[1]") for a
-// non-scalar or duplicate map key.
-absl::StatusOr<nlohmann::json> YamlToJson(const YAML::Node& node);
 
 // Parses StudySpec from JSON text in the protobuf JSON mapping (proto field
 // names or lowerCamelCase, enums as strings). Unknown fields and bad values
 // are InvalidArgument naming the field path.
 absl::StatusOr<cairn::v1::StudySpec> StudySpecFromJson(const std::string& json);
 
-// Parses StudySpec from YAML text (JSON is valid YAML too): YamlToJson, then
-// StudySpecFromJson. The top level must be a mapping.
+// Parses StudySpec from YAML text (JSON is valid YAML too):
+// proto/cairn/v1/yaml_json.h's YamlToJson (plain scalars typed, aliases
+// bounded), then StudySpecFromJson. The top level must be a mapping.
 absl::StatusOr<cairn::v1::StudySpec> StudySpecFromYaml(const std::string& yaml);
 
 // Reads `path` and parses it: files ending in ".json" with the JSON parser,

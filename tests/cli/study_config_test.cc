@@ -26,66 +26,6 @@ std::string ExampleStudy(const std::string& name) {
   return SourceDir() + "/examples/studies/" + name;
 }
 
-TEST(YamlToJsonTest, PlainScalarsBecomeTypedQuotedStayStrings) {
-  const YAML::Node node = YAML::Load(R"(
-int: 42
-neg: -7
-plus: +3
-float: 1.5
-exp: 1e-3
-dot: .5
-big: 12345678901234567890
-t: true
-f: False
-n: null
-tilde: ~
-empty:
-quoted_int: "42"
-single_quoted_bool: 'true'
-str: adam
-inf: .inf
-ninf: -.inf
-nan: .nan
-version: 1.2.3
-list: [1, two, "3"]
-nested: {a: [{b: 2.0}]}
-)");
-  auto j = YamlToJson(node);
-  ASSERT_TRUE(j.ok()) << j.status();
-  EXPECT_TRUE((*j)["int"].is_number_integer());
-  EXPECT_EQ((*j)["int"].get<int64_t>(), 42);
-  EXPECT_EQ((*j)["neg"].get<int64_t>(), -7);
-  EXPECT_EQ((*j)["plus"].get<int64_t>(), 3);
-  EXPECT_TRUE((*j)["float"].is_number_float());
-  EXPECT_DOUBLE_EQ((*j)["float"].get<double>(), 1.5);
-  EXPECT_DOUBLE_EQ((*j)["exp"].get<double>(), 1e-3);
-  EXPECT_DOUBLE_EQ((*j)["dot"].get<double>(), 0.5);
-  EXPECT_TRUE((*j)["big"].is_number_unsigned());
-  EXPECT_EQ((*j)["t"], true);
-  EXPECT_EQ((*j)["f"], false);
-  EXPECT_TRUE((*j)["n"].is_null());
-  EXPECT_TRUE((*j)["tilde"].is_null());
-  EXPECT_TRUE((*j)["empty"].is_null());
-  EXPECT_EQ((*j)["quoted_int"], "42");
-  EXPECT_EQ((*j)["single_quoted_bool"], "true");
-  EXPECT_EQ((*j)["str"], "adam");
-  EXPECT_EQ((*j)["inf"], "Infinity");
-  EXPECT_EQ((*j)["ninf"], "-Infinity");
-  EXPECT_EQ((*j)["nan"], "NaN");
-  EXPECT_EQ((*j)["version"], "1.2.3");
-  EXPECT_EQ((*j)["list"].dump(), R"([1,"two","3"])");
-  EXPECT_EQ((*j)["nested"].dump(), R"({"a":[{"b":2.0}]})");
-}
-
-TEST(YamlToJsonTest, DuplicateKeyNamesKeyAndPath) {
-  const YAML::Node node = YAML::Load("parameters:\n  - a: 1\n    a: 2\n");
-  auto j = YamlToJson(node);
-  ASSERT_FALSE(j.ok());
-  EXPECT_EQ(j.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(j.status().message(), HasSubstr("\"a\""));
-  EXPECT_THAT(j.status().message(), HasSubstr("parameters[0]"));
-}
-
 TEST(StudySpecFromYamlTest, ProtoNamesAndCamelCaseAreEquivalent) {
   auto snake = StudySpecFromYaml(R"(
 parameters:

@@ -2,7 +2,8 @@
 // send them: `curl -d @file` labels JSON application/x-www-form-urlencoded,
 // which the HTTP library alone refused past 8 KB with a 413 claiming the
 // body was over the 4 MB limit. Now any content type is read up to 4 MB;
-// past it 413, and multipart bodies 415.
+// past it 413, and multipart bodies 415. A YAML body that aliases expand
+// past the bounds of proto/cairn/v1/yaml_json.h is refused.
 #include <fstream>
 #include <regex>
 #include <string>
@@ -94,6 +95,28 @@ TEST_F(RestBodyTest, OverFourMegabytesIs413AndMultipart415) {
        "Authorization: Bearer " + server_->token(), base_ + "studies"});
   EXPECT_THAT(list.out, ::testing::Not(HasSubstr("too-big")));
   EXPECT_THAT(list.out, ::testing::Not(HasSubstr("multipart")));
+}
+
+// cairnd parses the body of POST /v1/projects/{p}/jobs as YAML (JSON is
+// YAML): 400 bytes of aliases standing for 10^8 values made it throw
+// bad_alloc and die. Now refused with 400, and cairnd serves on.
+TEST_F(RestBodyTest, YamlAliasBombIsRefusedAndCairndServesOn) {
+  std::string bomb = "a: &a [x,x,x,x,x,x,x,x,x,x]\n";
+  const std::string names = "abcdefgh";
+  for (size_t i = 1; i < names.size(); ++i) {
+    absl::StrAppend(&bomb, names.substr(i, 1), ": &", names.substr(i, 1), " [");
+    for (int k = 0; k < 10; ++k) {
+      absl::StrAppend(&bomb, k ? "," : "", "*", names.substr(i - 1, 1));
+    }
+    bomb += "]\n";
+  }
+  bomb += "trainingInput: {args: *h}\n";
+  const testing::CommandResult r = Post("projects/p/jobs", bomb);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("the YAML expands to more than 2000000 values"));
+  EXPECT_THAT(r.out, ::testing::EndsWith("\n400"));
+  const testing::CommandResult after = Post("studies", Study("after", 0));
+  EXPECT_THAT(after.out, ::testing::EndsWith("\n200"));
 }
 
 }  // namespace
