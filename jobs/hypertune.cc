@@ -9,8 +9,11 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "cairn/v1/study.pb.h"
 #include "jobs/job_files.h"
 #include "nlohmann/json.hpp"
+#include "proto/cairn/v1/limits.h"
+#include "proto/cairn/v1/request_limits.h"
 
 namespace cairn::jobs {
 namespace {
@@ -39,6 +42,14 @@ bool ToDouble(const nlohmann::json& v, double* out) {
   return v.is_string() && absl::SimpleAtod(v.get<std::string>(), out);
 }
 
+// Whether `key` is a metric id the API would accept (proto/cairn/v1/
+// limits.h): the job's file gets no more than its RPCs would.
+bool IsMetricId(const std::string& key) {
+  cairn::v1::Metric metric;
+  metric.set_metric_id(key);
+  return CheckRequestLimits(metric).ok();
+}
+
 }  // namespace
 
 bool ParseHypertuneLine(absl::string_view line, HypertuneEntry* out) {
@@ -59,10 +70,14 @@ bool ParseHypertuneLine(absl::string_view line, HypertuneEntry* out) {
       if (!(std::abs(value) < 9.2e18)) return false;
       e.global_step = static_cast<int64_t>(value);
     } else {
+      if (!IsMetricId(key)) return false;
       e.metrics[key] = value;
     }
   }
-  if (e.metrics.empty()) return false;
+  if (e.metrics.empty() ||
+      e.metrics.size() > static_cast<size_t>(cairn::v1::kMaxMetrics)) {
+    return false;
+  }
   *out = std::move(e);
   return true;
 }

@@ -26,7 +26,9 @@ struct HypertuneEntry {
 };
 
 // Parses the file's text. Lines that are not valid entries (a torn last
-// line while the writer rewrites the file, unparsable numbers) are skipped.
+// line while the writer rewrites the file, unparsable numbers, a key that
+// is not a metric id the API accepts, more than kMaxMetrics metrics) are
+// skipped.
 std::vector<HypertuneEntry> ParseHypertune(const std::string& text);
 
 // One line of the file; false for a line that is not a valid entry.

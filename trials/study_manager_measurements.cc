@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "proto/cairn/v1/request_limits.h"
 #include "proto/cairn/v1/resource_names.h"
 #include "proto/cairn/v1/trial_states.h"
 #include "trials/study_manager.h"
@@ -71,6 +72,12 @@ absl::StatusOr<Store::MeasurementWrite> MeasurementWriteOf(
         absl::StrCat("trial ", report.trial_name, " is ",
                      Trial::State_Name((*trial)->state()),
                      "; measurements can only be added to pending trials"));
+  }
+  // The API's limits (metric ids, their number) for callers in the process
+  // too, such as a job's metric file (jobs/hypertune.h).
+  if (absl::Status s = CheckRequestLimits(report.measurement, "measurement");
+      !s.ok()) {
+    return s;
   }
   if (absl::Status s = tuner::ValidateMeasurement(report.measurement);
       !s.ok()) {

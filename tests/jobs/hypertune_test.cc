@@ -35,6 +35,23 @@ TEST(HypertuneTest, NonNumericMetricLinesAreSkipped) {
   EXPECT_TRUE(e.empty());
 }
 
+// A job's file gets no more than its RPCs would: keys that are not metric
+// ids the API accepts, or more than 100 metrics, make the line invalid.
+TEST(HypertuneTest, LinesWithKeysTheApiRefusesAreSkipped) {
+  std::string many = R"({"global_step": "1", "timestamp": 3.0)";
+  for (int i = 0; i <= 100; ++i) absl::StrAppend(&many, ", \"m", i, "\": 1");
+  many += "}";
+  const std::string text = absl::StrCat(
+      R"({"global_step": "1", "val loss": "0.5", "timestamp": 1.0})", "\n",
+      R"({"global_step": "1", ")", std::string(200, 'q'),
+      R"(": "0.5", "timestamp": 2.0})", "\n", many, "\n",
+      R"({"global_step": "1", "val/loss": "0.5", "timestamp": 4.0})");
+  std::vector<jobs::HypertuneEntry> e = jobs::ParseHypertune(text);
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_DOUBLE_EQ(e[0].timestamp, 4.0);
+  EXPECT_DOUBLE_EQ(e[0].metrics.at("val/loss"), 0.5);
+}
+
 std::string HypertuneLine(int step, double ts) {
   return absl::StrCat(R"({"global_step": ")", step, R"(", "loss": ")",
                       1.0 / step, R"(", "timestamp": )", ts,

@@ -183,6 +183,23 @@ TEST_F(StudyManagerTest, BadInputIsRejectedAndNothingIsWritten) {
   Measurement nan = Loss(std::nan(""));
   EXPECT_EQ(manager_->AddMeasurement(trial, nan).status().code(),
             absl::StatusCode::kInvalidArgument);
+  // The API's limits hold for callers in the process too (a job's metric
+  // file): a metric id of 200 characters, one with a space, 101 metrics.
+  for (const std::string& id : {std::string(200, 'q'), std::string("a b")}) {
+    Measurement odd = Loss(1);
+    odd.add_metrics()->set_metric_id(id);
+    const absl::Status s = manager_->AddMeasurement(trial, odd).status();
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << id;
+    EXPECT_NE(s.message().find("measurement.metrics[1].metric_id"),
+              std::string::npos)
+        << s.message();
+  }
+  Measurement many = Loss(1);
+  for (int i = 0; i < 100; ++i) {
+    many.add_metrics()->set_metric_id(absl::StrCat("m", i));
+  }
+  EXPECT_EQ(manager_->AddMeasurement(trial, many).status().code(),
+            absl::StatusCode::kInvalidArgument);
   Measurement unknown;
   auto* m = unknown.add_metrics();
   m->set_metric_id("accuracy");
