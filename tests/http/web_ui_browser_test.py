@@ -164,6 +164,47 @@ def check_viewer(driver, server, viewer):
     check(status == 200, "viewer: GET /v1/studies/1 -> 200")
 
 
+HOSTILE = '<img src=x onerror="window.__xss=1">'
+
+
+def check_hostile_text(driver, server):
+    """What users typed (names, values, reasons) shows as text, never runs."""
+    spec = webui.study_spec(HOSTILE)
+    spec["study"]["spec"]["parameters"][2]["categoricalValues"] = [
+        "<b>sgd</b>", "<img src=y onerror=window.__xss=2>"]
+    study = server.ok("POST", "studies", spec)
+    trials = server.ok("POST", study["name"] + "/trials:suggest",
+                       {"suggestionCount": 2})["trials"]
+    server.ok("POST", trials[0]["name"] + ":complete", {
+        "trialInfeasible": True,
+        "infeasibleReason": "<img src=z onerror=window.__xss=3>"})
+    driver.get(server.base + "/login?token=" + server.token)
+    pages = [("/", "the studies list", lambda d: d.execute_script(
+                  "return document.querySelectorAll('#studies tbody tr')"
+                  ".length;") == 2),
+             ("/" + study["name"], "the study's trials",
+              lambda d: rows(d) == 2),
+             ("/" + trials[0]["name"], "the infeasible trial",
+              lambda d: "INFEASIBLE" in d.find_element("tag name", "h1").text),
+             ("/" + trials[1]["name"], "the active trial",
+              lambda d: d.execute_script(
+                  "const t = document.getElementById('params');"
+                  "return t ? t.tBodies[0].rows.length : 0;") == 3)]
+    for path, what, ready in pages:
+        driver.get(server.base + path)
+        wait(driver, what, ready)
+        time.sleep(0.5)  # A broken image's onerror would have run by now.
+        ran = driver.execute_script("return window.__xss;")
+        check(ran is None, "%s: no markup from the data ran (got %r)" % (path, ran))
+        injected = driver.execute_script(
+            "return document.querySelectorAll('#main img, #main b').length;")
+        check(injected == 0, "%s: no element made from the data" % path)
+    text = driver.execute_script("return document.body.textContent;")
+    check("<img src=y onerror=window.__xss=2>" in text or "<b>sgd</b>" in text,
+          "the trial page shows the categorical value as text")
+
+
+LOSSES = []
 LOSSES = []
 
 
@@ -217,6 +258,7 @@ def main():
         check_trial_page(driver, server, args.screenshots)
         check_console(driver)
         check_viewer(driver, server, viewer)
+        check_hostile_text(driver, server)
         print("PASS")
         return 0
     except Exception:
