@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "auth/call_slots.h"
 #include "auth/token_registry.h"
 
 namespace cairn::auth {
@@ -45,9 +46,16 @@ class Authorizer {
 
   bool enabled() const { return registry_ != nullptr; }
 
+  // The bound on calls in progress per principal that callers of Authorize
+  // apply (server/authorize_call.h); nullptr (the default): none. Not
+  // owned; set before serving.
+  void set_call_slots(CallSlots* slots) { call_slots_ = slots; }
+  CallSlots* call_slots() const { return call_slots_; }
+
  private:
   TokenRegistry* const registry_;
   const std::function<absl::Time()> now_;
+  CallSlots* call_slots_ = nullptr;
 };
 
 // OK if `caller` may delete `what` (a study, or a trial of it) of a study

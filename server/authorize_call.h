@@ -13,8 +13,11 @@
 namespace cairn {
 
 // The caller of `context`'s call to `full_method` acting on `resource`
-// (see Authorizer::Authorize). `authorizer` nullptr (a service nobody gave
-// one): every call is refused, Internal (fail closed).
+// (see Authorizer::Authorize), which then holds one of the caller's call
+// slots (Authorizer::call_slots) until CallSlotsInterceptorFactory's
+// interceptor frees it at the call's end; ResourceExhausted when the caller
+// has none left. `authorizer` nullptr (a service nobody gave one): every
+// call is refused, Internal (fail closed).
 inline absl::StatusOr<auth::Principal> AuthorizeCall(
     const auth::Authorizer* authorizer, grpc::ServerContext* context,
     absl::string_view full_method, absl::string_view resource) {
@@ -26,7 +29,16 @@ inline absl::StatusOr<auth::Principal> AuthorizeCall(
   if (auto it = metadata.find("authorization"); it != metadata.end()) {
     authorization = absl::string_view(it->second.data(), it->second.size());
   }
-  return authorizer->Authorize(authorization, full_method, resource);
+  absl::StatusOr<auth::Principal> caller =
+      authorizer->Authorize(authorization, full_method, resource);
+  if (caller.ok() && authorizer->call_slots() != nullptr) {
+    const grpc::ServerContextBase* call = context;
+    if (absl::Status s = authorizer->call_slots()->Acquire(call, caller->name);
+        !s.ok()) {
+      return s;
+    }
+  }
+  return caller;
 }
 
 }  // namespace cairn

@@ -20,6 +20,7 @@
 #include "monitoring/grpc_metrics_interceptor.h"
 #include "monitoring/study_summary.h"
 #include "server/audit_interceptor.h"
+#include "server/call_slots_interceptor.h"
 #include "server/listen_policy.h"
 #include "server/reflection_service.h"
 #include "server/unparsable_request_interceptor.h"
@@ -160,11 +161,16 @@ absl::Status Cairnd::OpenController(const std::string& store_path,
 }
 
 absl::Status Cairnd::StartAuth(const CairndOptions& options) {
+  if (options.max_calls_per_token > 0) {
+    call_slots_ =
+        std::make_unique<auth::CallSlots>(options.max_calls_per_token);
+  }
   if (!options.auth) {
     spdlog::warn(
         "cairnd: --auth=none: every call is allowed without a token (one "
         "user, loopback only)");
     authorizer_ = std::make_unique<auth::Authorizer>(nullptr);
+    authorizer_->set_call_slots(call_slots_.get());
     return absl::OkStatus();
   }
   absl::StatusOr<std::unique_ptr<auth::TokenRegistry>> tokens =
@@ -182,6 +188,7 @@ absl::Status Cairnd::StartAuth(const CairndOptions& options) {
         std::filesystem::absolute(*written).string());
   }
   authorizer_ = std::make_unique<auth::Authorizer>(tokens_.get());
+  authorizer_->set_call_slots(call_slots_.get());
   return absl::OkStatus();
 }
 
@@ -208,6 +215,10 @@ Cairnd::Interceptors() {
       interceptors;
   interceptors.push_back(
       std::make_unique<UnparsableRequestInterceptorFactory>());
+  if (call_slots_ != nullptr) {
+    interceptors.push_back(
+        std::make_unique<CallSlotsInterceptorFactory>(call_slots_.get()));
+  }
   if (audit_log_ != nullptr) {
     interceptors.push_back(std::make_unique<AuditInterceptorFactory>(
         audit_log_.get(), authorizer_.get()));

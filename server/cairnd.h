@@ -97,6 +97,10 @@ struct CairndOptions {
   absl::Duration audit_retention = absl::Hours(24 * 90);
   // Also record the calls that only read. Default: false.
   bool audit_reads = false;
+  // Calls one principal (token) may have in progress at once; past it a
+  // call gets RESOURCE_EXHAUSTED (auth/call_slots.h). 0: no bound.
+  // Default: 256.
+  int max_calls_per_token = 256;
   // false: no audit log at all (no flag: only for benchmarks that measure
   // its cost; ListAuditEvents is then UNIMPLEMENTED). Default: true.
   bool audit = true;
@@ -185,6 +189,8 @@ class Cairnd {
   std::unique_ptr<jobs::JobRunner> runner_;
   // Null with --auth=none.
   std::unique_ptr<auth::TokenRegistry> tokens_;
+  // Null with max_calls_per_token 0. Outlives server_ (its interceptors).
+  std::unique_ptr<auth::CallSlots> call_slots_;
   std::unique_ptr<auth::Authorizer> authorizer_;
   std::unique_ptr<audit::AuditLog> audit_log_;
   std::unique_ptr<StudyServiceImpl> service_;

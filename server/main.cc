@@ -144,6 +144,11 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_flag("--audit-reads", options.audit_reads,
                "Also record the calls that only read in the audit log");
+  app.add_option("--max-calls-per-token", options.max_calls_per_token,
+                 "Calls one token may have in progress at once (each holds "
+                 "a thread); more get RESOURCE_EXHAUSTED (0: no limit)")
+      ->transform(cairn::IntegerFlag(0, 1000000))
+      ->capture_default_str();
   app.add_option("--tls-cert", options.tls.cert_file,
                  "PEM certificate chain to serve TLS with (needs --tls-key); "
                  "re-read when the file changes")
