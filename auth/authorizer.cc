@@ -21,19 +21,20 @@ absl::Status Denied(const Principal& p, absl::string_view method,
 }
 
 // The rule for a job token: only its trial, only the methods marked.
+// `resource` nullptr: a stream whose messages the caller checks one by one.
 absl::Status CheckJobScope(const Principal& p, const MethodRule& rule,
                            absl::string_view method,
-                           absl::string_view resource) {
+                           const absl::string_view* resource) {
   if (!rule.trial_job) {
     return absl::PermissionDeniedError(absl::StrCat(
         "token '", p.name, "' (a training job's) lacks permission ",
         PermissionName(rule.permission), " needed by ", method,
         ": it may only report on its trial"));
   }
-  if (resource != p.trial) {
+  if (resource != nullptr && *resource != p.trial) {
     return absl::PermissionDeniedError(absl::StrCat(
         "token '", p.name, "' (a training job's) lacks permission ",
-        PermissionName(rule.permission), " on '", resource.substr(0, 128),
+        PermissionName(rule.permission), " on '", resource->substr(0, 128),
         "': it may only act on ", p.trial));
   }
   return absl::OkStatus();
@@ -44,6 +45,17 @@ absl::Status CheckJobScope(const Principal& p, const MethodRule& rule,
 absl::StatusOr<Principal> Authorizer::Authorize(
     absl::string_view authorization, absl::string_view full_method,
     absl::string_view resource) const {
+  return Check(authorization, full_method, &resource);
+}
+
+absl::StatusOr<Principal> Authorizer::AuthorizeStream(
+    absl::string_view authorization, absl::string_view full_method) const {
+  return Check(authorization, full_method, nullptr);
+}
+
+absl::StatusOr<Principal> Authorizer::Check(
+    absl::string_view authorization, absl::string_view full_method,
+    const absl::string_view* resource) const {
   const std::optional<MethodRule> rule = RuleFor(full_method);
   if (!rule.has_value()) {
     return absl::PermissionDeniedError(

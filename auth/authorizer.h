@@ -38,6 +38,13 @@ class Authorizer {
                                       absl::string_view full_method,
                                       absl::string_view resource) const;
 
+  // As Authorize, for a stream whose messages each name the trial they act
+  // on (ReportMeasurements), checked before the first one is read: a job
+  // token's trial is then the caller's to check per message
+  // (Principal::trial).
+  absl::StatusOr<Principal> AuthorizeStream(
+      absl::string_view authorization, absl::string_view full_method) const;
+
   // Who `authorization` ("Bearer <token>") names, for the audit log: the
   // principal of a token the registry knows (also a revoked or expired
   // one; see TokenRegistry::Identify), nullopt for none, a malformed or an
@@ -53,6 +60,11 @@ class Authorizer {
   CallSlots* call_slots() const { return call_slots_; }
 
  private:
+  // Authorize; `resource` nullptr for AuthorizeStream.
+  absl::StatusOr<Principal> Check(absl::string_view authorization,
+                                  absl::string_view full_method,
+                                  const absl::string_view* resource) const;
+
   TokenRegistry* const registry_;
   const std::function<absl::Time()> now_;
   CallSlots* call_slots_ = nullptr;

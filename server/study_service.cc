@@ -222,12 +222,15 @@ grpc::Status StudyServiceImpl::ReportMeasurements(
     written += *n;
     return absl::OkStatus();
   };
-  cairn::v1::ReportMeasurementsRequest request;
-  const bool first = reader->Read(&request);
-  absl::StatusOr<auth::Principal> caller = Authorize(
-      context, "ReportMeasurements", first ? request.trial_name() : "");
+  // Before the first read: a caller without a valid token must not hold
+  // this thread waiting for a message. A job token's trial is checked on
+  // every message below.
+  absl::StatusOr<auth::Principal> caller = AuthorizeStreamCall(
+      authorizer_, context, "/cairn.v1.StudyService/ReportMeasurements");
   if (!caller.ok()) return ToGrpcStatus(caller.status());
-  for (bool more = first; more; more = reader->Read(&request)) {
+  cairn::v1::ReportMeasurementsRequest request;
+  for (bool more = reader->Read(&request); more;
+       more = reader->Read(&request)) {
     if (!caller->trial.empty() && request.trial_name() != caller->trial) {
       return ToGrpcStatus(absl::PermissionDeniedError(
           absl::StrCat("token '", caller->name, "' may only report on ",
