@@ -79,6 +79,26 @@ class LimitsIntegrationTest : public ::testing::Test {
     return study;
   }
 
+  // The name of an ACTIVE trial of a new Simple(display_name) study; "" (and
+  // a test failure) if that fails.
+  std::string ActiveTrial(const std::string& display_name) {
+    grpc::ClientContext ctx;
+    v1::CreateStudyRequest create;
+    *create.mutable_study() = Simple(display_name);
+    v1::Study study;
+    const grpc::Status created = stub_->CreateStudy(&ctx, create, &study);
+    EXPECT_TRUE(created.ok()) << created.error_message();
+    grpc::ClientContext suggest_ctx;
+    v1::SuggestTrialsRequest suggest;
+    suggest.set_parent(study.name());
+    suggest.set_suggestion_count(1);
+    v1::SuggestTrialsResponse suggested;
+    const grpc::Status s =
+        stub_->SuggestTrials(&suggest_ctx, suggest, &suggested);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    return suggested.trials_size() == 1 ? suggested.trials(0).name() : "";
+  }
+
   static v1::Study Simple(const std::string& name) {
     v1::Study study;
     study.set_display_name(name);
@@ -155,19 +175,8 @@ TEST_F(LimitsIntegrationTest, OtherRequestsAreChecked) {
 // one message (the Python SDK's batches): written in order, next to
 // single-measurement messages, and bounded by kMaxRepeated.
 TEST_F(LimitsIntegrationTest, PackedMeasurementsAreWrittenInOrderAndBounded) {
-  ASSERT_TRUE(Create(Simple("packed")).ok());
-  grpc::ClientContext lookup_ctx;
-  v1::LookupStudyRequest lookup;
-  lookup.set_display_name("packed");
-  v1::Study study;
-  ASSERT_TRUE(stub_->LookupStudy(&lookup_ctx, lookup, &study).ok());
-  grpc::ClientContext suggest_ctx;
-  v1::SuggestTrialsRequest suggest;
-  suggest.set_parent(study.name());
-  suggest.set_suggestion_count(1);
-  v1::SuggestTrialsResponse suggested;
-  ASSERT_TRUE(stub_->SuggestTrials(&suggest_ctx, suggest, &suggested).ok());
-  const std::string trial = suggested.trials(0).name();
+  const std::string trial = ActiveTrial("packed");
+  ASSERT_FALSE(trial.empty());
   auto point = [](int64_t step) {
     v1::Measurement m;
     m.set_step_count(step);
@@ -218,19 +227,8 @@ TEST_F(LimitsIntegrationTest, PackedMeasurementsAreWrittenInOrderAndBounded) {
 // every JSON view of the trial fail (REST 500, `cairn trial get --json`
 // printing an error); any editor, or a trial's own job, could send one.
 TEST_F(LimitsIntegrationTest, OutOfRangeDurationIsRefusedAndNotStored) {
-  ASSERT_TRUE(Create(Simple("durations")).ok());
-  grpc::ClientContext lookup_ctx;
-  v1::LookupStudyRequest lookup;
-  lookup.set_display_name("durations");
-  v1::Study study;
-  ASSERT_TRUE(stub_->LookupStudy(&lookup_ctx, lookup, &study).ok());
-  grpc::ClientContext suggest_ctx;
-  v1::SuggestTrialsRequest suggest;
-  suggest.set_parent(study.name());
-  suggest.set_suggestion_count(1);
-  v1::SuggestTrialsResponse suggested;
-  ASSERT_TRUE(stub_->SuggestTrials(&suggest_ctx, suggest, &suggested).ok());
-  const std::string trial = suggested.trials(0).name();
+  const std::string trial = ActiveTrial("durations");
+  ASSERT_FALSE(trial.empty());
 
   v1::AddTrialMeasurementRequest add;
   add.set_trial_name(trial);
@@ -260,7 +258,7 @@ TEST_F(LimitsIntegrationTest, OutOfRangeDurationIsRefusedAndNotStored) {
 
   const testing::CommandResult r = testing::RunCommand(
       {testing::BinDir() + "/cairn", "--server", server_->address(), "trial",
-       "get", study.name(), trial, "--json"});
+       "get", trial.substr(0, trial.find("/trials/")), trial, "--json"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("\"state\": \"ACTIVE\""));
   EXPECT_THAT(r.out, HasSubstr("\"measurements\": []"));
