@@ -3,7 +3,6 @@
 
 #include <cstdlib>
 #include <fstream>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 
@@ -20,14 +19,23 @@ std::string OrEnv(std::string field, const char* env) {
 // The whole of `path`; InvalidArgument naming `flag` if it cannot be read
 // or is empty.
 absl::StatusOr<std::string> ReadPem(const std::string& path, const char* flag) {
+  // Certificate chains and keys are kilobytes; more is no PEM file (and the
+  // file may be endless: /dev/zero).
+  constexpr std::streamsize kMaxPemBytes = 1 << 20;
   std::ifstream in(path, std::ios::binary);
-  std::stringstream contents;
-  if (in) contents << in.rdbuf();
-  if (!in || contents.str().empty()) {
+  std::string contents(kMaxPemBytes + 1, '\0');
+  if (in) in.read(contents.data(), kMaxPemBytes + 1);
+  contents.resize(in ? contents.size() : static_cast<size_t>(in.gcount()));
+  if (contents.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
         flag, ": cannot read a PEM file from '", path.substr(0, 256), "'"));
   }
-  return contents.str();
+  if (contents.size() > kMaxPemBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, ": '", path.substr(0, 256), "' is over ",
+                     kMaxPemBytes, " bytes: not a PEM file"));
+  }
+  return contents;
 }
 
 }  // namespace

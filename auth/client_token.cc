@@ -48,16 +48,30 @@ class BearerInterceptorFactory final
   const std::string header_;
 };
 
+// A token is 70 characters; a first line longer than this is no token
+// (and the file may be endless: /dev/zero).
+constexpr std::streamsize kMaxTokenLine = 4096;
+
 // The first line of `path`, trimmed; NotFound naming `what` and the path.
 absl::StatusOr<std::string> ReadTokenFile(const std::string& path,
                                           absl::string_view what) {
-  std::ifstream in(path);
-  std::string line;
-  if (!in || !std::getline(in, line)) {
+  std::ifstream in(path, std::ios::binary);
+  std::string head(kMaxTokenLine + 1, '\0');
+  if (in) in.read(head.data(), kMaxTokenLine + 1);
+  head.resize(in ? head.size() : static_cast<size_t>(in.gcount()));
+  if (head.empty()) {
     return absl::NotFoundError(
         absl::StrCat(what, ": cannot read a token from '", path, "'"));
   }
-  std::string token(absl::StripAsciiWhitespace(line));
+  const size_t newline = head.find('\n');
+  if (newline == std::string::npos && head.size() > kMaxTokenLine) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": '", path,
+                     "' does not start with a token (a "
+                     "line of at most ",
+                     kMaxTokenLine, " bytes)"));
+  }
+  std::string token(absl::StripAsciiWhitespace(head.substr(0, newline)));
   if (token.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat(what, ": '", path, "' holds an empty token"));

@@ -30,15 +30,24 @@ def resolve_server(server):
     return server
 
 
+# A token is 70 characters; a longer first line is no token (and the file
+# may be endless: /dev/zero).
+_MAX_TOKEN_LINE = 4096
+_MAX_PEM_BYTES = 1 << 20
+
+
 def _read_token_file(path, what):
     try:
-        with open(path) as f:
-            line = f.readline()
+        with open(path, "rb") as f:
+            line = f.readline(_MAX_TOKEN_LINE + 1)
     except OSError as e:
         raise make_error(grpc.StatusCode.NOT_FOUND,
                          "%s: cannot read a token from %r (%s)"
                          % (what, path, e.strerror))
-    token = line.strip()
+    if len(line) > _MAX_TOKEN_LINE and not line.endswith(b"\n"):
+        raise _invalid("%s: %r does not start with a token (a line of at "
+                       "most %d bytes)" % (what, path, _MAX_TOKEN_LINE))
+    token = line.decode("utf-8", "replace").strip()
     if not token:
         raise _invalid("%s: %r holds an empty token" % (what, path))
     return token
@@ -65,10 +74,14 @@ def resolve_token(token, token_file=None):
 def _read_file(path, what):
     try:
         with open(path, "rb") as f:
-            return f.read()
+            data = f.read(_MAX_PEM_BYTES + 1)
     except OSError as e:
         raise make_error(grpc.StatusCode.NOT_FOUND, "%s: cannot read %r (%s)"
                          % (what, path, e.strerror))
+    if len(data) > _MAX_PEM_BYTES:
+        raise _invalid("%s: %r is over %d bytes: not a PEM file"
+                       % (what, path, _MAX_PEM_BYTES))
+    return data
 
 
 def channel_credentials(tls_ca=None, tls_cert=None, tls_key=None):

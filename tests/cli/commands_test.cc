@@ -118,6 +118,20 @@ TEST(RunCliTest, UsageErrorsExitTwo) {
   EXPECT_EQ(RunCairn({"--timeout", "-1", "study", "list"}).code, kExitUsage);
 }
 
+// Files that cannot be a token or a PEM file (here endless) are refused
+// after a bounded read: CAIRN_TOKEN_FILE=/dev/zero made cairn read 7 GB.
+TEST(RunCliTest, EndlessTokenAndPemFilesAreRefused) {
+  const std::string server = ClosedServer();
+  const Result token = RunCairn(
+      {"--server", server, "--token-file", "/dev/zero", "study", "list"});
+  EXPECT_NE(token.code, 0);
+  EXPECT_THAT(token.err, HasSubstr("'/dev/zero' does not start with a token"));
+  const Result pem =
+      RunCairn({"--server", server, "--tls-ca", "/dev/zero", "study", "list"});
+  EXPECT_NE(pem.code, 0);
+  EXPECT_THAT(pem.err, HasSubstr("'/dev/zero' is over 1048576 bytes"));
+}
+
 TEST(RunCliTest, BadMetricTokenFailsBeforeAnyRpc) {
   // The server is unreachable: an RPC would fail with UNAVAILABLE instead.
   const std::string server = ClosedServer();

@@ -161,3 +161,13 @@ def test_server_and_token_from_environment(server, monkeypatch, tmp_path):
     with pytest.raises(cairn.NotFoundError) as e:
         cairn.Client()
     assert "absent" in e.value.message
+    # An endless file is no token file: refused after 4 KB, not read on.
+    monkeypatch.setenv("CAIRN_TOKEN_FILE", "/dev/zero")
+    with pytest.raises(cairn.InvalidArgumentError) as e:
+        cairn.Client()
+    assert "does not start with a token" in e.value.message
+    monkeypatch.delenv("CAIRN_TOKEN_FILE")
+    with pytest.raises(cairn.InvalidArgumentError) as e:
+        cairn.Client(server=server.address, token=server.token,
+                     tls_ca="/dev/zero")
+    assert "not a PEM file" in e.value.message
