@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/util/json_util.h"
 #include "nlohmann/json.hpp"
+#include "proto/cairn/v1/bounded_file.h"
 #include "proto/cairn/v1/yaml_json.h"
 
 namespace cairn::aiplatform {
@@ -105,14 +106,13 @@ absl::StatusOr<JobConfig> ParseJobConfig(const std::string& text) {
 }
 
 absl::StatusOr<JobConfig> LoadJobConfigFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return absl::NotFoundError(
-        absl::StrCat(path, ": cannot open the job config file"));
+  absl::StatusOr<std::string> text = ReadFileAtMost(path, kMaxConfigFileBytes);
+  if (!text.ok()) {
+    return absl::Status(
+        text.status().code(),
+        absl::StrCat("the job config file: ", text.status().message()));
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  absl::StatusOr<JobConfig> config = ParseJobConfig(text.str());
+  absl::StatusOr<JobConfig> config = ParseJobConfig(*text);
   if (!config.ok()) {
     return absl::Status(config.status().code(),
                         absl::StrCat(path, ": ", config.status().message()));

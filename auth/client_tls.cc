@@ -2,9 +2,9 @@
 #include "auth/client_tls.h"
 
 #include <cstdlib>
-#include <fstream>
 
 #include "absl/strings/str_cat.h"
+#include "proto/cairn/v1/bounded_file.h"
 
 namespace cairn::auth {
 namespace {
@@ -18,24 +18,21 @@ std::string OrEnv(std::string field, const char* env) {
 
 // The whole of `path`; InvalidArgument naming `flag` if it cannot be read
 // or is empty.
+// Certificate chains and keys are kilobytes; more is no PEM file (and the
+// file may be endless: /dev/zero).
+constexpr size_t kMaxPemBytes = 1 << 20;
+
 absl::StatusOr<std::string> ReadPem(const std::string& path, const char* flag) {
-  // Certificate chains and keys are kilobytes; more is no PEM file (and the
-  // file may be endless: /dev/zero).
-  constexpr std::streamsize kMaxPemBytes = 1 << 20;
-  std::ifstream in(path, std::ios::binary);
-  std::string contents(kMaxPemBytes + 1, '\0');
-  if (in) in.read(contents.data(), kMaxPemBytes + 1);
-  contents.resize(in ? contents.size() : static_cast<size_t>(in.gcount()));
-  if (contents.empty()) {
+  absl::StatusOr<std::string> text = ReadFileAtMost(path, kMaxPemBytes);
+  if (text.ok() && text->empty()) {
+    text = absl::InvalidArgumentError(
+        absl::StrCat("'", path.substr(0, 256), "' is empty"));
+  }
+  if (!text.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        flag, ": cannot read a PEM file from '", path.substr(0, 256), "'"));
+        flag, ": cannot read a PEM file: ", text.status().message()));
   }
-  if (contents.size() > kMaxPemBytes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(flag, ": '", path.substr(0, 256), "' is over ",
-                     kMaxPemBytes, " bytes: not a PEM file"));
-  }
-  return contents;
+  return text;
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/support/client_interceptor.h"
+#include "proto/cairn/v1/bounded_file.h"
 
 namespace cairn::auth {
 namespace {
@@ -48,30 +49,22 @@ class BearerInterceptorFactory final
   const std::string header_;
 };
 
-// A token is 70 characters; a first line longer than this is no token
-// (and the file may be endless: /dev/zero).
-constexpr std::streamsize kMaxTokenLine = 4096;
+// A token is 70 characters; a token file is its first line. More than this
+// is no token file (and the file may be endless: /dev/zero).
+constexpr size_t kMaxTokenFileBytes = 4096;
 
 // The first line of `path`, trimmed; NotFound naming `what` and the path.
 absl::StatusOr<std::string> ReadTokenFile(const std::string& path,
                                           absl::string_view what) {
-  std::ifstream in(path, std::ios::binary);
-  std::string head(kMaxTokenLine + 1, '\0');
-  if (in) in.read(head.data(), kMaxTokenLine + 1);
-  head.resize(in ? head.size() : static_cast<size_t>(in.gcount()));
-  if (head.empty()) {
-    return absl::NotFoundError(
-        absl::StrCat(what, ": cannot read a token from '", path, "'"));
+  absl::StatusOr<std::string> text = ReadFileAtMost(path, kMaxTokenFileBytes);
+  if (!text.ok()) {
+    return absl::Status(
+        text.status().code(),
+        absl::StrCat(what, ": no token: ", text.status().message()));
   }
-  const size_t newline = head.find('\n');
-  if (newline == std::string::npos && head.size() > kMaxTokenLine) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(what, ": '", path,
-                     "' does not start with a token (a "
-                     "line of at most ",
-                     kMaxTokenLine, " bytes)"));
-  }
-  std::string token(absl::StripAsciiWhitespace(head.substr(0, newline)));
+  const std::string head = *std::move(text);
+  std::string token(
+      absl::StripAsciiWhitespace(head.substr(0, head.find('\n'))));
   if (token.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat(what, ": '", path, "' holds an empty token"));

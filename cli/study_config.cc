@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/util/json_util.h"
+#include "proto/cairn/v1/bounded_file.h"
 #include "proto/cairn/v1/yaml_json.h"
 
 namespace cairn::cli {
@@ -87,17 +88,13 @@ absl::StatusOr<cairn::v1::StudySpec> StudySpecFromYaml(
 
 absl::StatusOr<cairn::v1::StudySpec> LoadStudySpecFile(
     const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return absl::NotFoundError(
-        absl::StrCat(path, ": cannot open the study config file"));
+  absl::StatusOr<std::string> read = ReadFileAtMost(path, kMaxConfigFileBytes);
+  if (!read.ok()) {
+    return absl::Status(
+        read.status().code(),
+        absl::StrCat("the study config file: ", read.status().message()));
   }
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) {
-    return absl::NotFoundError(absl::StrCat(path, ": read error"));
-  }
-  const std::string text = buffer.str();
+  const std::string text = *std::move(read);
   const bool is_json =
       path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0;
   absl::StatusOr<cairn::v1::StudySpec> spec =

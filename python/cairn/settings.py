@@ -30,24 +30,24 @@ def resolve_server(server):
     return server
 
 
-# A token is 70 characters; a longer first line is no token (and the file
-# may be endless: /dev/zero).
-_MAX_TOKEN_LINE = 4096
+# A token is 70 characters and a token file its first line; more than this
+# is no token file (and the file may be endless: /dev/zero). As cairn's.
+_MAX_TOKEN_FILE_BYTES = 4096
 _MAX_PEM_BYTES = 1 << 20
 
 
 def _read_token_file(path, what):
     try:
         with open(path, "rb") as f:
-            line = f.readline(_MAX_TOKEN_LINE + 1)
+            text = f.read(_MAX_TOKEN_FILE_BYTES + 1)
     except OSError as e:
         raise make_error(grpc.StatusCode.NOT_FOUND,
                          "%s: cannot read a token from %r (%s)"
                          % (what, path, e.strerror))
-    if len(line) > _MAX_TOKEN_LINE and not line.endswith(b"\n"):
-        raise _invalid("%s: %r does not start with a token (a line of at "
-                       "most %d bytes)" % (what, path, _MAX_TOKEN_LINE))
-    token = line.decode("utf-8", "replace").strip()
+    if len(text) > _MAX_TOKEN_FILE_BYTES:
+        raise _invalid("%s: no token: %r is over %d bytes"
+                       % (what, path, _MAX_TOKEN_FILE_BYTES))
+    token = text.split(b"\n", 1)[0].decode("utf-8", "replace").strip()
     if not token:
         raise _invalid("%s: %r holds an empty token" % (what, path))
     return token

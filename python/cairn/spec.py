@@ -44,16 +44,53 @@ def _invalid(message):
     return make_error(grpc.StatusCode.INVALID_ARGUMENT, message)
 
 
+# The bounds of proto/cairn/v1/yaml_json.h and bounded_file.h, as cairn's:
+# a config file is read up to 16 MiB, and YAML aliases may expand it to at
+# most 2,000,000 values and 16 MiB of text (a few hundred bytes of aliases
+# can stand for billions of values).
+_MAX_CONFIG_FILE_BYTES = 16 << 20
+_MAX_CONFIG_VALUES = 2000000
+_MAX_CONFIG_SCALAR_BYTES = 16 << 20
+
+
+def _check_expansion(data):
+    """Raises InvalidArgumentError if `data` spells out past the bounds."""
+    values, text, stack = 0, 0, [data]
+    while stack:
+        item = stack.pop()
+        values += 1
+        if values > _MAX_CONFIG_VALUES:
+            raise _invalid("the YAML expands to more than %d values (aliases "
+                           "repeat what they name; write the values out)"
+                           % _MAX_CONFIG_VALUES)
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+        elif isinstance(item, (str, bytes)):
+            text += len(item)
+            if text > _MAX_CONFIG_SCALAR_BYTES:
+                raise _invalid("the YAML expands to more than %d bytes "
+                               "(aliases repeat what they name; write the "
+                               "values out)" % _MAX_CONFIG_SCALAR_BYTES)
+
+
 def load_spec_file(path):
     """The StudySpec in a YAML or .json file; errors start with the path."""
     path = os.fspath(path)
     try:
         with open(path, "rb") as f:
-            text = f.read().decode("utf-8")
+            raw = f.read(_MAX_CONFIG_FILE_BYTES + 1)
     except OSError as e:
         raise make_error(grpc.StatusCode.NOT_FOUND,
                          "%s: cannot open the study config file (%s)"
                          % (path, e.strerror))
+    if len(raw) > _MAX_CONFIG_FILE_BYTES:
+        raise _invalid("%s: the study config file is over %d bytes"
+                       % (path, _MAX_CONFIG_FILE_BYTES))
+    try:
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise _invalid("%s: the study config is not valid UTF-8" % path)
     try:
@@ -63,6 +100,10 @@ def load_spec_file(path):
             data = yaml.load(text, Loader=_Yaml12Loader)
     except (ValueError, yaml.YAMLError) as e:
         raise _invalid("%s: syntax error: %s" % (path, str(e).replace("\n", " ")))
+    try:
+        _check_expansion(data)
+    except Exception as e:
+        raise _invalid("%s: %s" % (path, getattr(e, "message", e)))
     try:
         return spec_from_dict(data)
     except Exception as e:  # CairnError: prefix the path.

@@ -118,18 +118,27 @@ TEST(RunCliTest, UsageErrorsExitTwo) {
   EXPECT_EQ(RunCairn({"--timeout", "-1", "study", "list"}).code, kExitUsage);
 }
 
-// Files that cannot be a token or a PEM file (here endless) are refused
-// after a bounded read: CAIRN_TOKEN_FILE=/dev/zero made cairn read 7 GB.
-TEST(RunCliTest, EndlessTokenAndPemFilesAreRefused) {
+// Files that cannot be a token, a PEM file or a config (here endless) are
+// refused after a bounded read: CAIRN_TOKEN_FILE=/dev/zero made cairn read
+// 7 GB, --config /dev/zero 5 GB.
+TEST(RunCliTest, EndlessTokenPemAndConfigFilesAreRefused) {
   const std::string server = ClosedServer();
   const Result token = RunCairn(
       {"--server", server, "--token-file", "/dev/zero", "study", "list"});
   EXPECT_NE(token.code, 0);
-  EXPECT_THAT(token.err, HasSubstr("'/dev/zero' does not start with a token"));
+  EXPECT_THAT(token.err,
+              HasSubstr("--token-file: no token: '/dev/zero' is over 4096 "
+                        "bytes"));
   const Result pem =
       RunCairn({"--server", server, "--tls-ca", "/dev/zero", "study", "list"});
   EXPECT_NE(pem.code, 0);
-  EXPECT_THAT(pem.err, HasSubstr("'/dev/zero' is over 1048576 bytes"));
+  EXPECT_THAT(pem.err, HasSubstr("--tls-ca: cannot read a PEM file: "
+                                 "'/dev/zero' is over 1048576 bytes"));
+  const Result config = RunCairn(
+      {"--server", server, "study", "create", "--config", "/dev/zero"});
+  EXPECT_NE(config.code, 0);
+  EXPECT_THAT(config.err, HasSubstr("the study config file: '/dev/zero' is "
+                                    "over 16777216 bytes"));
 }
 
 TEST(RunCliTest, BadMetricTokenFailsBeforeAnyRpc) {

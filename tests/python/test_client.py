@@ -105,6 +105,19 @@ def test_errors_carry_code_and_message(client, server, tmp_path):
     with pytest.raises(cairn.NotFoundError) as e:
         client.create_study("sdk-bad", str(tmp_path / "missing.yaml"))
     assert "missing.yaml" in e.value.message
+    # Aliases that spell out 10^8 values from 400 bytes, and an endless file,
+    # are refused as cairn refuses them, not expanded or read on.
+    bomb = tmp_path / "bomb.yaml"
+    lines = ["a: &a [x,x,x,x,x,x,x,x,x,x]"]
+    for prev, name in zip("abcdefg", "bcdefgh"):
+        lines.append("%s: &%s [%s]" % (name, name, ",".join(["*" + prev] * 10)))
+    bomb.write_text("\n".join(lines + ["parameters: *h"]) + "\n")
+    with pytest.raises(cairn.InvalidArgumentError) as e:
+        client.create_study("sdk-bomb", str(bomb))
+    assert "expands to more than 2000000 values" in e.value.message
+    with pytest.raises(cairn.InvalidArgumentError) as e:
+        client.create_study("sdk-zero", "/dev/zero")
+    assert "is over 16777216 bytes" in e.value.message
 
     client.create_study("sdk-dup", SPEC)
     with pytest.raises(cairn.AlreadyExistsError) as e:
@@ -165,7 +178,7 @@ def test_server_and_token_from_environment(server, monkeypatch, tmp_path):
     monkeypatch.setenv("CAIRN_TOKEN_FILE", "/dev/zero")
     with pytest.raises(cairn.InvalidArgumentError) as e:
         cairn.Client()
-    assert "does not start with a token" in e.value.message
+    assert "no token: '/dev/zero' is over 4096 bytes" in e.value.message
     monkeypatch.delenv("CAIRN_TOKEN_FILE")
     with pytest.raises(cairn.InvalidArgumentError) as e:
         cairn.Client(server=server.address, token=server.token,

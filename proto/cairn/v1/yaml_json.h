@@ -21,6 +21,10 @@
 
 namespace cairn {
 
+// A config file (study or job config) is read up to this size
+// (bounded_file.h): the largest request body is 4 MB.
+inline constexpr size_t kMaxConfigFileBytes = 16 << 20;
+
 inline constexpr int64_t kMaxYamlJsonNodes = 2'000'000;
 inline constexpr int64_t kMaxYamlJsonScalarBytes = int64_t{16} << 20;
 
