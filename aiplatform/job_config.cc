@@ -1,9 +1,7 @@
 // Job config files -> cairn.v1.Job via the protobuf JSON mapping.
 #include "aiplatform/job_config.h"
 
-#include <fstream>
 #include <regex>
-#include <sstream>
 #include <utility>
 
 #include "absl/strings/ascii.h"

@@ -16,12 +16,12 @@ std::string OrEnv(std::string field, const char* env) {
   return value != nullptr ? value : "";
 }
 
-// The whole of `path`; InvalidArgument naming `flag` if it cannot be read
-// or is empty.
 // Certificate chains and keys are kilobytes; more is no PEM file (and the
 // file may be endless: /dev/zero).
 constexpr size_t kMaxPemBytes = 1 << 20;
 
+// The whole of `path`; InvalidArgument naming `flag` if it cannot be read,
+// is empty or is over kMaxPemBytes.
 absl::StatusOr<std::string> ReadPem(const std::string& path, const char* flag) {
   absl::StatusOr<std::string> text = ReadFileAtMost(path, kMaxPemBytes);
   if (text.ok() && text->empty()) {

@@ -1,9 +1,7 @@
 // YAML/JSON study config -> cairn.v1.StudySpec via the protobuf JSON mapping.
 #include "cli/study_config.h"
 
-#include <fstream>
 #include <regex>
-#include <sstream>
 #include <utility>
 
 #include "absl/status/status.h"

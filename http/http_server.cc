@@ -138,11 +138,14 @@ absl::Status HttpServer::Create() {
   };
   // Requests with one: read here rather than by the library, which refuses
   // a body over 8 KB sent as application/x-www-form-urlencoded (curl -d's
-  // default) with a 413. Only the size limit above applies (the library
-  // then sets 413 and the error handler words it).
-  auto serve_body = [this](const httplib::Request& req, httplib::Response& res,
-                           const httplib::ContentReader& reader) {
+  // default) with a 413, and reads a chunked body (no Content-Length)
+  // without any bound. Over `limit` bytes: 413, worded by the error
+  // handler, and the connection is closed (the rest is left unread).
+  auto serve_body = [this, limit](const httplib::Request& req,
+                                  httplib::Response& res,
+                                  const httplib::ContentReader& reader) {
     std::string body;
+    bool too_large = false;
     if (req.is_multipart_form_data()) {
       if (reader([](const httplib::MultipartFormData&) { return true; },
                  [](const char*, size_t) { return true; })) {
@@ -155,10 +158,15 @@ absl::Status HttpServer::Create() {
       }
       return;
     }
-    if (!reader([&body](const char* data, size_t n) {
-          body.append(data, n);
-          return true;
+    if (!reader([&](const char* data, size_t n) {
+          too_large = body.size() + n > limit;
+          if (!too_large) body.append(data, n);
+          return !too_large;
         })) {
+      if (too_large) {
+        res.status = 413;
+        res.set_header("Connection", "close");
+      }
       return;
     }
     Send(handler_(ToRequest(req, tls(), std::move(body))), res);

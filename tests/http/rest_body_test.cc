@@ -1,8 +1,9 @@
 // Request bodies on the REST port of a real cairnd, sent by curl as users
 // send them: `curl -d @file` labels JSON application/x-www-form-urlencoded,
 // which the HTTP library alone refused past 8 KB with a 413 claiming the
-// body was over the 4 MB limit. Now any content type is read up to 4 MB;
-// past it 413, and multipart bodies 415. A YAML body that aliases expand
+// body was over the 4 MB limit, and read a chunked body without any bound.
+// Now any content type and transfer encoding is read up to 4 MB; past it
+// 413, and multipart bodies 415. A YAML body that aliases expand
 // past the bounds of proto/cairn/v1/yaml_json.h is refused.
 #include <fstream>
 #include <regex>
@@ -80,6 +81,15 @@ TEST_F(RestBodyTest, OverFourMegabytesIs413AndMultipart415) {
   const testing::CommandResult big = Post("studies", Study("too-big", 5 << 20));
   EXPECT_THAT(big.out, HasSubstr("request body larger than 4194304 bytes"));
   EXPECT_THAT(big.out, ::testing::EndsWith("\n413"));
+  // Chunked (no Content-Length): the library alone read it all, unbounded.
+  const testing::CommandResult chunked =
+      Post("studies", Study("too-big-chunked", 5 << 20),
+           {"-H", "Transfer-Encoding: chunked"});
+  EXPECT_THAT(chunked.out, HasSubstr("request body larger than 4194304 bytes"));
+  EXPECT_THAT(chunked.out, ::testing::EndsWith("\n413"));
+  const testing::CommandResult small_chunked = Post(
+      "studies", Study("chunked", 1000), {"-H", "Transfer-Encoding: chunked"});
+  EXPECT_THAT(small_chunked.out, ::testing::EndsWith("\n200"));
 
   const std::string file = dir_.path() + "/part";
   std::ofstream(file) << Study("multipart", 0);
@@ -94,6 +104,7 @@ TEST_F(RestBodyTest, OverFourMegabytesIs413AndMultipart415) {
       {"curl", "-sS", "--max-time", "30", "-H",
        "Authorization: Bearer " + server_->token(), base_ + "studies"});
   EXPECT_THAT(list.out, ::testing::Not(HasSubstr("too-big")));
+  EXPECT_THAT(list.out, HasSubstr("\"chunked\""));
   EXPECT_THAT(list.out, ::testing::Not(HasSubstr("multipart")));
 }
 
