@@ -69,8 +69,9 @@ class Converter {
 
   absl::StatusOr<json> Convert(const YAML::Node& node,
                                const std::string& path) {
-    if (++nodes_ > kMaxYamlJsonNodes) {
-      return TooLarge(absl::StrCat("more than ", kMaxYamlJsonNodes, " values"));
+    if (++nodes_ > options_.max_values) {
+      return TooLarge(
+          absl::StrCat("more than ", options_.max_values, " values"));
     }
     switch (node.Type()) {
       case YAML::NodeType::Undefined:
@@ -96,9 +97,9 @@ class Converter {
   absl::StatusOr<json> Scalar(const YAML::Node& node) {
     const std::string& s = node.Scalar();
     scalar_bytes_ += static_cast<int64_t>(s.size());
-    if (scalar_bytes_ > kMaxYamlJsonScalarBytes) {
+    if (scalar_bytes_ > options_.max_scalar_bytes) {
       return TooLarge(
-          absl::StrCat("more than ", kMaxYamlJsonScalarBytes, " bytes"));
+          absl::StrCat("more than ", options_.max_scalar_bytes, " bytes"));
     }
     // yaml-cpp tags plain scalars "?" and quoted ones "!"; an explicit tag
     // such as !!str also keeps the value a string.

@@ -6,9 +6,9 @@
 //
 // Bounded: YAML aliases let a few hundred bytes stand for billions of nodes
 // (a "billion laughs"; 400 bytes made cairnd throw bad_alloc), so the
-// expansion stops at kMaxYamlJsonNodes nodes or kMaxYamlJsonScalarBytes
-// bytes of scalars: no more than the largest request body (4 MB) could
-// spell out without aliases. Nesting is bounded by yaml-cpp's parser.
+// expansion stops at kMaxYamlJsonNodes values or kMaxYamlJsonScalarBytes
+// bytes of scalars (by default): no more than the largest request body (4 MB)
+// could spell out without aliases. Nesting is bounded by yaml-cpp's parser.
 // Pure and thread-safe.
 #ifndef CAIRN_PROTO_CAIRN_V1_YAML_JSON_H_
 #define CAIRN_PROTO_CAIRN_V1_YAML_JSON_H_
@@ -39,6 +39,9 @@ struct YamlJsonOptions {
   bool scalars_as_strings = false;
   // Leave out map entries whose value is null ("labels:" with nothing).
   bool drop_null_values = false;
+  // The bounds on the expansion (tests lower them).
+  int64_t max_values = kMaxYamlJsonNodes;
+  int64_t max_scalar_bytes = kMaxYamlJsonScalarBytes;
 };
 
 // Parses one YAML document into JSON: maps become objects (keys must be
