@@ -188,6 +188,14 @@ absl::StatusOr<std::string> TokenRegistry::MintTrialToken(
   return secret;
 }
 
+void TokenRegistry::ForgetTrialToken(const std::string& trial) {
+  absl::MutexLock lock(&mu_);
+  auto it = job_hash_by_trial_.find(trial);
+  if (it == job_hash_by_trial_.end()) return;
+  job_by_hash_.erase(it->second);
+  job_hash_by_trial_.erase(it);
+}
+
 bool TokenRegistry::empty() const {
   absl::MutexLock lock(&mu_);
   return records_.empty();

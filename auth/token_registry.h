@@ -72,6 +72,11 @@ class TokenRegistry {
   // job token. In memory only.
   absl::StatusOr<std::string> MintTrialToken(const std::string& trial);
 
+  // Ends `trial`'s job token, if it has one: called when its job has
+  // exited, so that a token the job leaked (printed into its log, which
+  // viewers may read) acts on nothing afterwards.
+  void ForgetTrialToken(const std::string& trial);
+
   // Whether no named token exists (a fresh store).
   bool empty() const;
 

@@ -376,6 +376,7 @@ void JobRunner::HandleExit(Running& r, const GroupExit& exit) {
   spdlog::info("job {}: pid {} exited: {}", r.trial_name, exit.pid,
                exit.ToString());
   Collect(r);
+  if (options_.forget_token) options_.forget_token(r.trial_name);
   gpus_.Release(r.gpus);
   TrialJob job = r.job;
   job.set_pid(0);

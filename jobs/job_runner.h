@@ -111,6 +111,10 @@ struct JobRunnerOptions {
   // error fails the attempt's start.
   std::function<absl::StatusOr<std::string>(const std::string& trial_name)>
       mint_token;
+  // When set, called with the trial's name once its job (every replica) has
+  // exited: the attempt's token is then good for nothing (a restart mints a
+  // new one).
+  std::function<void(const std::string& trial_name)> forget_token;
 };
 
 // The cap cairnd uses without --max-running-jobs: the number of GPU slots

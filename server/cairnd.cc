@@ -385,6 +385,10 @@ absl::Status Cairnd::StartJobs(const CairndOptions& options,
                                      tokens_.get()](const std::string& trial) {
       return tokens->MintTrialToken(trial);
     };
+    runner_options.forget_token =
+        [tokens = tokens_.get()](const std::string& trial) {
+          tokens->ForgetTrialToken(trial);
+        };
   }
   if (slurm) {
     absl::StatusOr<std::unique_ptr<jobs::Executor>> executor =

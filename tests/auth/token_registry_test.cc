@@ -181,11 +181,24 @@ TEST_F(TokenRegistryTest, AuthorizerChecksRolesAndJobScope) {
   EXPECT_EQ(authorizer.Authorize(bearer, kGet, "").status().code(),
             absl::StatusCode::kPermissionDenied);
   // A new attempt's token replaces the old one.
-  ASSERT_TRUE(registry_->MintTrialToken("studies/1/trials/2").ok());
+  absl::StatusOr<std::string> next =
+      registry_->MintTrialToken("studies/1/trials/2");
+  ASSERT_TRUE(next.ok());
   EXPECT_EQ(authorizer.Authorize(bearer, kReport, "studies/1/trials/2")
                 .status()
                 .code(),
             absl::StatusCode::kUnauthenticated);
+  // Once the job has exited, its token is good for nothing.
+  EXPECT_TRUE(
+      authorizer.Authorize("Bearer " + *next, kReport, "studies/1/trials/2")
+          .ok());
+  registry_->ForgetTrialToken("studies/1/trials/2");
+  registry_->ForgetTrialToken("studies/1/trials/9");  // None: nothing.
+  EXPECT_EQ(
+      authorizer.Authorize("Bearer " + *next, kReport, "studies/1/trials/2")
+          .status()
+          .code(),
+      absl::StatusCode::kUnauthenticated);
 }
 
 TEST(AuthorizerTest, DisabledAllowsKnownMethodsOnly) {

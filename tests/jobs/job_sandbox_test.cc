@@ -18,6 +18,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "auth/client_token.h"
 #include "google/protobuf/text_format.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
@@ -213,6 +214,26 @@ TEST_F(JobSandboxTest, JobsGetACleanEnvironmentTheirOwnSessionAndNoNewPrivs) {
   EXPECT_EQ(f[4], f[0]) << "not its own process group";
   EXPECT_EQ(f[5], f[0]) << "not its own session";
   EXPECT_EQ(ReadFile(dir + "/nnp"), "NoNewPrivs:\t1\n");
+}
+
+// A job's token is good for its trial while the job runs, and for nothing
+// once it has exited: a token the job printed into its log (which viewers
+// may read) cannot act for it afterwards.
+TEST_F(JobSandboxTest, AJobsTokenEndsWithTheJob) {
+  StartServer();
+  const std::string token = RunAndRead(
+      "printf %s \"$CAIRN_TOKEN\" > \"$CAIRN_JOB_DIR/token\"", "token");
+  ASSERT_FALSE(token.empty());
+  auto as_job = cairn::v1::StudyService::NewStub(
+      auth::NewAuthChannel(server_->address(), token));
+  cairn::v1::AddTrialMeasurementRequest req;
+  req.set_trial_name("studies/1/trials/1");
+  req.mutable_measurement()->add_metrics()->set_metric_id("loss");
+  grpc::ClientContext ctx;
+  cairn::v1::Trial trial;
+  const grpc::Status s = as_job->AddTrialMeasurement(&ctx, req, &trial);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED)
+      << s.error_message();
 }
 
 TEST_F(JobSandboxTest, LoaderAndCairnVariablesAreRefused) {
