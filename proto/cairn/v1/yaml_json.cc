@@ -21,6 +21,15 @@ bool FullMatch(const std::string& s, const std::regex& re) {
   return std::regex_match(s, re);
 }
 
+// Whether all of `s` (a leading '+' allowed) is a number of T, in *out.
+template <typename T>
+bool ParseWhole(const std::string& s, T* out) {
+  const char* begin = s.data() + (!s.empty() && s[0] == '+' ? 1 : 0);
+  const char* end = s.data() + s.size();
+  auto [p, ec] = std::from_chars(begin, end, *out);
+  return ec == std::errc() && p == end;
+}
+
 // A plain (unquoted) YAML scalar under the YAML 1.2 core schema.
 json PlainScalarToJson(const std::string& s) {
   static const std::regex kInt(R"([-+]?[0-9]+)");
@@ -34,22 +43,15 @@ json PlainScalarToJson(const std::string& s) {
   static const std::regex kNan(R"(\.(nan|NaN|NAN))");
 
   if (FullMatch(s, kInt)) {
-    const char* begin = s.data() + (s[0] == '+' ? 1 : 0);
-    const char* end = s.data() + s.size();
     int64_t i = 0;
-    auto [p, ec] = std::from_chars(begin, end, i);
-    if (ec == std::errc() && p == end) return json(i);
+    if (ParseWhole(s, &i)) return json(i);
     uint64_t u = 0;
-    auto [pu, ecu] = std::from_chars(begin, end, u);
-    if (ecu == std::errc() && pu == end) return json(u);
+    if (ParseWhole(s, &u)) return json(u);
     // Too large for 64 bits: fall through to a double.
   }
   if (FullMatch(s, kFloat)) {
-    const char* begin = s.data() + (s[0] == '+' ? 1 : 0);
-    const char* end = s.data() + s.size();
     double d = 0;
-    auto [p, ec] = std::from_chars(begin, end, d);
-    if (ec == std::errc() && p == end) return json(d);
+    if (ParseWhole(s, &d)) return json(d);
     // Out of range (e.g. 1e999): let protobuf reject the spelled value.
     return json(s);
   }
