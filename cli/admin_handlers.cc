@@ -27,10 +27,7 @@ absl::Status Backup(Context& c) {
   request.set_destination(c.opt.destination);
   auto response = c.Client().Call(&StudyClient::AdminStub::Backup, request);
   if (!response.ok()) return response.status();
-  if (c.opt.json) {
-    *c.out << ProtoToJson(*response) << "\n";
-    return absl::OkStatus();
-  }
+  if (c.opt.json) return WriteJson(*response, *c.out);
   const double seconds =
       static_cast<double>(response->duration().seconds()) +
       static_cast<double>(response->duration().nanos()) * 1e-9;

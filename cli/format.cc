@@ -42,14 +42,15 @@ namespace {
 
 // `message` printed by `print` (proto/cairn/v1/json_mapping.h), indented
 // with two spaces unless !pretty, keeping the field order.
-std::string PrintJson(const google::protobuf::Message& message, bool pretty,
-                      absl::Status (*print)(const google::protobuf::Message&,
-                                            std::string*)) {
+absl::StatusOr<std::string> PrintJson(
+    const google::protobuf::Message& message, bool pretty,
+    absl::Status (*print)(const google::protobuf::Message&, std::string*)) {
   std::string out;
   const absl::Status status = print(message, &out);
   if (!status.ok()) {
     // Only for values the JSON mapping cannot hold (a Timestamp out of range).
-    return json{{"error", std::string(status.message())}}.dump(pretty ? 2 : -1);
+    return absl::InternalError(
+        absl::StrCat("cannot print the answer as JSON: ", status.message()));
   }
   if (!pretty) return out;
   return json::parse(out).dump(2);
@@ -57,11 +58,21 @@ std::string PrintJson(const google::protobuf::Message& message, bool pretty,
 
 }  // namespace
 
-std::string ProtoToJson(const google::protobuf::Message& message, bool pretty) {
+absl::StatusOr<std::string> ProtoToJson(
+    const google::protobuf::Message& message, bool pretty) {
   return PrintJson(message, pretty, &AppendApiJson);
 }
 
-std::string AiPlatformJson(const google::protobuf::Message& message) {
+absl::Status WriteJson(const google::protobuf::Message& message,
+                       std::ostream& out) {
+  absl::StatusOr<std::string> text = ProtoToJson(message);
+  if (!text.ok()) return text.status();
+  out << *text << "\n";
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> AiPlatformJson(
+    const google::protobuf::Message& message) {
   return PrintJson(message, /*pretty=*/true, &AppendAiPlatformJson);
 }
 

@@ -4,10 +4,12 @@
 #define CAIRN_CLI_FORMAT_H_
 
 #include <map>
+#include <ostream>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "cairn/v1/study.pb.h"
 #include "cairn/v1/study_service.pb.h"
 #include "google/protobuf/message.h"
@@ -23,14 +25,21 @@ namespace cairn::cli {
 // `--json` output and of cairnd's REST API: lowerCamelCase field names, enums
 // as names, int64 as strings, every field printed (zeros and empty strings
 // too). Pretty-printed with two spaces, or on one line when !pretty. No
-// trailing newline.
-std::string ProtoToJson(const google::protobuf::Message& message,
-                        bool pretty = true);
+// trailing newline. Internal naming the value for what the mapping cannot
+// hold (a Timestamp out of range, which only an older cairnd stored).
+absl::StatusOr<std::string> ProtoToJson(
+    const google::protobuf::Message& message, bool pretty = true);
+
+// ProtoToJson(message) and a newline on `out`; its error (nothing written)
+// otherwise, so that `--json` fails instead of printing something else.
+absl::Status WriteJson(const google::protobuf::Message& message,
+                       std::ostream& out);
 
 // AI Platform's Job resource as `cairn jobs ... --json` prints it: its own
 // shape (fields at their defaults left out, as AI Platform's REST API and
-// gcloud print it), pretty-printed.
-std::string AiPlatformJson(const google::protobuf::Message& message);
+// gcloud print it), pretty-printed. Errors as ProtoToJson's.
+absl::StatusOr<std::string> AiPlatformJson(
+    const google::protobuf::Message& message);
 
 // A number for people: up to 6 significant digits ("%.6g").
 std::string FormatNumber(double value);

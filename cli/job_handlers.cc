@@ -267,7 +267,9 @@ absl::Status JobDescribe(Context& c) {
   auto job = c.Client().Call(&JobStub::GetJob, request);
   if (!job.ok()) return job.status();
   if (c.opt.json) {
-    *c.out << AiPlatformJson(*job) << "\n";
+    absl::StatusOr<std::string> text = AiPlatformJson(*job);
+    if (!text.ok()) return text.status();
+    *c.out << *text << "\n";
   } else {
     PrintSummary(*job, *c.out);
   }
@@ -284,11 +286,13 @@ absl::Status JobList(Context& c) {
   auto jobs = c.Client().Call(&JobStub::ListJobs, request);
   if (!jobs.ok()) return jobs.status();
   if (c.opt.json) {
-    *c.out << "[";
+    std::string out = "[";
     for (int i = 0; i < jobs->jobs_size(); ++i) {
-      *c.out << (i > 0 ? ",\n" : "\n") << AiPlatformJson(jobs->jobs(i));
+      absl::StatusOr<std::string> text = AiPlatformJson(jobs->jobs(i));
+      if (!text.ok()) return text.status();
+      absl::StrAppend(&out, i > 0 ? ",\n" : "\n", *text);
     }
-    *c.out << "\n]\n";
+    *c.out << out << "\n]\n";
     return absl::OkStatus();
   }
   *c.out << absl::StrFormat("%-40s %-11s %s\n", "JOB_ID", "STATUS", "CREATED");

@@ -43,19 +43,15 @@ absl::Status StudyList(Context& c) {
     all.mutable_studies()->MergeFrom(response->studies());
     request.set_page_token(response->next_page_token());
   } while (!request.page_token().empty());
-  if (c.opt.json) {
-    *c.out << ProtoToJson(all) << "\n";
-  } else {
-    *c.out << StudiesTable({all.studies().begin(), all.studies().end()});
-  }
+  if (c.opt.json) return WriteJson(all, *c.out);
+  *c.out << StudiesTable({all.studies().begin(), all.studies().end()});
   return absl::OkStatus();
 }
 
 absl::Status StudyGet(Context& c) {
   auto study = c.Client().ResolveStudy(c.opt.study);
   if (!study.ok()) return study.status();
-  *c.out << ProtoToJson(*study) << "\n";
-  return absl::OkStatus();
+  return WriteJson(*study, *c.out);
 }
 
 absl::Status StudyDelete(Context& c) {
@@ -77,10 +73,7 @@ absl::Status StudyBest(Context& c) {
   request.set_parent(study->name());
   auto response = c.Client().Call(&Stub::ListOptimalTrials, request);
   if (!response.ok()) return response.status();
-  if (c.opt.json) {
-    *c.out << ProtoToJson(*response) << "\n";
-    return absl::OkStatus();
-  }
+  if (c.opt.json) return WriteJson(*response, *c.out);
   if (response->optimal_trials_size() == 0) {
     *c.out << "no completed trials in " << study->name() << "\n";
     return absl::OkStatus();

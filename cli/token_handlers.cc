@@ -48,10 +48,7 @@ absl::Status TokenList(Context& c) {
   auto response = c.Client().Call(&StudyClient::AdminStub::ListTokens,
                                   v1::ListTokensRequest());
   if (!response.ok()) return response.status();
-  if (c.opt.json) {
-    *c.out << ProtoToJson(*response) << "\n";
-    return absl::OkStatus();
-  }
+  if (c.opt.json) return WriteJson(*response, *c.out);
   std::vector<std::vector<std::string>> rows;
   for (const v1::Token& t : response->tokens()) {
     rows.push_back({t.name(), std::string(RoleName(t.role())),

@@ -81,7 +81,7 @@ absl::Status TrialSuggest(Context& c) {
            << "\n";
   }
   if (c.opt.json) {
-    *c.out << ProtoToJson(*response) << "\n";
+    if (absl::Status s = WriteJson(*response, *c.out); !s.ok()) return s;
   } else if (response->trials_size() > 0) {
     std::vector<v1::Trial> trials(response->trials().begin(),
                                   response->trials().end());
@@ -154,7 +154,7 @@ absl::Status TrialList(Context& c) {
   } while (!request.page_token().empty());
   const std::vector<v1::Trial> trials(all.trials().begin(), all.trials().end());
   if (c.opt.json) {
-    *c.out << ProtoToJson(all) << "\n";
+    if (absl::Status s = WriteJson(all, *c.out); !s.ok()) return s;
   } else if (c.opt.csv) {
     *c.out << TrialsCsv(trials, study->spec());
   } else {
@@ -173,7 +173,7 @@ absl::Status TrialGet(Context& c) {
   auto trial = c.Client().Call(&Stub::GetTrial, request);
   if (!trial.ok()) return trial.status();
   if (c.opt.json) {
-    *c.out << ProtoToJson(*trial) << "\n";
+    if (absl::Status s = WriteJson(*trial, *c.out); !s.ok()) return s;
   } else {
     *c.out << TrialToText(*trial, ParameterKindsOf(study->spec()));
   }
@@ -196,7 +196,8 @@ namespace {
 
 // One point as `trial history` prints it: its protobuf JSON mapping (one
 // line) or "STEP VALUE".
-std::string HistoryLine(const v1::MetricPoint& p, bool as_json) {
+absl::StatusOr<std::string> HistoryLine(const v1::MetricPoint& p,
+                                        bool as_json) {
   if (!as_json) {
     return absl::StrCat(p.step_count(), " ", FormatNumber(p.value()));
   }
@@ -237,7 +238,12 @@ absl::Status TrialHistory(Context& c) {
     }
     for (const auto& p : response->points()) {
       if (c.opt.json) *c.out << (first ? "\n  " : ",\n  ");
-      *c.out << HistoryLine(p, c.opt.json) << (c.opt.json ? "" : "\n");
+      absl::StatusOr<std::string> line = HistoryLine(p, c.opt.json);
+      if (!line.ok()) {
+        if (c.opt.json) *c.out << "\n" << kJsonEnd;  // Keep the output valid.
+        return line.status();
+      }
+      *c.out << *line << (c.opt.json ? "" : "\n");
       first = false;
     }
     c.out->flush();

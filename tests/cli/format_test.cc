@@ -1,6 +1,8 @@
 // JSON and table output of the cairn CLI.
 #include "cli/format.h"
 
+#include <sstream>
+
 #include "cli/audit_format.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
@@ -93,7 +95,7 @@ TEST(ParameterKindsTest, IntegersIncludeIntegralDiscreteAndChildren) {
 TEST(ProtoToJsonTest, TheProtobufJsonMappingWithEveryField) {
   StudySpec spec = MixedSpec();
   spec.set_max_trials(30);
-  const std::string j = ProtoToJson(spec);
+  const std::string j = *ProtoToJson(spec);
   EXPECT_THAT(j, HasSubstr("\"maxTrials\": 30"));
   EXPECT_THAT(j, HasSubstr("\"type\": \"CATEGORICAL\""));
   EXPECT_THAT(j, HasSubstr("\"parameterId\": \"layers\""));
@@ -103,9 +105,27 @@ TEST(ProtoToJsonTest, TheProtobufJsonMappingWithEveryField) {
   EXPECT_NE(j.back(), '\n');
   // int64 as strings; one line when not pretty.
   Trial t = SuggestedTrial();
-  const std::string line = ProtoToJson(t, /*pretty=*/false);
+  const std::string line = *ProtoToJson(t, /*pretty=*/false);
   EXPECT_THAT(line, HasSubstr("\"id\":\"7\""));
   EXPECT_EQ(line.find('\n'), std::string::npos);
+}
+
+// What the mapping cannot hold (only an older cairnd stored it) fails
+// `--json` with a message, instead of printing an {"error": ...} object with
+// exit status 0.
+TEST(ProtoToJsonTest, UnprintableValuesAreAnErrorAndNothingIsWritten) {
+  Trial t = SuggestedTrial();
+  t.mutable_start_time()->set_seconds(int64_t{1} << 50);
+  const absl::StatusOr<std::string> j = ProtoToJson(t);
+  EXPECT_EQ(j.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(j.status().message(),
+              HasSubstr("cannot print the answer as JSON"));
+  std::ostringstream out;
+  EXPECT_FALSE(WriteJson(t, out).ok());
+  EXPECT_EQ(out.str(), "");
+  t.mutable_start_time()->set_seconds(1);
+  EXPECT_TRUE(WriteJson(t, out).ok());
+  EXPECT_EQ(out.str().back(), '\n');
 }
 
 TEST(TrialsCsvTest, ParametersAndMetricsAsColumnsQuotedWhenNeeded) {
