@@ -75,7 +75,8 @@ absl::StatusOr<Store::MeasurementWrite> MeasurementWriteOf(
   }
   // The API's limits (metric ids, their number) for callers in the process
   // too, such as a job's metric file (jobs/hypertune.h).
-  if (absl::Status s = CheckRequestLimits(report.measurement, "measurement");
+  if (absl::Status s =
+          CheckMeasurementLimits(report.measurement, "measurement");
       !s.ok()) {
     return s;
   }

@@ -395,6 +395,50 @@ TEST(RequestLimitsTest, DurationsAndTimestampsInRange) {
   }
 }
 
+// The measurement hot path's check answers as the walk does, case by case.
+TEST(RequestLimitsTest, MeasurementCheckAgreesWithTheWalk) {
+  std::vector<v1::Measurement> cases;
+  auto with_ids = [](std::vector<std::string> ids) {
+    v1::Measurement m;
+    m.set_step_count(3);
+    for (const std::string& id : ids) {
+      v1::Metric* metric = m.add_metrics();
+      metric->set_metric_id(id);
+      metric->set_value(0.5);
+    }
+    return m;
+  };
+  cases.push_back(with_ids({}));
+  cases.push_back(with_ids({"loss", "val/loss", "acc_1"}));
+  cases.push_back(with_ids({"loss", std::string(129, 'q')}));
+  cases.push_back(with_ids({"loss", std::string(128, 'q')}));
+  cases.push_back(with_ids({"val loss"}));
+  cases.push_back(with_ids({"", "9lives"}));
+  std::vector<std::string> many;
+  for (int i = 0; i <= v1::kMaxMetrics; ++i)
+    many.push_back(absl::StrCat("m", i));
+  cases.push_back(with_ids(many));
+  many.pop_back();
+  cases.push_back(with_ids(many));
+  v1::Measurement late = with_ids({"loss"});
+  late.mutable_elapsed_duration()->set_nanos(1999999999);
+  cases.push_back(late);
+  late.mutable_elapsed_duration()->set_nanos(5);
+  cases.push_back(late);
+  v1::Measurement both = with_ids({"bad id", "x"});  // The walk's first.
+  both.mutable_elapsed_duration()->set_seconds(-1);
+  both.mutable_elapsed_duration()->set_nanos(5);
+  cases.push_back(both);
+  int refused = 0;
+  for (const v1::Measurement& m : cases) {
+    const absl::Status walk = CheckRequestLimits(m, "measurement");
+    EXPECT_EQ(CheckMeasurementLimits(m, "measurement"), walk)
+        << m.DebugString();
+    refused += walk.ok() ? 0 : 1;
+  }
+  EXPECT_EQ(refused, 6);
+}
+
 // A study whose parameter x has conditional children nested `depth` deep.
 v1::CreateStudyRequest Nested(int depth) {
   v1::CreateStudyRequest r;

@@ -361,7 +361,44 @@ class Walker {
   int parameter_specs_ = 0;
 };
 
+// Whether CheckRequestLimits would pass `m`: the walker's tests on a
+// Measurement's fields (the same rules and helpers), without reflection.
+bool MeasurementWithinLimits(const cairn::v1::Measurement& m) {
+  using request_limits_internal::RangeFor;
+  using request_limits_internal::RuleFor;
+  static const FieldDescriptor& step =
+      *cairn::v1::Measurement::descriptor()->FindFieldByName("step_count");
+  static const FieldDescriptor& metrics =
+      *cairn::v1::Measurement::descriptor()->FindFieldByName("metrics");
+  static const FieldDescriptor& metric_id =
+      *cairn::v1::Metric::descriptor()->FindFieldByName("metric_id");
+  if (const auto* range = RangeFor(step);
+      range != nullptr &&
+      (m.step_count() < range->min || m.step_count() > range->max)) {
+    return false;
+  }
+  if (!CountProblem(m.metrics_size(), RuleFor(metrics).max_count).empty()) {
+    return false;
+  }
+  if (m.has_elapsed_duration() && !TimeProblem(m.elapsed_duration()).empty()) {
+    return false;
+  }
+  const FieldRule& id = RuleFor(metric_id);
+  for (const cairn::v1::Metric& metric : m.metrics()) {
+    if (!StringProblem(metric.metric_id(), id.max_length, id.charset).empty()) {
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
+
+absl::Status CheckMeasurementLimits(const cairn::v1::Measurement& measurement,
+                                    absl::string_view path) {
+  if (MeasurementWithinLimits(measurement)) return absl::OkStatus();
+  return CheckRequestLimits(measurement, path);  // The walker's own message.
+}
 
 absl::Status CheckRequestLimits(const google::protobuf::Message& message,
                                 absl::string_view path) {

@@ -19,6 +19,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "cairn/v1/study.pb.h"
 #include "google/protobuf/message.h"
 
 namespace cairn {
@@ -28,6 +29,14 @@ namespace cairn {
 // passes "study", so its errors read like the service's.
 absl::Status CheckRequestLimits(const google::protobuf::Message& message,
                                 absl::string_view path = "");
+
+// CheckRequestLimits(measurement, path), for the measurement hot path
+// (StudyManager checks every measurement it stores): a measurement within
+// the limits is passed without the reflective walk (about 1 us, a quarter of
+// what a streamed measurement costs); one that is not gets the walk's
+// error.
+absl::Status CheckMeasurementLimits(const cairn::v1::Measurement& measurement,
+                                    absl::string_view path);
 
 }  // namespace cairn
 
