@@ -60,6 +60,7 @@ HttpRequest ToRequest(const httplib::Request& req, bool https,
   if (q != std::string::npos) out.query = req.target.substr(q + 1);
   out.body = std::move(body);
   out.authorization = req.get_header_value("Authorization");
+  out.content_type = req.get_header_value("Content-Type");
   const bool v6 = req.remote_addr.find(':') != std::string::npos;
   out.peer = v6 ? absl::StrCat("ipv6:[", req.remote_addr, "]:", req.remote_port)
                 : absl::StrCat("ipv4:", req.remote_addr, ":", req.remote_port);

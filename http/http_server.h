@@ -29,6 +29,7 @@ struct HttpRequest {
   std::string query;          // Raw query string, without '?'.
   std::string body;           // At most HttpServerOptions::max_body_bytes.
   std::string authorization;  // The Authorization header, "" if absent.
+  std::string content_type;   // The Content-Type header, "" if absent.
   // The client's address as gRPC writes peers ("ipv4:127.0.0.1:5555",
   // "ipv6:[::1]:5555"): what the audit log records for REST calls.
   std::string peer;

@@ -15,28 +15,6 @@
 namespace cairn::http {
 namespace {
 
-// Decodes %XX and '+' (a space in a query string).
-std::string UrlDecode(absl::string_view in) {
-  std::string out;
-  out.reserve(in.size());
-  for (size_t i = 0; i < in.size(); ++i) {
-    if (in[i] == '+') {
-      out.push_back(' ');
-    } else if (in[i] == '%' && i + 2 < in.size()) {
-      int value = 0;
-      if (absl::SimpleHexAtoi(in.substr(i + 1, 2), &value)) {
-        out.push_back(static_cast<char>(value));
-        i += 2;
-      } else {
-        out.push_back('%');
-      }
-    } else {
-      out.push_back(in[i]);
-    }
-  }
-  return out;
-}
-
 const char* CodeName(grpc::StatusCode code) {
   static const char* const kNames[] = {"OK",
                                        "CANCELLED",
@@ -60,6 +38,27 @@ const char* CodeName(grpc::StatusCode code) {
 }
 
 }  // namespace
+
+std::string UrlDecode(absl::string_view in, bool plus_is_space) {
+  std::string out;
+  out.reserve(in.size());
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in[i] == '+' && plus_is_space) {
+      out.push_back(' ');
+    } else if (in[i] == '%' && i + 2 < in.size()) {
+      int value = 0;
+      if (absl::SimpleHexAtoi(in.substr(i + 1, 2), &value)) {
+        out.push_back(static_cast<char>(value));
+        i += 2;
+      } else {
+        out.push_back('%');
+      }
+    } else {
+      out.push_back(in[i]);
+    }
+  }
+  return out;
+}
 
 int HttpStatusOf(grpc::StatusCode code) {
   switch (code) {
@@ -154,7 +153,8 @@ std::string QueryValue(absl::string_view query, absl::string_view key) {
   for (absl::string_view pair : absl::StrSplit(query, '&', absl::SkipEmpty())) {
     std::vector<absl::string_view> kv =
         absl::StrSplit(pair, absl::MaxSplits('=', 1));
-    if (UrlDecode(kv[0]) == key) return kv.size() > 1 ? UrlDecode(kv[1]) : "";
+    if (UrlDecode(kv[0], true) == key)
+      return kv.size() > 1 ? UrlDecode(kv[1], true) : "";
   }
   return "";
 }
@@ -164,8 +164,8 @@ absl::Status ParseQuery(absl::string_view query,
   for (absl::string_view pair : absl::StrSplit(query, '&', absl::SkipEmpty())) {
     std::vector<absl::string_view> kv =
         absl::StrSplit(pair, absl::MaxSplits('=', 1));
-    const std::string key = UrlDecode(kv[0]);
-    const std::string value = kv.size() > 1 ? UrlDecode(kv[1]) : "";
+    const std::string key = UrlDecode(kv[0], true);
+    const std::string value = kv.size() > 1 ? UrlDecode(kv[1], true) : "";
     if (key == "format" || key == "alt") continue;
     nlohmann::json field;
     if (value == "true" || value == "false") {

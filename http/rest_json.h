@@ -48,6 +48,10 @@ absl::Status ParseJsonBody(absl::string_view body,
 absl::Status ParseQuery(absl::string_view query,
                         google::protobuf::Message* message);
 
+// Decodes %XX escapes (a malformed one stays as it is); '+' becomes a space
+// when `plus_is_space` (query strings) and stays '+' otherwise (paths).
+std::string UrlDecode(absl::string_view in, bool plus_is_space);
+
 // The value of `key` in `query` (URL-decoded), "" if absent.
 std::string QueryValue(absl::string_view query, absl::string_view key);
 

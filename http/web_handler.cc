@@ -6,6 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "http/batch.h"
 #include "http/embedded_files.h"
 #include "http/rest_json.h"
 
@@ -73,6 +74,10 @@ HttpResponse WebHandler::Handle(const HttpRequest& request) const {
     return aiplatform_->Handle(request);
   }
   if (absl::StartsWith(request.path, "/v1/")) return api_->Handle(request);
+  if (request.path == kBatchPath) {
+    return ServeBatch(request,
+                      [this](const HttpRequest& r) { return Handle(r); });
+  }
   if (AiPlatformApi::IsDiscovery(request)) {
     return aiplatform_->Discovery(request);
   }

@@ -1,8 +1,9 @@
 // WebHandler: everything cairnd serves over HTTP on --http-listen: the REST
 // API under /v1/ (rest_api.h), AI Platform's under /v1/projects/ with its
-// discovery document (aiplatform_api.h), and the web UI: its pages (one
-// embedded single-page app, http/ui/, for /, /login, /studies/...), its
-// scripts under /static/, and Chart.js read from Debian's libjs-chart.js.
+// discovery document (aiplatform_api.h), batches of those calls at /batch
+// (batch.h), and the web UI: its pages (one embedded single-page app,
+// http/ui/, for /, /login, /studies/...), its scripts under /static/, and
+// Chart.js read from Debian's libjs-chart.js.
 //
 // The UI's files and the discovery document need no token (they hold no
 // data); every /v1/ call does, as over gRPC.

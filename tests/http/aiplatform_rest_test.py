@@ -17,26 +17,10 @@ import urllib.request
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import webui  # noqa: E402
+from googleapi import ROOT, errors, ml, server  # noqa: E402,F401
 
-discovery = pytest.importorskip(
-    "googleapiclient.discovery",
-    reason="apt-get install python3-googleapi python3-google-auth-httplib2")
-errors = pytest.importorskip("googleapiclient.errors")
-credentials = pytest.importorskip("google.oauth2.credentials")
-pytest.importorskip("google_auth_httplib2")
-
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-BIN = os.environ.get("CAIRN_BIN_DIR") or os.path.join(ROOT, "build", "bin")
 PARENT = "projects/my-project"
 FINAL = ("SUCCEEDED", "FAILED", "CANCELLED")
-
-
-@pytest.fixture(scope="module")
-def server():
-    s = webui.Cairnd(BIN)
-    yield s
-    s.stop()
 
 
 @pytest.fixture(scope="module")
@@ -58,14 +42,6 @@ def sdist():
     os.chmod(path, 0o644)
     yield path
     shutil.rmtree(work, ignore_errors=True)
-
-
-def ml(server, token, url=None):
-    """googleapiclient's ml v1 client built from cairnd's discovery doc."""
-    url = url or server.base + "/discovery/v1/apis/{api}/{apiVersion}/rest"
-    return discovery.build(
-        "ml", "v1", discoveryServiceUrl=url, cache_discovery=False,
-        credentials=credentials.Credentials(token))
 
 
 def job_body(job_id, package, args):
