@@ -112,6 +112,22 @@ class Child {
 
 class PrometheusIntegrationTest : public ::testing::Test {
  protected:
+  // What a real cairnd serves after real work passes `promtool check
+  // metrics`, Prometheus's own lint of the exposition format (names, types,
+  // help, units): the same check as promtool_test's, on every series that
+  // cairnd's own code paths created rather than a hand-made set.
+  void ExpectPromtoolAcceptsScrape(int metrics_port) {
+    const std::string promtool = FindExecutable("promtool");
+    ASSERT_FALSE(promtool.empty())
+        << "promtool not found (Debian's prometheus)";
+    absl::StatusOr<HttpResponse> scrape = HttpGet(metrics_port, "/metrics");
+    ASSERT_TRUE(scrape.ok()) << scrape.status();
+    ASSERT_THAT(scrape->body, ::testing::HasSubstr("cairn_trials{"));
+    CommandResult check =
+        RunCommand("'" + promtool + "' check metrics", scrape->body);
+    EXPECT_EQ(check.exit_code, 0) << check.output;
+  }
+
   void SetUp() override {
     prometheus_ = FindExecutable("prometheus");
     if (prometheus_.empty()) {
@@ -357,6 +373,7 @@ TEST_F(PrometheusIntegrationTest, EveryDashboardPanelHasData) {
                           seconds(20)))
       << "Prometheus never saw 12 succeeded trials";
   std::this_thread::sleep_for(milliseconds(2500));
+  ExpectPromtoolAcceptsScrape(metrics_port);
 
   // 5. Every panel expression returns data.
   std::ifstream file(SourceDir() + "/monitoring/grafana/cairn.json");
