@@ -201,7 +201,8 @@ class StudyManager {
   // --- Trials. ---
   // count >= 1. Returns fewer trials (possibly none) with a message when the
   // study is not ACTIVE, its budget or parallelism is used up, or its space
-  // is exhausted.
+  // is exhausted; a study with spec.repeat_points_when_exhausted gets the
+  // points suggested before again instead, and stays ACTIVE.
   absl::StatusOr<SuggestResult> SuggestTrials(const std::string& parent,
                                               int count,
                                               const std::string& client_id);

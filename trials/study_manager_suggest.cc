@@ -10,6 +10,7 @@
 #include <optional>
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "proto/cairn/v1/limits.h"
 #include "proto/cairn/v1/resource_names.h"
@@ -18,6 +19,7 @@
 #include "trials/study_state.h"
 #include "trials/trial_summary.h"
 #include "tuner/designer.h"
+#include "tuner/search_space.h"
 
 namespace cairn {
 
@@ -29,6 +31,9 @@ using study_manager_internal::Finish;
 using study_manager_internal::SetTimestamp;
 
 namespace {
+
+// Trial metadata of a point suggested again (repeat_points_when_exhausted).
+constexpr char kRepeated[] = "repeated_point";
 
 // What one designer run computes on, copied under the study's lock.
 struct SuggestSnapshot {
@@ -152,6 +157,43 @@ absl::StatusOr<std::vector<tuner::Suggestion>> RunDesigner(
   return suggestions;
 }
 
+// StudySpec.repeat_points_when_exhausted: fills `*suggestions` up to the
+// snapshot's count with points already suggested when the designer returned
+// fewer. The distinct points of the study's trials and then of the
+// designer's suggestions take turns in that order, the turn going on after
+// the repeats made so far (trials marked kRepeated), so a client asking one
+// at a time cycles through them. A pure function of the snapshot, as the
+// designer is. Does nothing for other studies.
+void FillWithRepeats(const SuggestSnapshot& snapshot,
+                     std::vector<tuner::Suggestion>* suggestions) {
+  if (!snapshot.spec.repeat_points_when_exhausted() ||
+      static_cast<int64_t>(suggestions->size()) >= snapshot.count) {
+    return;
+  }
+  std::vector<std::vector<cairn::v1::Parameter>> points;
+  absl::flat_hash_set<std::string> keys;
+  int64_t repeats = 0;
+  for (const Trial& t : snapshot.trials) {
+    if (t.metadata().contains(kRepeated)) ++repeats;
+    if (keys.insert(tuner::SearchSpace::CanonicalKey(t.parameters())).second) {
+      points.emplace_back(t.parameters().begin(), t.parameters().end());
+    }
+  }
+  for (const tuner::Suggestion& s : *suggestions) {
+    if (keys.insert(tuner::SearchSpace::CanonicalKey(s.parameters)).second) {
+      points.push_back(s.parameters);
+    }
+  }
+  if (points.empty()) return;
+  for (int64_t turn = repeats;
+       static_cast<int64_t>(suggestions->size()) < snapshot.count; ++turn) {
+    tuner::Suggestion s;
+    s.parameters = points[turn % points.size()];
+    s.metadata[kRepeated] = "true";
+    suggestions->push_back(std::move(s));
+  }
+}
+
 // The ACTIVE trials of `suggestions`, numbered after st.max_trial_id.
 std::vector<Trial> SuggestedTrials(const StudyState& st,
                                    std::vector<tuner::Suggestion>& suggestions,
@@ -261,6 +303,7 @@ absl::StatusOr<SuggestResult> StudyManager::SuggestTrials(
       absl::StatusOr<std::vector<tuner::Suggestion>> suggestions =
           RunDesigner(snapshot, observer_, &seconds);
       if (!suggestions.ok()) return suggestions.status();
+      FillWithRepeats(snapshot, &*suggestions);
       LockedStudy lock(st, &scope);
       result =
           CommitSuggestions(st, parent, client_id, snapshot,

@@ -344,6 +344,93 @@ TEST_F(StudyManagerTest, DeletedTrialIdsAreNotReused) {
   EXPECT_EQ(again->name(), "studies/2");
 }
 
+// A 3 x 3 categorical space (9 points), minimizing "loss".
+Study GridStudy(const std::string& name,
+                cairn::v1::StudySpec::Algorithm algorithm, bool repeat) {
+  Study study;
+  study.set_display_name(name);
+  cairn::v1::StudySpec& spec = *study.mutable_spec();
+  for (const char* id : {"a", "b"}) {
+    cairn::v1::ParameterSpec& p = *spec.add_parameters();
+    p.set_parameter_id(id);
+    p.set_type(cairn::v1::ParameterSpec::CATEGORICAL);
+    for (const char* v : {"x", "y", "z"}) p.add_categorical_values(v);
+  }
+  cairn::v1::MetricSpec& m = *spec.add_metrics();
+  m.set_metric_id("loss");
+  m.set_goal(cairn::v1::MetricSpec::MINIMIZE);
+  spec.set_algorithm(algorithm);
+  spec.set_seed(3);
+  spec.set_repeat_points_when_exhausted(repeat);
+  return study;
+}
+
+std::string PointOf(const Trial& t) {
+  return absl::StrCat(t.parameters(0).value().string_value(),
+                      t.parameters(1).value().string_value());
+}
+
+// Without repeat_points_when_exhausted (the default), 10 trials asked of 9
+// points give 9 and the study completes once they are done.
+TEST_F(StudyManagerTest, AnExhaustedSpaceCompletesTheStudyByDefault) {
+  auto study = manager_->CreateStudy(
+      GridStudy("exhausts", cairn::v1::StudySpec::RANDOM_SEARCH, false));
+  ASSERT_TRUE(study.ok()) << study.status();
+  auto r = manager_->SuggestTrials(study->name(), 10, "");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->trials.size(), 9u);
+  EXPECT_EQ(r->message, "search space exhausted");
+  for (const Trial& t : r->trials) {
+    ASSERT_TRUE(manager_->CompleteTrial(t.name(), Loss(1), false, "").ok());
+  }
+  auto after = manager_->SuggestTrials(study->name(), 1, "");
+  ASSERT_TRUE(after.ok());
+  EXPECT_TRUE(after->trials.empty());
+  EXPECT_EQ(after->study_state, Study::COMPLETED);
+}
+
+// With repeat_points_when_exhausted, every request is filled (the 10th trial
+// repeats the first point, the repeats then take turns) and the study stays
+// ACTIVE, with the GP bandit as with random search.
+TEST_F(StudyManagerTest, RepeatPointsWhenExhaustedKeepsTheStudyActive) {
+  for (auto algorithm :
+       {cairn::v1::StudySpec::RANDOM_SEARCH, cairn::v1::StudySpec::GP_BANDIT}) {
+    SCOPED_TRACE(cairn::v1::StudySpec::Algorithm_Name(algorithm));
+    auto study = manager_->CreateStudy(GridStudy(
+        absl::StrCat("repeats-", algorithm), algorithm, /*repeat=*/true));
+    ASSERT_TRUE(study.ok()) << study.status();
+    auto r = manager_->SuggestTrials(study->name(), 10, "");
+    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_EQ(r->trials.size(), 10u) << r->message;
+    EXPECT_EQ(r->message, "");
+    EXPECT_EQ(r->study_state, Study::ACTIVE);
+    std::set<std::string> points;
+    for (int i = 0; i < 9; ++i) points.insert(PointOf(r->trials[i]));
+    EXPECT_EQ(points.size(), 9u) << "new points come first";
+    const Trial& repeat = r->trials[9];
+    EXPECT_EQ(repeat.metadata().at("repeated_point"), "true");
+    EXPECT_EQ(PointOf(repeat), PointOf(r->trials[0]));
+    // Asked one at a time while all are pending, the repeats take turns.
+    std::vector<Trial> pending = r->trials;
+    for (int i = 1; i < 9; ++i) {
+      auto one = manager_->SuggestTrials(study->name(), 1, "");
+      ASSERT_TRUE(one.ok());
+      ASSERT_EQ(one->trials.size(), 1u) << one->message;
+      EXPECT_EQ(PointOf(one->trials[0]), PointOf(r->trials[i]));
+      pending.push_back(one->trials[0]);
+    }
+    for (const Trial& t : pending) {
+      ASSERT_TRUE(manager_->CompleteTrial(t.name(), Loss(1), false, "").ok());
+    }
+    auto later = manager_->SuggestTrials(study->name(), 2, "");
+    ASSERT_TRUE(later.ok());
+    EXPECT_EQ(later->trials.size(), 2u) << later->message;
+    auto now = manager_->GetStudy(study->name());
+    ASSERT_TRUE(now.ok());
+    EXPECT_EQ(now->state(), Study::ACTIVE);
+  }
+}
+
 }  // namespace
 }  // namespace cairn
 
