@@ -219,9 +219,10 @@ class Study:
                                          client_id=client_id))
         return [self._trial(t) for t in response.trials]
 
-    def add_trial(self, parameters):
-        """Creates a trial with these parameter values (a dict)."""
-        trial = study_pb2.Trial()
+    def add_trial(self, parameters, labels=None):
+        """Creates a trial with these parameter values (a dict) and labels
+        (a dict of strings)."""
+        trial = study_pb2.Trial(labels=labels or {})
         for key, value in parameters.items():
             p = trial.parameters.add(parameter_id=key)
             if isinstance(value, str):

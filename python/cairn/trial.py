@@ -140,6 +140,11 @@ class Trial:
             "StopTrial", study_service_pb2.StopTrialRequest(name=self.name)))
         return self
 
+    def delete(self):
+        """Deletes the trial and its measurements."""
+        self._client.call("DeleteTrial",
+                          study_service_pb2.DeleteTrialRequest(name=self.name))
+
     def history(self, metric):
         """The whole learning curve of `metric` as [(step, value)]."""
         request = study_service_pb2.GetMetricHistoryRequest(
