@@ -8,8 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/util/json_util.h"
 #include "nlohmann/json.hpp"
-#include "proto/cairn/v1/bounded_file.h"
-#include "proto/cairn/v1/yaml_json.h"
+#include "util/bounded_file.h"
+#include "util/yaml/yaml_json.h"
 
 namespace cairn::aiplatform {
 namespace {
@@ -73,10 +73,10 @@ absl::StatusOr<JobConfig> ParseJobConfig(const std::string& text) {
   // Every scalar a JSON string: protobuf's JSON parser reads numbers and
   // booleans from strings too, so a value parses by its field's type
   // (categoricalValues: [1, 2] stays text, maxTrials: 10 a number).
-  YamlJsonOptions yaml;
+  util::yaml::YamlJsonOptions yaml;
   yaml.scalars_as_strings = true;
   yaml.drop_null_values = true;
-  absl::StatusOr<json> j = YamlToJson(text, yaml);
+  absl::StatusOr<json> j = util::yaml::YamlToJson(text, yaml);
   if (!j.ok()) return j.status();
   if (!j->is_object()) {
     return absl::InvalidArgumentError(
@@ -104,7 +104,8 @@ absl::StatusOr<JobConfig> ParseJobConfig(const std::string& text) {
 }
 
 absl::StatusOr<JobConfig> LoadJobConfigFile(const std::string& path) {
-  absl::StatusOr<std::string> text = ReadFileAtMost(path, kMaxConfigFileBytes);
+  absl::StatusOr<std::string> text =
+      util::ReadFileAtMost(path, util::yaml::kMaxConfigFileBytes);
   if (!text.ok()) {
     return absl::Status(
         text.status().code(),

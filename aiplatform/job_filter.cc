@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "proto/cairn/v1/quote.h"
+#include "util/quote.h"
 
 namespace cairn::aiplatform {
 namespace {
@@ -44,8 +44,9 @@ absl::StatusOr<std::vector<std::string>> Terms(
   for (const std::string& w : words) {
     if (w == "OR" || w == "NOT" || absl::StartsWith(w, "(") ||
         absl::StartsWith(w, "-")) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "uses ", QuoteForError(w), ": only terms joined by AND are served"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("uses ", util::QuoteForError(w),
+                       ": only terms joined by AND are served"));
     }
     if (w == "AND") {
       if (terms.back().empty()) break;
@@ -57,8 +58,8 @@ absl::StatusOr<std::vector<std::string>> Terms(
     if (!term.empty() && !absl::EndsWith(term, ":") &&
         !absl::EndsWith(term, "=") && !absl::StartsWith(w, ":") &&
         !absl::StartsWith(w, "=")) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("has ", QuoteForError(w), " after a term without AND"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "has ", util::QuoteForError(w), " after a term without AND"));
     }
     absl::StrAppend(&term, w);
   }
@@ -84,7 +85,7 @@ absl::StatusOr<JobFilter> JobFilter::Parse(absl::string_view filter,
                                            absl::string_view what) {
   auto bad = [&](absl::string_view why) {
     return absl::InvalidArgumentError(absl::StrCat(
-        what, ": ", QuoteForError(filter), " ", why,
+        what, ": ", util::QuoteForError(filter), " ", why,
         " (want e.g. jobId:census*, state=FAILED, labels.team=vision, "
         "joined by AND)"));
   };
@@ -101,7 +102,7 @@ absl::StatusOr<JobFilter> JobFilter::Parse(absl::string_view filter,
   for (const std::string& text : *terms) {
     absl::StatusOr<Term> term = ParseTerm(text);
     if (!term.ok()) {
-      return bad(absl::StrCat("has term ", QuoteForError(text), ": ",
+      return bad(absl::StrCat("has term ", util::QuoteForError(text), ": ",
                               term.status().message()));
     }
     out.terms_.push_back(*std::move(term));

@@ -44,8 +44,8 @@
 #include "cairn/v1/job_service.pb.h"
 #include "cairn/v1/study.pb.h"
 #include "store/store.h"
-#include "trials/clock.h"
 #include "trials/study_manager.h"
+#include "util/clock.h"
 
 namespace cairn::aiplatform {
 
@@ -69,7 +69,7 @@ class JobManager {
   // above), and starts the scheduling thread. `store`, `studies` and `clock`
   // are not owned and must outlive the manager.
   static absl::StatusOr<std::unique_ptr<JobManager>> Open(
-      Store* store, StudyManager* studies, Clock* clock,
+      Store* store, StudyManager* studies, util::Clock* clock,
       const JobManagerOptions& options);
 
   // Submits `job` (jobId, labels, trainingInput; output fields ignored) with
@@ -121,7 +121,7 @@ class JobManager {
       ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  JobManager(Store* store, StudyManager* studies, Clock* clock,
+  JobManager(Store* store, StudyManager* studies, util::Clock* clock,
              const JobManagerOptions& options)
       : store_(store), studies_(studies), clock_(clock), options_(options) {}
 
@@ -169,7 +169,7 @@ class JobManager {
 
   Store* const store_;
   StudyManager* const studies_;
-  Clock* const clock_;
+  util::Clock* const clock_;
   const JobManagerOptions options_;
 
   mutable absl::Mutex mu_;

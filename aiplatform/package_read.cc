@@ -17,7 +17,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "proto/cairn/v1/limits.h"
+#include "api/limits.h"
 
 extern char** environ;
 
@@ -37,15 +37,15 @@ absl::Status CheckSize(const fs::path& p, const TreeRules& rules,
                        const PackageFileList& out) {
   std::error_code ec;
   const uintmax_t size = fs::file_size(p, ec);
-  if (!ec && size > static_cast<uintmax_t>(cairn::v1::kMaxPackageFileBytes)) {
+  if (!ec && size > static_cast<uintmax_t>(cairn::api::kMaxPackageFileBytes)) {
     return absl::InvalidArgumentError(absl::StrCat(
         rules.what, ": package file '", p.filename().string(),
-        "' is larger than ", cairn::v1::kMaxPackageFileBytes, " bytes"));
+        "' is larger than ", cairn::api::kMaxPackageFileBytes, " bytes"));
   }
-  if (out.size() >= static_cast<size_t>(cairn::v1::kMaxPackageFiles)) {
+  if (out.size() >= static_cast<size_t>(cairn::api::kMaxPackageFiles)) {
     return absl::InvalidArgumentError(
         absl::StrCat(rules.what, ": the package has more than ",
-                     cairn::v1::kMaxPackageFiles, " files"));
+                     cairn::api::kMaxPackageFiles, " files"));
   }
   return absl::OkStatus();
 }

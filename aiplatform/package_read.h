@@ -40,7 +40,7 @@ absl::StatusOr<PackageFileList> ReadPackageArchives(
 // naming trainingInput.packageUris[i] and the value for another scheme
 // (gs://, ...) or a relative path, a missing, unreadable or non-archive file;
 // also when the archives hold more than kMaxPackageFiles files or a file over
-// kMaxPackageFileBytes (proto/cairn/v1/limits.h).
+// kMaxPackageFileBytes (api/limits.h).
 absl::StatusOr<PackageFileList> ReadPackageUris(
     const cairn::v1::TrainingInput& input);
 

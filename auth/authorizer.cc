@@ -15,9 +15,10 @@ constexpr absl::string_view kBearer = "Bearer ";
 
 absl::Status Denied(const Principal& p, absl::string_view method,
                     Permission permission) {
-  return absl::PermissionDeniedError(absl::StrCat(
-      "token '", p.name, "' (role ", RoleName(p.role), ") lacks permission ",
-      PermissionName(permission), " needed by ", method));
+  return absl::PermissionDeniedError(
+      absl::StrCat("token '", p.name, "' (role ", api::RoleName(p.role),
+                   ") lacks permission ", PermissionName(permission),
+                   " needed by ", method));
 }
 
 // The rule for a job token: only its trial, only the methods marked.
@@ -108,11 +109,11 @@ absl::Status CheckMayDelete(const Principal& caller, absl::string_view what,
                             absl::string_view creator) {
   if (caller.role == cairn::v1::ADMIN) return absl::OkStatus();
   if (caller.trial.empty() && caller.name == creator) return absl::OkStatus();
-  return absl::PermissionDeniedError(
-      absl::StrCat("token '", caller.name, "' (role ", RoleName(caller.role),
-                   ") lacks permission admin needed to delete ",
-                   what.substr(0, 128), ": its study was created by '", creator,
-                   "' (an editor may delete only what it created)"));
+  return absl::PermissionDeniedError(absl::StrCat(
+      "token '", caller.name, "' (role ", api::RoleName(caller.role),
+      ") lacks permission admin needed to delete ", what.substr(0, 128),
+      ": its study was created by '", creator,
+      "' (an editor may delete only what it created)"));
 }
 
 }  // namespace cairn::auth

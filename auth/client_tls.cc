@@ -4,7 +4,7 @@
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
-#include "proto/cairn/v1/bounded_file.h"
+#include "util/bounded_file.h"
 
 namespace cairn::auth {
 namespace {
@@ -23,7 +23,7 @@ constexpr size_t kMaxPemBytes = 1 << 20;
 // The whole of `path`; InvalidArgument naming `flag` if it cannot be read,
 // is empty or is over kMaxPemBytes.
 absl::StatusOr<std::string> ReadPem(const std::string& path, const char* flag) {
-  absl::StatusOr<std::string> text = ReadFileAtMost(path, kMaxPemBytes);
+  absl::StatusOr<std::string> text = util::ReadFileAtMost(path, kMaxPemBytes);
   if (text.ok() && text->empty()) {
     text = absl::InvalidArgumentError(
         absl::StrCat("'", path.substr(0, 256), "' is empty"));

@@ -12,7 +12,7 @@
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/support/client_interceptor.h"
-#include "proto/cairn/v1/bounded_file.h"
+#include "util/bounded_file.h"
 
 namespace cairn::auth {
 namespace {
@@ -56,7 +56,8 @@ constexpr size_t kMaxTokenFileBytes = 4096;
 // The first line of `path`, trimmed; NotFound naming `what` and the path.
 absl::StatusOr<std::string> ReadTokenFile(const std::string& path,
                                           absl::string_view what) {
-  absl::StatusOr<std::string> text = ReadFileAtMost(path, kMaxTokenFileBytes);
+  absl::StatusOr<std::string> text =
+      util::ReadFileAtMost(path, kMaxTokenFileBytes);
   if (!text.ok()) {
     return absl::Status(
         text.status().code(),

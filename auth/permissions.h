@@ -11,8 +11,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "api/roles.h"  // api::RoleName, api::ParseRole.
 #include "cairn/v1/admin_service.pb.h"
-#include "proto/cairn/v1/roles.h"  // RoleName, ParseRole.
 
 namespace cairn::auth {
 
@@ -48,7 +48,7 @@ bool RoleAllows(cairn::v1::Role role, Permission permission);
 
 // "studies.read", "studies.write", "admin".
 absl::string_view PermissionName(Permission permission);
-// RoleName and ParseRole: proto/cairn/v1/roles.h.
+// api::RoleName and api::ParseRole: api/roles.h.
 
 }  // namespace cairn::auth
 

@@ -9,7 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "proto/cairn/v1/resource_names.h"
+#include "api/resource_names.h"
 
 namespace cairn::cli {
 
@@ -87,7 +87,7 @@ absl::StatusOr<StudyRef> ParseStudyRef(absl::string_view arg) {
     return ref;
   }
   if (absl::StartsWith(arg, "studies/")) {
-    if (!ParseStudyName(arg, "STUDY").ok()) {
+    if (!api::ParseStudyName(arg, "STUDY").ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("bad study name \"", arg, "\": expected studies/N"));
     }
@@ -102,7 +102,7 @@ absl::StatusOr<std::string> TrialName(absl::string_view study_name,
                                       absl::string_view arg) {
   if (IsDigits(arg)) return absl::StrCat(study_name, "/trials/", arg);
   if (absl::StartsWith(arg, "studies/")) {
-    if (!ParseTrialName(arg, "TRIAL").ok()) {
+    if (!api::ParseTrialName(arg, "TRIAL").ok()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "bad trial name \"", arg, "\": expected M or studies/N/trials/M"));
     }

@@ -5,9 +5,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/strip.h"
 #include "absl/time/time.h"
+#include "api/roles.h"
 #include "cli/format.h"
 #include "google/protobuf/util/time_util.h"
-#include "proto/cairn/v1/roles.h"
 
 namespace cairn::cli {
 namespace {
@@ -15,7 +15,7 @@ namespace {
 // The role's name; "" for none (an unauthenticated call).
 std::string RoleText(cairn::v1::Role role) {
   if (role == cairn::v1::ROLE_UNSPECIFIED) return "";
-  return std::string(RoleName(role));
+  return std::string(api::RoleName(role));
 }
 
 std::string CodeText(int code) {

@@ -8,7 +8,7 @@
 #include "cli/audit_format.h"
 #include "cli/client.h"
 #include "cli/handlers.h"
-#include "proto/cairn/v1/durations.h"
+#include "util/flags/durations.h"
 
 namespace cairn::cli {
 namespace {
@@ -22,7 +22,7 @@ absl::StatusOr<v1::ListAuditEventsRequest> AuditRequest(const Options& opt) {
   request.set_page_size(1000);
   if (!opt.audit_since.empty()) {
     absl::StatusOr<absl::Duration> since =
-        ParseFlagDuration("--since", opt.audit_since);
+        util::flags::ParseFlagDuration("--since", opt.audit_since);
     if (!since.ok()) return since.status();
     const absl::Time start = absl::Now() - *since;
     request.mutable_start_time()->set_seconds(absl::ToUnixSeconds(start));

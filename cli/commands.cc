@@ -13,13 +13,13 @@
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "api/limits.h"
 #include "auth/client_tls.h"
 #include "auth/client_token.h"
 #include "cli/args.h"
 #include "cli/format.h"
 #include "cli/handlers.h"
-#include "proto/cairn/v1/flag_validators.h"
-#include "proto/cairn/v1/limits.h"
+#include "util/flags/flag_validators.h"
 
 namespace cairn::cli {
 namespace {
@@ -116,7 +116,7 @@ void CommandTree::AddGlobalOptions(CLI::App& app) {
       ->envname("CAIRN_TLS_KEY");
   app.add_option("--timeout", o_.timeout_seconds,
                  "RPC deadline: seconds or a duration such as 2m (default 30)")
-      ->transform(SecondsFlag());
+      ->transform(util::flags::SecondsFlag());
 }
 
 void CommandTree::AddStudyCommands(CLI::App& app) {
@@ -188,11 +188,11 @@ void CommandTree::AddStudyWait(CLI::App* study) {
   wait->add_option("--interval", o_.interval_seconds,
                    "time between polls: seconds or a duration such as 10s "
                    "(default 2)")
-      ->transform(SecondsFlag());
+      ->transform(util::flags::SecondsFlag());
   wait->add_option("--reconnect-timeout", o_.reconnect_seconds,
                    "how long to keep reconnecting while cairnd is unreachable:"
                    " seconds or a duration such as 5m (default 600)")
-      ->transform(SecondsFlag());
+      ->transform(util::flags::SecondsFlag());
   On(wait, StudyWait);
 }
 
@@ -236,9 +236,9 @@ void CommandTree::AddTrialSuggest(CLI::App* trial) {
   suggest
       ->add_option("--count", o_.count,
                    absl::StrCat("number of trials, 1 to ",
-                                cairn::v1::kMaxSuggestionCount,
+                                cairn::api::kMaxSuggestionCount,
                                 " as cairnd allows (default 1)"))
-      ->transform(IntegerFlag(1, cairn::v1::kMaxSuggestionCount));
+      ->transform(util::flags::IntegerFlag(1, cairn::api::kMaxSuggestionCount));
   suggest->add_option("--client-id", o_.client_id,
                       "worker id: asking again returns its ACTIVE trials");
   AddJson(suggest);
@@ -252,11 +252,11 @@ void CommandTree::AddTrialReport(CLI::App* trial) {
   AddTrialArg(report);
   report->add_option("--step", o_.step, "step count of the measurement")
       ->required()
-      ->transform(IntegerFlag(0, kMaxStep));
+      ->transform(util::flags::IntegerFlag(0, kMaxStep));
   report
       ->add_option("--elapsed", o_.elapsed_seconds,
                    "elapsed time of the measurement: seconds or a duration")
-      ->transform(SecondsFlag(/*allow_zero=*/true));
+      ->transform(util::flags::SecondsFlag(/*allow_zero=*/true));
   report->add_option("METRICS", o_.metrics, "metric values name=value")
       ->required();
   On(report, TrialReport);
@@ -276,11 +276,11 @@ void CommandTree::AddTrialComplete(CLI::App* trial) {
                            "mark the trial infeasible, with this reason");
   values->excludes(infeasible);
   complete->add_option("--step", o_.step, "step count of the final metrics")
-      ->transform(IntegerFlag(0, kMaxStep));
+      ->transform(util::flags::IntegerFlag(0, kMaxStep));
   complete
       ->add_option("--elapsed", o_.elapsed_seconds,
                    "elapsed time of the final metrics: seconds or a duration")
-      ->transform(SecondsFlag(/*allow_zero=*/true));
+      ->transform(util::flags::SecondsFlag(/*allow_zero=*/true));
   On(complete, TrialComplete);
 }
 
@@ -294,20 +294,20 @@ void CommandTree::AddTrialHistory(CLI::App* trial) {
       ->add_option_function<int64_t>(
           "--start-step", [this](int64_t v) { o_.start_step = v; },
           "only steps >= this")
-      ->transform(IntegerFlag(0, kMaxStep));
+      ->transform(util::flags::IntegerFlag(0, kMaxStep));
   history
       ->add_option_function<int64_t>(
           "--end-step", [this](int64_t v) { o_.end_step = v; },
           "only steps <= this")
-      ->transform(IntegerFlag(0, kMaxStep));
+      ->transform(util::flags::IntegerFlag(0, kMaxStep));
   history
       ->add_option("--max-points", o_.max_points,
                    "downsample to at most this many points (2-100000)")
-      ->transform(IntegerFlag(0, cairn::v1::kMaxHistoryPageSize));
+      ->transform(util::flags::IntegerFlag(0, cairn::api::kMaxHistoryPageSize));
   history
       ->add_option("--page-size", o_.page_size,
                    "points per request (default 10000, at most 100000)")
-      ->transform(IntegerFlag(0, cairn::v1::kMaxHistoryPageSize));
+      ->transform(util::flags::IntegerFlag(0, cairn::api::kMaxHistoryPageSize));
   AddJson(history);
   On(history, TrialHistory);
 }

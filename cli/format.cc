@@ -8,9 +8,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "api/formats/json_mapping.h"
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/time_util.h"
-#include "proto/cairn/v1/json_mapping.h"
 
 namespace cairn::cli {
 namespace {
@@ -40,7 +40,7 @@ int64_t TrialIdOf(const cairn::v1::Trial& trial) {
 
 namespace {
 
-// `message` printed by `print` (proto/cairn/v1/json_mapping.h), indented
+// `message` printed by `print` (api/formats/json_mapping.h), indented
 // with two spaces unless !pretty, keeping the field order.
 absl::StatusOr<std::string> PrintJson(
     const google::protobuf::Message& message, bool pretty,
@@ -60,7 +60,7 @@ absl::StatusOr<std::string> PrintJson(
 
 absl::StatusOr<std::string> ProtoToJson(
     const google::protobuf::Message& message, bool pretty) {
-  return PrintJson(message, pretty, &AppendApiJson);
+  return PrintJson(message, pretty, &api::formats::AppendApiJson);
 }
 
 absl::Status WriteJson(const google::protobuf::Message& message,
@@ -73,7 +73,8 @@ absl::Status WriteJson(const google::protobuf::Message& message,
 
 absl::StatusOr<std::string> AiPlatformJson(
     const google::protobuf::Message& message) {
-  return PrintJson(message, /*pretty=*/true, &AppendAiPlatformJson);
+  return PrintJson(message, /*pretty=*/true,
+                   &api::formats::AppendAiPlatformJson);
 }
 
 std::string FormatNumber(double value) {
@@ -83,10 +84,10 @@ std::string FormatNumber(double value) {
 }
 
 std::string ParametersToText(const cairn::v1::Trial& trial,
-                             const ParameterKinds& kinds) {
+                             const api::formats::ParameterKinds& kinds) {
   std::vector<std::string> parts;
   for (const auto& p : trial.parameters()) {
-    const json v = ParameterValueToJson(p, kinds);
+    const json v = api::formats::ParameterValueToJson(p, kinds);
     std::string text;
     if (v.is_string()) {
       text = v.get<std::string>();
@@ -154,7 +155,7 @@ std::string StudiesTable(const std::vector<cairn::v1::Study>& studies) {
 }
 
 std::string TrialsTable(const std::vector<cairn::v1::Trial>& trials,
-                        const ParameterKinds& kinds) {
+                        const api::formats::ParameterKinds& kinds) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& t : trials) {
     const bool has_final = t.has_final_measurement();
@@ -168,7 +169,7 @@ std::string TrialsTable(const std::vector<cairn::v1::Trial>& trials,
 }
 
 std::string TrialToText(const cairn::v1::Trial& trial,
-                        const ParameterKinds& kinds) {
+                        const api::formats::ParameterKinds& kinds) {
   std::string out;
   auto line = [&](const std::string& key, const std::string& value) {
     if (!value.empty()) absl::StrAppend(&out, key, ": ", value, "\n");

@@ -10,16 +10,16 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "api/formats/parameter_values.h"
 #include "cairn/v1/study.pb.h"
 #include "cairn/v1/study_service.pb.h"
 #include "google/protobuf/message.h"
 #include "nlohmann/json.hpp"
-#include "proto/cairn/v1/parameter_values.h"
 
 namespace cairn::cli {
 
-// ParameterKinds, ParameterKindsOf and ParameterValueToJson: see
-// proto/cairn/v1/parameter_values.h.
+// api::formats::ParameterKinds, api::formats::ParameterKindsOf and
+// api::formats::ParameterValueToJson: see api/formats/parameter_values.h.
 
 // The protobuf JSON mapping of any message, the one JSON shape of every
 // `--json` output and of cairnd's REST API: lowerCamelCase field names, enums
@@ -46,7 +46,7 @@ std::string FormatNumber(double value);
 
 // "x1=1.5 opt=adam units=64" (INTEGER values without a fraction).
 std::string ParametersToText(const cairn::v1::Trial& trial,
-                             const ParameterKinds& kinds);
+                             const api::formats::ParameterKinds& kinds);
 
 // "loss=0.25 acc=0.9" of a measurement's metrics.
 std::string MetricsToText(const cairn::v1::Measurement& measurement);
@@ -62,12 +62,12 @@ std::string StudiesTable(const std::vector<cairn::v1::Study>& studies);
 
 // `cairn trial list/suggest` table: ID, STATE, STEP, METRICS, PARAMETERS.
 std::string TrialsTable(const std::vector<cairn::v1::Trial>& trials,
-                        const ParameterKinds& kinds);
+                        const api::formats::ParameterKinds& kinds);
 
 // The human view of one trial (`trial get`, `study best`): one "key: value"
 // line per non-empty field.
 std::string TrialToText(const cairn::v1::Trial& trial,
-                        const ParameterKinds& kinds);
+                        const api::formats::ParameterKinds& kinds);
 
 // The one error line, without the "cairn: error: " prefix:
 // "<CODE_NAME>: <message>" with newlines flattened to spaces.

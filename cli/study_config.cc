@@ -9,8 +9,8 @@
 #include "absl/strings/str_join.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/util/json_util.h"
-#include "proto/cairn/v1/bounded_file.h"
-#include "proto/cairn/v1/yaml_json.h"
+#include "util/bounded_file.h"
+#include "util/yaml/yaml_json.h"
 
 namespace cairn::cli {
 namespace {
@@ -64,7 +64,7 @@ absl::StatusOr<cairn::v1::StudySpec> StudySpecFromJson(
 
 absl::StatusOr<cairn::v1::StudySpec> StudySpecFromYaml(
     const std::string& yaml) {
-  absl::StatusOr<nlohmann::json> j = YamlToJson(yaml);
+  absl::StatusOr<nlohmann::json> j = util::yaml::YamlToJson(yaml);
   if (!j.ok()) return j.status();
   if (j->is_null()) {
     return absl::InvalidArgumentError("the study config is empty");
@@ -86,7 +86,8 @@ absl::StatusOr<cairn::v1::StudySpec> StudySpecFromYaml(
 
 absl::StatusOr<cairn::v1::StudySpec> LoadStudySpecFile(
     const std::string& path) {
-  absl::StatusOr<std::string> read = ReadFileAtMost(path, kMaxConfigFileBytes);
+  absl::StatusOr<std::string> read =
+      util::ReadFileAtMost(path, util::yaml::kMaxConfigFileBytes);
   if (!read.ok()) {
     return absl::Status(
         read.status().code(),

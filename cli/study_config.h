@@ -18,7 +18,7 @@ namespace cairn::cli {
 absl::StatusOr<cairn::v1::StudySpec> StudySpecFromJson(const std::string& json);
 
 // Parses StudySpec from YAML text (JSON is valid YAML too):
-// proto/cairn/v1/yaml_json.h's YamlToJson (plain scalars typed, aliases
+// util/yaml/yaml_json.h's util::yaml::YamlToJson (plain scalars typed, aliases
 // bounded), then StudySpecFromJson. The top level must be a mapping.
 absl::StatusOr<cairn::v1::StudySpec> StudySpecFromYaml(const std::string& yaml);
 

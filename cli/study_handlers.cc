@@ -68,7 +68,8 @@ absl::Status StudyDelete(Context& c) {
 absl::Status StudyBest(Context& c) {
   auto study = c.Client().ResolveStudy(c.opt.study);
   if (!study.ok()) return study.status();
-  const ParameterKinds kinds = ParameterKindsOf(study->spec());
+  const api::formats::ParameterKinds kinds =
+      api::formats::ParameterKindsOf(study->spec());
   v1::ListOptimalTrialsRequest request;
   request.set_parent(study->name());
   auto response = c.Client().Call(&Stub::ListOptimalTrials, request);

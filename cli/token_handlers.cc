@@ -5,12 +5,12 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "api/roles.h"
 #include "cli/client.h"
 #include "cli/format.h"
 #include "cli/handlers.h"
 #include "google/protobuf/util/time_util.h"
-#include "proto/cairn/v1/durations.h"
-#include "proto/cairn/v1/roles.h"
+#include "util/flags/durations.h"
 
 namespace cairn::cli {
 namespace {
@@ -28,12 +28,12 @@ std::string TimeText(bool set, const google::protobuf::Timestamp& t,
 absl::Status TokenCreate(Context& c) {
   v1::CreateTokenRequest request;
   request.set_name(c.opt.token_name);
-  absl::StatusOr<v1::Role> role = ParseRole("--role", c.opt.token_role);
+  absl::StatusOr<v1::Role> role = api::ParseRole("--role", c.opt.token_role);
   if (!role.ok()) return role.status();
   request.set_role(*role);
   if (!c.opt.token_expires.empty()) {
     absl::StatusOr<absl::Duration> ttl =
-        ParseFlagDuration("--expires", c.opt.token_expires);
+        util::flags::ParseFlagDuration("--expires", c.opt.token_expires);
     if (!ttl.ok()) return ttl.status();
     request.mutable_ttl()->set_seconds(absl::ToInt64Seconds(*ttl));
   }
@@ -51,7 +51,7 @@ absl::Status TokenList(Context& c) {
   if (c.opt.json) return WriteJson(*response, *c.out);
   std::vector<std::vector<std::string>> rows;
   for (const v1::Token& t : response->tokens()) {
-    rows.push_back({t.name(), std::string(RoleName(t.role())),
+    rows.push_back({t.name(), std::string(api::RoleName(t.role())),
                     TimeText(true, t.create_time(), ""),
                     TimeText(t.has_expire_time(), t.expire_time(), "never"),
                     TimeText(t.has_last_use_time(), t.last_use_time(), "never"),

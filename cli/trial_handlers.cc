@@ -8,11 +8,11 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "api/formats/trials_csv.h"
 #include "cli/args.h"
 #include "cli/client.h"
 #include "cli/format.h"
 #include "cli/handlers.h"
-#include "proto/cairn/v1/trials_csv.h"
 
 namespace cairn::cli {
 namespace {
@@ -70,7 +70,8 @@ absl::Status TrialSuggest(Context& c) {
   request.set_client_id(c.opt.client_id);
   auto response = c.Client().Call(&Stub::SuggestTrials, request);
   if (!response.ok()) return response.status();
-  const ParameterKinds kinds = ParameterKindsOf(study->spec());
+  const api::formats::ParameterKinds kinds =
+      api::formats::ParameterKindsOf(study->spec());
   if (response->trials_size() == 0) {
     std::string why = response->message();
     if (why.empty()) {
@@ -141,7 +142,8 @@ absl::Status TrialComplete(Context& c) {
 absl::Status TrialList(Context& c) {
   auto study = c.Client().ResolveStudy(c.opt.study);
   if (!study.ok()) return study.status();
-  const ParameterKinds kinds = ParameterKindsOf(study->spec());
+  const api::formats::ParameterKinds kinds =
+      api::formats::ParameterKindsOf(study->spec());
   // Every page in one ListTrialsResponse (--json prints it).
   v1::ListTrialsResponse all;
   v1::ListTrialsRequest request;
@@ -156,7 +158,7 @@ absl::Status TrialList(Context& c) {
   if (c.opt.json) {
     if (absl::Status s = WriteJson(all, *c.out); !s.ok()) return s;
   } else if (c.opt.csv) {
-    *c.out << TrialsCsv(trials, study->spec());
+    *c.out << api::formats::TrialsCsv(trials, study->spec());
   } else {
     *c.out << TrialsTable(trials, kinds);
   }
@@ -175,7 +177,8 @@ absl::Status TrialGet(Context& c) {
   if (c.opt.json) {
     if (absl::Status s = WriteJson(*trial, *c.out); !s.ok()) return s;
   } else {
-    *c.out << TrialToText(*trial, ParameterKindsOf(study->spec()));
+    *c.out << TrialToText(*trial,
+                          api::formats::ParameterKindsOf(study->spec()));
   }
   return absl::OkStatus();
 }

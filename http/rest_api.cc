@@ -5,9 +5,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "api/formats/trials_csv.h"
 #include "grpcpp/client_context.h"
 #include "http/rest_json.h"
-#include "proto/cairn/v1/trials_csv.h"
 
 namespace cairn::http {
 namespace {
@@ -164,7 +164,7 @@ HttpResponse RestApi::TrialsCsv(const HttpRequest& r,
   } while (!request.page_token().empty());
   HttpResponse response;
   response.content_type = "text/csv; charset=utf-8";
-  response.body = cairn::TrialsCsv(trials, spec_holder.spec());
+  response.body = api::formats::TrialsCsv(trials, spec_holder.spec());
   return response;
 }
 

@@ -7,10 +7,10 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "api/formats/json_mapping.h"
+#include "audit/call_peer.h"
 #include "google/protobuf/util/json_util.h"
 #include "nlohmann/json.hpp"
-#include "proto/cairn/v1/call_peer.h"
-#include "proto/cairn/v1/json_mapping.h"
 
 namespace cairn::http {
 namespace {
@@ -129,11 +129,11 @@ HttpResponse PrintedResponse(
 }  // namespace
 
 HttpResponse JsonResponse(const google::protobuf::Message& message) {
-  return PrintedResponse(message, &AppendApiJson);
+  return PrintedResponse(message, &api::formats::AppendApiJson);
 }
 
 HttpResponse AiPlatformJsonResponse(const google::protobuf::Message& message) {
-  return PrintedResponse(message, &AppendAiPlatformJson);
+  return PrintedResponse(message, &api::formats::AppendAiPlatformJson);
 }
 
 absl::Status ParseJsonBody(absl::string_view body,
@@ -191,7 +191,7 @@ void PrepareCall(const HttpRequest& request, grpc::ClientContext* context) {
   if (!request.authorization.empty()) {
     context->AddMetadata("authorization", request.authorization);
   }
-  context->AddMetadata(kHttpPeerMetadata, request.peer);
+  context->AddMetadata(audit::kHttpPeerMetadata, request.peer);
   context->set_deadline(std::chrono::system_clock::now() +
                         std::chrono::seconds(120));
 }

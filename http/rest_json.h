@@ -1,5 +1,5 @@
 // The JSON side of the REST API: protobuf messages in the protobuf JSON
-// mapping (printed by proto/cairn/v1/json_mapping.h, parsed by
+// mapping (printed by api/formats/json_mapping.h, parsed by
 // google::protobuf::util), query strings into request messages,
 // and errors in Google's JSON error shape, {"error": {"code", "status",
 // "message"}}: the gRPC code mapped to an HTTP status, which is also "code",
@@ -56,8 +56,8 @@ std::string UrlDecode(absl::string_view in, bool plus_is_space);
 std::string QueryValue(absl::string_view query, absl::string_view key);
 
 // Prepares the gRPC call a REST request makes: the caller's Authorization
-// header and address (kHttpPeerMetadata, for the audit log) as the call's
-// metadata, and a deadline.
+// header and address (audit::kHttpPeerMetadata, for the audit log) as the
+// call's metadata, and a deadline.
 void PrepareCall(const HttpRequest& request, grpc::ClientContext* context);
 
 // A REST request's call of the in-process gRPC `method` of `stub` with

@@ -14,7 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "jobs/job_user.h"
-#include "trials/clock.h"
+#include "util/clock.h"
 
 namespace cairn::jobs {
 
@@ -133,7 +133,7 @@ class Executor {
 // OpenJobFile (jobs/job_files.h): never through a link. Terminate's grace
 // period is measured on `clock` (not owned; must outlive the executor).
 std::unique_ptr<Executor> NewLocalProcessExecutor(
-    Clock* clock, const JobUser& user = CurrentUser());
+    util::Clock* clock, const JobUser& user = CurrentUser());
 
 // Start time of `pid` in clock ticks since boot (from /proc), or 0 if the
 // process does not exist.

@@ -9,11 +9,11 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "api/limits.h"
+#include "api/request_limits.h"
 #include "cairn/v1/study.pb.h"
 #include "jobs/job_files.h"
 #include "nlohmann/json.hpp"
-#include "proto/cairn/v1/limits.h"
-#include "proto/cairn/v1/request_limits.h"
 
 namespace cairn::jobs {
 namespace {
@@ -42,12 +42,12 @@ bool ToDouble(const nlohmann::json& v, double* out) {
   return v.is_string() && absl::SimpleAtod(v.get<std::string>(), out);
 }
 
-// Whether `key` is a metric id the API would accept (proto/cairn/v1/
-// limits.h): the job's file gets no more than its RPCs would.
+// Whether `key` is a metric id the API would accept (api/limits.h): the job's
+// file gets no more than its RPCs would.
 bool IsMetricId(const std::string& key) {
   cairn::v1::Metric metric;
   metric.set_metric_id(key);
-  return CheckRequestLimits(metric).ok();
+  return api::CheckRequestLimits(metric).ok();
 }
 
 }  // namespace
@@ -75,7 +75,7 @@ bool ParseHypertuneLine(absl::string_view line, HypertuneEntry* out) {
     }
   }
   if (e.metrics.empty() ||
-      e.metrics.size() > static_cast<size_t>(cairn::v1::kMaxMetrics)) {
+      e.metrics.size() > static_cast<size_t>(cairn::api::kMaxMetrics)) {
     return false;
   }
   *out = std::move(e);

@@ -9,12 +9,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "api/resource_names.h"
+#include "api/trial_states.h"
 #include "jobs/job_command.h"
 #include "jobs/job_files.h"
 #include "jobs/tf_config.h"
-#include "proto/cairn/v1/quote.h"
-#include "proto/cairn/v1/resource_names.h"
-#include "proto/cairn/v1/trial_states.h"
+#include "util/quote.h"
 
 namespace cairn::jobs {
 namespace {
@@ -26,7 +26,7 @@ using cairn::v1::TrialJob;
 absl::StatusOr<LogChunk> ChunkWithoutLog(const Trial& trial, int64_t offset) {
   LogChunk chunk;
   chunk.next_offset = offset;
-  if (IsPendingState(trial.state())) return chunk;
+  if (api::IsPendingState(trial.state())) return chunk;
   if (trial.job().state() == TrialJob::STATE_UNSPECIFIED) {
     return absl::FailedPreconditionError(absl::StrCat(
         "trial ", trial.name(), " did not run as a job: it has no log"));
@@ -43,10 +43,11 @@ absl::StatusOr<std::string> ReplicaLog(StudyManager* manager,
   if (replica.empty() || replica == "master-replica-0") {
     return trial.job().log_path();
   }
-  absl::StatusOr<TrialName> name = ParseTrialName(trial.name(), "name");
+  absl::StatusOr<api::TrialName> name =
+      api::ParseTrialName(trial.name(), "name");
   if (!name.ok()) return name.status();
   absl::StatusOr<cairn::v1::Study> study =
-      manager->GetStudy(StudyName(name->study_id));
+      manager->GetStudy(api::StudyName(name->study_id));
   if (!study.ok()) return study.status();
   std::vector<std::string> names;
   for (const ReplicaTask& r : ExpandReplicas(study->spec().job_template())) {
@@ -56,9 +57,9 @@ absl::StatusOr<std::string> ReplicaLog(StudyManager* manager,
     return ReplicaLogPath(trial.job().job_dir(), replica).string();
   }
   return absl::InvalidArgumentError(
-      absl::StrCat("replica: ", QuoteForError(replica),
+      absl::StrCat("replica: ", util::QuoteForError(replica),
                    " is not a replica of trial ", trial.name(), "; it has ",
-                   ShortenForError(absl::StrJoin(names, ", "), 300)));
+                   util::ShortenForError(absl::StrJoin(names, ", "), 300)));
 }
 
 }  // namespace
@@ -93,7 +94,7 @@ absl::StatusOr<LogChunk> ReadJobLog(StudyManager* manager,
   }
   chunk.next_offset = offset + static_cast<int64_t>(chunk.data.size());
   const bool at_end = static_cast<int>(chunk.data.size()) < max_bytes;
-  chunk.complete = at_end && !IsPendingState(trial->state()) &&
+  chunk.complete = at_end && !api::IsPendingState(trial->state()) &&
                    trial->job().state() != TrialJob::RUNNING &&
                    trial->job().state() != TrialJob::STOPPING;
   return chunk;

@@ -9,13 +9,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "api/resource_names.h"
+#include "api/trial_states.h"
 #include "jobs/gpu_detect.h"
 #include "jobs/hypertune.h"
 #include "jobs/job_command.h"
 #include "jobs/job_template.h"
 #include "jobs/tf_config.h"
-#include "proto/cairn/v1/resource_names.h"
-#include "proto/cairn/v1/trial_states.h"
 #include "spdlog/spdlog.h"
 
 namespace cairn::jobs {
@@ -63,8 +63,8 @@ std::vector<MeasurementReport> ToReports(
 
 }  // namespace
 
-JobRunner::JobRunner(StudyManager* manager, Executor* executor, Clock* clock,
-                     const JobRunnerOptions& options)
+JobRunner::JobRunner(StudyManager* manager, Executor* executor,
+                     util::Clock* clock, const JobRunnerOptions& options)
     : manager_(manager),
       executor_(executor),
       clock_(clock),
@@ -400,7 +400,7 @@ void JobRunner::RecordOutcome(const Running& r, const Trial& trial,
                               const GroupExit& group_exit, TrialJob& job) {
   const JobExit& exit = group_exit.exit;
   const std::string how = group_exit.ToString();
-  if (!IsPendingState(trial.state())) {
+  if (!api::IsPendingState(trial.state())) {
     job.set_state(TrialJob::SUCCEEDED);
     job.set_message(absl::StrCat("trial completed by the program; job ", how));
   } else if (r.terminate_reason == "cancelled") {
@@ -446,7 +446,7 @@ void JobRunner::CompleteAfterExit(const std::string& trial_name,
 void JobRunner::RestartOrFail(const Running& r, const std::string& how,
                               TrialJob& job) {
   // Look the template up again: the view is not at hand here.
-  absl::StatusOr<Study> study = manager_->GetStudy(StudyName(r.study_id));
+  absl::StatusOr<Study> study = manager_->GetStudy(api::StudyName(r.study_id));
   LogIfError(study.status(), r.trial_name, "reading max_restarts (taken as 0)");
   const int max_restarts =
       study.ok() ? study->spec().job_template().max_restarts() : 0;

@@ -34,8 +34,9 @@
 // reattached instead.
 //
 // Time (timeouts, restart backoff, log headers) comes from the injected
-// Clock; processes from the injected Executor. So a test drives the runner
-// with a fake clock and executor, calling Recover() and RunOnce() itself.
+// util::Clock; processes from the injected Executor. So a test drives the
+// runner with a fake clock and executor, calling Recover() and RunOnce()
+// itself.
 //
 // Every job event is one spdlog info line "job <trial name>: ...": queued,
 // started (attempt, pid, GPUs), pid exited (exit code or signal), restarting
@@ -67,8 +68,8 @@
 #include "jobs/job_template.h"
 #include "jobs/job_user.h"
 #include "jobs/replica_group.h"
-#include "trials/clock.h"
 #include "trials/study_manager.h"
+#include "util/clock.h"
 
 namespace cairn::jobs {
 
@@ -134,7 +135,7 @@ class JobRunner {
  public:
   // `manager`, `executor` and `clock` are not owned and must outlive the
   // runner.
-  JobRunner(StudyManager* manager, Executor* executor, Clock* clock,
+  JobRunner(StudyManager* manager, Executor* executor, util::Clock* clock,
             const JobRunnerOptions& options);
   JobRunner(const JobRunner&) = delete;
   JobRunner& operator=(const JobRunner&) = delete;
@@ -276,7 +277,7 @@ class JobRunner {
 
   StudyManager* const manager_;
   Executor* const executor_;
-  Clock* const clock_;
+  util::Clock* const clock_;
   const JobRunnerOptions options_;
   const JobRoots roots_;
   GpuSlots gpus_;

@@ -159,7 +159,7 @@ absl::StatusOr<JobHandle> AwaitExec(pid_t pid, int err_read_fd,
 
 class LocalProcessExecutor : public Executor {
  public:
-  LocalProcessExecutor(Clock* clock, JobUser user)
+  LocalProcessExecutor(util::Clock* clock, JobUser user)
       : clock_(clock), user_(std::move(user)) {}
 
   absl::StatusOr<JobHandle> Start(const JobSpec& spec) override {
@@ -245,7 +245,7 @@ class LocalProcessExecutor : public Executor {
   }
 
  private:
-  Clock* const clock_;
+  util::Clock* const clock_;
   const JobUser user_;
   absl::Mutex mu_;
   // pid -> when SIGKILL follows the SIGTERM. Protected by mu_.
@@ -254,7 +254,7 @@ class LocalProcessExecutor : public Executor {
 
 }  // namespace
 
-std::unique_ptr<Executor> NewLocalProcessExecutor(Clock* clock,
+std::unique_ptr<Executor> NewLocalProcessExecutor(util::Clock* clock,
                                                   const JobUser& user) {
   return std::make_unique<LocalProcessExecutor>(clock, user);
 }

@@ -74,8 +74,8 @@ std::string Trimmed(const std::string& s) {
 
 class SlurmExecutor : public Executor {
  public:
-  SlurmExecutor(const SlurmOptions& options, Clock* clock, const JobUser& user,
-                std::string bin_dir)
+  SlurmExecutor(const SlurmOptions& options, util::Clock* clock,
+                const JobUser& user, std::string bin_dir)
       : options_(options),
         clock_(clock),
         user_(user),
@@ -398,7 +398,7 @@ class SlurmExecutor : public Executor {
   }
 
   const SlurmOptions options_;
-  Clock* const clock_;
+  util::Clock* const clock_;
   const JobUser user_;
   const std::string bin_;
 
@@ -418,7 +418,7 @@ class SlurmExecutor : public Executor {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Executor>> NewSlurmExecutor(
-    const SlurmOptions& options, Clock* clock, const JobUser& user) {
+    const SlurmOptions& options, util::Clock* clock, const JobUser& user) {
   SlurmOptions opts = options;
   if (opts.slurm_conf.empty()) {
     const char* conf = std::getenv("SLURM_CONF");

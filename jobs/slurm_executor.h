@@ -9,7 +9,7 @@
 #include "jobs/executor.h"
 #include "jobs/job_user.h"
 #include "jobs/slurm_commands.h"
-#include "trials/clock.h"
+#include "util/clock.h"
 
 namespace cairn::jobs {
 
@@ -34,7 +34,7 @@ namespace cairn::jobs {
 // FailedPrecondition if sbatch, squeue or scancel is missing or squeue
 // cannot reach the cluster (the message quotes Slurm).
 absl::StatusOr<std::unique_ptr<Executor>> NewSlurmExecutor(
-    const SlurmOptions& options, Clock* clock,
+    const SlurmOptions& options, util::Clock* clock,
     const JobUser& user = CurrentUser());
 
 }  // namespace cairn::jobs

@@ -24,6 +24,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "api/resource_names.h"
 #include "monitoring/process_metrics.h"
 #include "prometheus/collectable.h"
 #include "prometheus/counter.h"
@@ -32,7 +33,6 @@
 #include "prometheus/histogram.h"
 #include "prometheus/registry.h"
 #include "prometheus/text_serializer.h"
-#include "proto/cairn/v1/resource_names.h"
 
 namespace cairn::monitoring {
 
@@ -468,7 +468,8 @@ class MetricsImpl final : public Metrics {
   // The `study` label of `study`: its display name when it is the resource
   // name of a study in the latest snapshot (copied into `storage`).
   std::string_view StudyLabel(std::string_view study, std::string& storage) {
-    if (!ParseStudyName(absl::string_view(study.data(), study.size()), "study")
+    if (!api::ParseStudyName(absl::string_view(study.data(), study.size()),
+                             "study")
              .ok()) {
       return study;
     }

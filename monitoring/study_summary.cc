@@ -4,7 +4,7 @@
 #include <map>
 #include <string>
 
-#include "proto/cairn/v1/trial_states.h"
+#include "api/trial_states.h"
 #include "trials/optimal.h"
 
 namespace cairn::monitoring {
@@ -103,7 +103,7 @@ StudySnapshot SummarizeStudy(const Study& study,
   snapshot.best_objective = BestFinalValues(study.spec(), trials);
   for (const Trial* trial : trials) {
     ++snapshot.trials_by_state[std::string(TrialStateLabel(trial->state()))];
-    if (!IsPendingState(trial->state())) continue;
+    if (!api::IsPendingState(trial->state())) continue;
     std::map<std::string, double> latest;
     for (const cairn::v1::Measurement& measurement : trial->measurements()) {
       for (const cairn::v1::Metric& metric : measurement.metrics()) {

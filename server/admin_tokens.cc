@@ -1,8 +1,8 @@
 // AdminService's token RPCs: thin adapters over auth::TokenRegistry.
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "api/roles.h"
 #include "auth/permissions.h"
-#include "proto/cairn/v1/roles.h"
 #include "server/admin_service.h"
 #include "server/check_limits.h"
 #include "server/status_util.h"
@@ -33,7 +33,7 @@ grpc::Status AdminServiceImpl::CreateToken(
       tokens_->Create(request->name(), request->role(), ttl, absl::Now());
   if (!created.ok()) return ToGrpcStatus(created.status());
   spdlog::info("token '{}' ({}) created by '{}'", created->token.name(),
-               std::string(RoleName(created->token.role())), caller->name);
+               std::string(api::RoleName(created->token.role())), caller->name);
   *response->mutable_token() = created->token;
   response->set_secret(created->secret);
   return grpc::Status::OK;

@@ -7,10 +7,10 @@
 #include <utility>
 
 #include "absl/strings/match.h"
+#include "audit/call_peer.h"
 #include "audit/call_resource.h"
 #include "google/protobuf/message.h"
 #include "grpcpp/server_context.h"
-#include "proto/cairn/v1/call_peer.h"
 #include "spdlog/spdlog.h"
 
 namespace cairn {
@@ -78,7 +78,8 @@ class AuditInterceptor final : public grpc::experimental::Interceptor {
                                                   : response_resource_);
     event.set_code(code);
     event.set_message(status.error_message());
-    event.set_peer(CallPeer(context_->peer(), Metadata(kHttpPeerMetadata)));
+    event.set_peer(
+        audit::CallPeer(context_->peer(), Metadata(audit::kHttpPeerMetadata)));
     if (absl::Status s = log_->Record(std::move(event)); !s.ok()) {
       spdlog::error("audit log: cannot record a call of {}: {}", method_,
                     std::string(s.message()));

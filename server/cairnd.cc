@@ -153,8 +153,8 @@ absl::Status Cairnd::OpenController(const std::string& store_path,
   aiplatform::JobManagerOptions job_options;
   job_options.jobs_root = std::filesystem::absolute(roots.jobs_root).string();
   absl::StatusOr<std::unique_ptr<aiplatform::JobManager>> jobs =
-      aiplatform::JobManager::Open(store_.get(), manager_.get(), Clock::Real(),
-                                   job_options);
+      aiplatform::JobManager::Open(store_.get(), manager_.get(),
+                                   util::Clock::Real(), job_options);
   if (!jobs.ok()) return jobs.status();
   job_manager_ = std::move(*jobs);
   return absl::OkStatus();
@@ -349,7 +349,7 @@ absl::StatusOr<std::unique_ptr<jobs::Executor>> Cairnd::MakeSlurmExecutor(
       options.slurm_extra_args, absl::ByAnyChar(" \t\n"), absl::SkipEmpty());
   slurm.grace_period = absl::Seconds(options.grace_seconds);
   spdlog::info("cairnd: trial jobs run as Slurm batch jobs (--executor=slurm)");
-  return jobs::NewSlurmExecutor(slurm, Clock::Real(), job_user_);
+  return jobs::NewSlurmExecutor(slurm, util::Clock::Real(), job_user_);
 }
 
 absl::Status Cairnd::StartJobs(const CairndOptions& options,
@@ -396,10 +396,10 @@ absl::Status Cairnd::StartJobs(const CairndOptions& options,
     if (!executor.ok()) return executor.status();
     executor_ = *std::move(executor);
   } else {
-    executor_ = jobs::NewLocalProcessExecutor(Clock::Real(), job_user_);
+    executor_ = jobs::NewLocalProcessExecutor(util::Clock::Real(), job_user_);
   }
-  runner_ = std::make_unique<jobs::JobRunner>(manager_.get(), executor_.get(),
-                                              Clock::Real(), runner_options);
+  runner_ = std::make_unique<jobs::JobRunner>(
+      manager_.get(), executor_.get(), util::Clock::Real(), runner_options);
   service_->set_job_runner(runner_.get());
   job_service_->set_job_runner(runner_.get());
   runner_->Start();

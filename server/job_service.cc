@@ -4,8 +4,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "api/resource_names.h"
 #include "jobs/tf_config.h"
-#include "proto/cairn/v1/resource_names.h"
 #include "server/authorize_call.h"
 #include "server/check_limits.h"
 #include "server/read_logs.h"
@@ -97,10 +97,10 @@ grpc::Status JobServiceImpl::ReadJobLogs(
   }
   if (request->trial_id() == 0) return grpc::Status::OK;
   absl::StatusOr<int64_t> study_id =
-      ParseStudyName(trials->study_name, "study");
+      api::ParseStudyName(trials->study_name, "study");
   if (!study_id.ok()) return ToGrpcStatus(study_id.status());
   return ReadLogChunk(
-      runner_, TrialResourceName(*study_id, request->trial_id()),
+      runner_, api::TrialResourceName(*study_id, request->trial_id()),
       request->offset(), request->max_bytes(), request->replica(), response);
 }
 

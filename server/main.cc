@@ -8,13 +8,13 @@
 #include "CLI/CLI.hpp"
 #include "absl/synchronization/mutex.h"
 #include "jobs/slurm_launch.h"
-#include "proto/cairn/v1/durations.h"
-#include "proto/cairn/v1/flag_validators.h"
-#include "server/byte_size.h"
 #include "server/cairnd.h"
 #include "spdlog/spdlog.h"
 #include "store/repair.h"
 #include "store/verify.h"
+#include "util/flags/byte_size.h"
+#include "util/flags/durations.h"
+#include "util/flags/flag_validators.h"
 
 namespace {
 
@@ -85,16 +85,16 @@ int main(int argc, char** argv) {
                  "At most N trial jobs run at once, all studies together; "
                  "the others stay QUEUED (0: the GPU count, or the CPU cores "
                  "without GPUs)")
-      ->transform(cairn::IntegerFlag(0, 100000))
+      ->transform(cairn::util::flags::IntegerFlag(0, 100000))
       ->capture_default_str();
   app.add_option("--gpus", options.gpus,
                  "GPUs to schedule trial jobs on (-1: ask the CUDA driver)")
-      ->transform(cairn::IntegerFlag(-1, 4096))
+      ->transform(cairn::util::flags::IntegerFlag(-1, 4096))
       ->capture_default_str();
   app.add_option("--grace-seconds", options.grace_seconds,
                  "Seconds between SIGTERM and SIGKILL when a job is stopped "
                  "(or a duration such as 1m)")
-      ->transform(cairn::SecondsFlag(/*allow_zero=*/true))
+      ->transform(cairn::util::flags::SecondsFlag(/*allow_zero=*/true))
       ->capture_default_str();
   app.add_option("--executor", options.executor,
                  "Who runs trial jobs: local (child processes) or slurm (one "
@@ -147,7 +147,7 @@ int main(int argc, char** argv) {
   app.add_option("--max-calls-per-token", options.max_calls_per_token,
                  "Calls one token may have in progress at once (each holds "
                  "a thread); more get RESOURCE_EXHAUSTED (0: no limit)")
-      ->transform(cairn::IntegerFlag(0, 1000000))
+      ->transform(cairn::util::flags::IntegerFlag(0, 1000000))
       ->capture_default_str();
   app.add_option("--tls-cert", options.tls.cert_file,
                  "PEM certificate chain to serve TLS with (needs --tls-key); "
@@ -162,7 +162,7 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   app.add_option("--tls-refresh-seconds", options.tls.refresh_seconds,
                  "How often the TLS files are checked for changes")
-      ->transform(cairn::IntegerFlag(1, 86400))
+      ->transform(cairn::util::flags::IntegerFlag(1, 86400))
       ->capture_default_str();
   app.add_flag("--insecure", options.insecure,
                "Serve plaintext on a non-loopback --listen (refused "
@@ -183,7 +183,7 @@ int main(int argc, char** argv) {
   if (verify) return VerifyAndExit(options.data_dir);
   if (repair) return RepairAndExit(options.data_dir);
   absl::StatusOr<uint64_t> reserve =
-      cairn::ParseByteSize("--min-free-space", min_free_space);
+      cairn::util::flags::ParseByteSize("--min-free-space", min_free_space);
   if (!reserve.ok()) {
     std::fprintf(stderr, "cairnd: error: %s\n",
                  std::string(reserve.status().message()).c_str());
@@ -191,7 +191,8 @@ int main(int argc, char** argv) {
   }
   options.min_free_space = *reserve;
   absl::StatusOr<absl::Duration> retention =
-      cairn::ParseFlagDuration("--audit-retention", audit_retention);
+      cairn::util::flags::ParseFlagDuration("--audit-retention",
+                                            audit_retention);
   if (!retention.ok()) {
     std::fprintf(stderr, "cairnd: error: %s\n",
                  std::string(retention.status().message()).c_str());

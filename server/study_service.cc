@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "proto/cairn/v1/resource_names.h"
+#include "api/resource_names.h"
 #include "server/authorize_call.h"
 #include "server/check_limits.h"
 #include "server/read_logs.h"
@@ -180,10 +180,11 @@ grpc::Status StudyServiceImpl::DeleteTrial(
       Authorize(context, "DeleteTrial", "");
   if (!caller.ok()) return ToGrpcStatus(caller.status());
   if (grpc::Status s = CheckLimits(*request); !s.ok()) return s;
-  absl::StatusOr<TrialName> trial = ParseTrialName(request->name(), "name");
+  absl::StatusOr<api::TrialName> trial =
+      api::ParseTrialName(request->name(), "name");
   if (!trial.ok()) return ToGrpcStatus(trial.status());
-  if (absl::Status s =
-          CheckMayDelete(*caller, request->name(), StudyName(trial->study_id));
+  if (absl::Status s = CheckMayDelete(*caller, request->name(),
+                                      api::StudyName(trial->study_id));
       !s.ok()) {
     return ToGrpcStatus(s);
   }
@@ -238,7 +239,7 @@ grpc::Status StudyServiceImpl::ReportMeasurements(
                        " earlier measurements of this stream were "
                        "written)")));
     }
-    if (absl::Status s = CheckRequestLimits(request); !s.ok()) {
+    if (absl::Status s = api::CheckRequestLimits(request); !s.ok()) {
       return ToGrpcStatus(absl::InvalidArgumentError(
           absl::StrCat(s.message(), " (", written,
                        " earlier measurements of this stream were written)")));

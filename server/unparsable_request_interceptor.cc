@@ -5,7 +5,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "proto/cairn/v1/limits.h"
+#include "api/limits.h"
 
 namespace cairn {
 
@@ -13,7 +13,7 @@ const char* UnparsableRequestMessage() {
   static const std::string* message = new std::string(absl::StrCat(
       "request: could not be parsed: it nests messages deeper than "
       "protobuf's limit of 100 (conditional parameters may nest at most ",
-      cairn::v1::kMaxConditionalDepth,
+      cairn::api::kMaxConditionalDepth,
       " deep) or is not a valid message of this method (e.g. a string that "
       "is not UTF-8)"));
   return message->c_str();

@@ -13,7 +13,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "proto/cairn/v1/resource_names.h"
+#include "api/resource_names.h"
 #include "rocksdb/snapshot.h"
 #include "rocksdb/sst_file_manager.h"
 #include "rocksdb/write_batch.h"
@@ -271,7 +271,7 @@ absl::Status RocksDbStore::Init() {
 absl::Status RocksDbStore::CheckStudyExists(int64_t study_id) const {
   if (studies_.contains(study_id)) return absl::OkStatus();
   return absl::NotFoundError(
-      absl::StrCat("study ", StudyName(study_id), " not found"));
+      absl::StrCat("study ", api::StudyName(study_id), " not found"));
 }
 
 absl::StatusOr<int64_t> RocksDbStore::CreateStudy(cairn::v1::Study study) {
@@ -292,7 +292,7 @@ absl::StatusOr<int64_t> RocksDbStore::CreateStudy(cairn::v1::Study study) {
         s, absl::StrCat("reading ", name_key, " from store at ", path_));
   }
   const int64_t id = next_study_id_;
-  study.set_name(StudyName(id));
+  study.set_name(api::StudyName(id));
   rocksdb::WriteBatch batch;
   batch.Put(ToSlice(keys::kNextStudyIdKey), absl::StrCat(id + 1));
   batch.Put(keys::StudyKey(id), study.SerializeAsString());
@@ -300,7 +300,7 @@ absl::StatusOr<int64_t> RocksDbStore::CreateStudy(cairn::v1::Study study) {
   // Bump the counter even if the write fails: a failed synced write may
   // still surface after recovery, and skipping an id is harmless.
   next_study_id_ = id + 1;
-  if (absl::Status st = Write(&batch, StudyName(id)); !st.ok()) return st;
+  if (absl::Status st = Write(&batch, api::StudyName(id)); !st.ok()) return st;
   studies_[id] = study.display_name();
   return id;
 }
@@ -321,15 +321,15 @@ absl::StatusOr<std::shared_ptr<PendingWrite>> RocksDbStore::EnqueueUpdateStudy(
   const std::string& display_name = studies_.at(study_id);
   if (study.display_name() != display_name) {
     return absl::InvalidArgumentError(
-        absl::StrCat("study.display_name of ", StudyName(study_id),
+        absl::StrCat("study.display_name of ", api::StudyName(study_id),
                      " cannot change: it is \"", display_name, "\", got \"",
                      study.display_name(), "\""));
   }
   cairn::v1::Study copy = study;
-  copy.set_name(StudyName(study_id));
+  copy.set_name(api::StudyName(study_id));
   rocksdb::WriteBatch batch;
   batch.Put(keys::StudyKey(study_id), copy.SerializeAsString());
-  return Enqueue(std::move(batch), StudyName(study_id));
+  return Enqueue(std::move(batch), api::StudyName(study_id));
 }
 
 absl::Status RocksDbStore::DeleteStudy(int64_t study_id) {
@@ -346,7 +346,7 @@ absl::Status RocksDbStore::DeleteStudy(int64_t study_id) {
   const std::string measurements = keys::MeasurementStudyPrefix(study_id);
   batch.DeleteRange(measurements, keys::PrefixEnd(measurements));
   if (absl::Status st =
-          Write(&batch, absl::StrCat("deletion of ", StudyName(study_id)));
+          Write(&batch, absl::StrCat("deletion of ", api::StudyName(study_id)));
       !st.ok()) {
     return st;
   }
@@ -481,7 +481,7 @@ absl::StatusOr<StoredStudy> RocksDbStore::LoadStudy(int64_t study_id) {
   rocksdb::Status s = db_->Get(ro, study_key, &value);
   if (s.IsNotFound()) {
     return absl::NotFoundError(
-        absl::StrCat("study ", StudyName(study_id), " not found"));
+        absl::StrCat("study ", api::StudyName(study_id), " not found"));
   }
   if (!s.ok()) {
     return FromRocks(
@@ -495,7 +495,7 @@ absl::StatusOr<StoredStudy> RocksDbStore::LoadStudy(int64_t study_id) {
   if (s.ok() && !absl::SimpleAtoi(value, &stored.max_trial_id)) {
     return absl::DataLossError(absl::StrCat("store at ", path_,
                                             ": bad max trial id record of ",
-                                            StudyName(study_id)));
+                                            api::StudyName(study_id)));
   }
   absl::Status st = ForEachWithPrefix(
       snap, keys::TrialStudyPrefix(study_id),
@@ -519,7 +519,7 @@ absl::StatusOr<StoredStudy> RocksDbStore::LoadStudy(int64_t study_id) {
     if (!keys::DecodeSummary(value, &summary)) {
       return absl::DataLossError(absl::StrCat("store at ", path_,
                                               ": bad trial summary record of ",
-                                              StudyName(study_id)));
+                                              api::StudyName(study_id)));
     }
     stored.summary = std::move(summary);
   }

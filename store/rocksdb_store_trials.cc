@@ -6,7 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "proto/cairn/v1/resource_names.h"
+#include "api/resource_names.h"
 #include "rocksdb/write_batch.h"
 #include "store/keys.h"
 #include "store/rocksdb_store.h"
@@ -52,8 +52,8 @@ absl::Status RocksDbStore::PutSummary(int64_t study_id,
     if (absl::Status st = CheckStudyExists(study_id); !st.ok()) return st;
     rocksdb::WriteBatch batch;
     PutOrDropSummary(study_id, &summary, &batch);
-    write = Enqueue(std::move(batch),
-                    absl::StrCat("trial summary of ", StudyName(study_id)));
+    write = Enqueue(std::move(batch), absl::StrCat("trial summary of ",
+                                                   api::StudyName(study_id)));
   }
   if (!write.ok()) return write.status();
   return Await(*write);
@@ -98,7 +98,7 @@ absl::StatusOr<std::shared_ptr<PendingWrite>> RocksDbStore::EnqueuePutTrials(
     batch.Put(keys::MaxTrialKey(study_id), absl::StrCat(max_id));
   }
   return Enqueue(std::move(batch),
-                 absl::StrCat("trials of ", StudyName(study_id)));
+                 absl::StrCat("trials of ", api::StudyName(study_id)));
 }
 
 absl::Status RocksDbStore::DeleteTrial(int64_t study_id, int64_t trial_id,
@@ -117,7 +117,7 @@ absl::Status RocksDbStore::DeleteTrial(int64_t study_id, int64_t trial_id,
   const std::string trial_key = keys::TrialKey(study_id, trial_id);
   std::string ignored;
   rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), trial_key, &ignored);
-  const std::string trial_name = TrialResourceName(study_id, trial_id);
+  const std::string trial_name = api::TrialResourceName(study_id, trial_id);
   if (s.IsNotFound()) {
     return absl::NotFoundError(
         absl::StrCat("trial ", trial_name, " not found"));

@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "proto/cairn/v1/trial_states.h"
+#include "api/trial_states.h"
 
 namespace cairn {
 
@@ -22,7 +22,7 @@ int64_t TrialSummary::total() const {
 int64_t TrialSummary::pending() const {
   int64_t n = 0;
   for (const auto& [state, count] : count_by_state) {
-    if (IsPendingState(static_cast<cairn::v1::Trial::State>(state))) {
+    if (api::IsPendingState(static_cast<cairn::v1::Trial::State>(state))) {
       n += count;
     }
   }

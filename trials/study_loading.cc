@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "proto/cairn/v1/trial_states.h"
+#include "api/trial_states.h"
 #include "spdlog/spdlog.h"
 #include "trials/trial_summary.h"
 #include "tuner/designer.h"
@@ -23,7 +23,7 @@ using cairn::v1::Trial;
 absl::Status RecoverTrial(Store* store, Trial t, StudyState& state)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.mu) {
   const int64_t id = t.id();
-  const bool pending = IsPendingState(t.state());
+  const bool pending = api::IsPendingState(t.state());
   const bool curves = state.HasEarlyStopping();
   if (pending || curves) {
     absl::StatusOr<std::vector<Measurement>> ms =

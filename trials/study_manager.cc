@@ -8,16 +8,16 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "proto/cairn/v1/quote.h"
-#include "proto/cairn/v1/request_limits.h"
-#include "proto/cairn/v1/resource_names.h"
-#include "proto/cairn/v1/trial_states.h"
+#include "api/request_limits.h"
+#include "api/resource_names.h"
+#include "api/trial_states.h"
 #include "spdlog/spdlog.h"
 #include "trials/study_loading.h"
 #include "trials/study_manager_internal.h"
 #include "trials/study_state.h"
 #include "tuner/designer.h"
 #include "tuner/spec_validation.h"
+#include "util/quote.h"
 
 namespace cairn {
 
@@ -31,23 +31,9 @@ using study_manager_internal::ParsePageToken;
 using study_manager_internal::SetTimestamp;
 using study_manager_internal::WriteTimer;
 
-namespace {
-
-class RealClock : public Clock {
- public:
-  absl::Time Now() override { return absl::Now(); }
-};
-
-}  // namespace
-
-Clock* Clock::Real() {
-  static RealClock* clock = new RealClock();
-  return clock;
-}
-
 StudyManager::StudyManager(Store* store, const StudyManagerOptions& options)
     : store_(store),
-      clock_(options.clock != nullptr ? options.clock : Clock::Real()),
+      clock_(options.clock != nullptr ? options.clock : util::Clock::Real()),
       observer_(options.observer),
       validate_spec_(options.validate_spec),
       create_designer_(options.create_designer ? options.create_designer
@@ -224,7 +210,7 @@ absl::StatusOr<std::shared_ptr<StudyState>> StudyManager::PeekStudy(
   auto it = studies_.find(study_id);
   if (it == studies_.end()) {
     return absl::NotFoundError(
-        absl::StrCat("study ", StudyName(study_id), " not found"));
+        absl::StrCat("study ", api::StudyName(study_id), " not found"));
   }
   return it->second;
 }
@@ -238,21 +224,21 @@ std::vector<std::shared_ptr<StudyState>> StudyManager::AllStudies() const {
 
 absl::StatusOr<std::shared_ptr<StudyState>> StudyManager::FindStudyByName(
     const std::string& name, const char* field) const {
-  absl::StatusOr<int64_t> id = ParseStudyName(name, field);
+  absl::StatusOr<int64_t> id = api::ParseStudyName(name, field);
   if (!id.ok()) return id.status();
   return FindStudy(*id);
 }
 
 absl::StatusOr<std::shared_ptr<StudyState>> StudyManager::PeekStudyByName(
     const std::string& name, const char* field) const {
-  absl::StatusOr<int64_t> id = ParseStudyName(name, field);
+  absl::StatusOr<int64_t> id = api::ParseStudyName(name, field);
   if (!id.ok()) return id.status();
   return PeekStudy(*id);
 }
 
 absl::StatusOr<StudyManager::TrialRef> StudyManager::ResolveTrial(
     const std::string& name, const char* field) const {
-  absl::StatusOr<TrialName> tn = ParseTrialName(name, field);
+  absl::StatusOr<api::TrialName> tn = api::ParseTrialName(name, field);
   if (!tn.ok()) return tn.status();
   auto state = FindStudy(tn->study_id);
   if (!state.ok()) return state.status();
@@ -265,10 +251,10 @@ absl::Status StudyManager::ValidateNewStudy(const Study& request) const {
   if (request.display_name().empty()) {
     return absl::InvalidArgumentError("study.display_name: must not be empty");
   }
-  // Lengths, characters, counts and nesting (proto/cairn/v1/limits.h), also
+  // Lengths, characters, counts and nesting (api/limits.h), also
   // for callers in the same process: before the spec's own validation, which
   // recurses into conditional parameters.
-  if (absl::Status s = CheckRequestLimits(request, "study"); !s.ok()) {
+  if (absl::Status s = api::CheckRequestLimits(request, "study"); !s.ok()) {
     return s;
   }
   if (absl::Status s = tuner::ValidateStudySpec(request.spec()); !s.ok()) {
@@ -302,9 +288,9 @@ absl::StatusOr<Study> StudyManager::CreateStudy(const Study& request) {
 
   absl::MutexLock lock(&mu_);
   if (by_display_name_.count(study.display_name()) > 0) {
-    return absl::AlreadyExistsError(
-        absl::StrCat("study.display_name: a study named ",
-                     QuoteForError(study.display_name()), " already exists"));
+    return absl::AlreadyExistsError(absl::StrCat(
+        "study.display_name: a study named ",
+        util::QuoteForError(study.display_name()), " already exists"));
   }
   absl::StatusOr<int64_t> id;
   {
@@ -312,7 +298,7 @@ absl::StatusOr<Study> StudyManager::CreateStudy(const Study& request) {
     id = store_->CreateStudy(study);
   }
   if (!id.ok()) return id.status();
-  study.set_name(StudyName(*id));
+  study.set_name(api::StudyName(*id));
   auto state = std::make_shared<StudyState>(*id);
   absl::MutexLock study_lock(&state->mu);
   state->study = study;
@@ -344,12 +330,12 @@ absl::StatusOr<Study> StudyManager::LookupStudy(
     absl::MutexLock lock(&mu_);
     auto it = by_display_name_.find(display_name);
     if (it == by_display_name_.end()) {
-      return absl::NotFoundError(absl::StrCat("no study with display_name ",
-                                              QuoteForError(display_name)));
+      return absl::NotFoundError(absl::StrCat(
+          "no study with display_name ", util::QuoteForError(display_name)));
     }
     id = it->second;
   }
-  return GetStudy(StudyName(id));
+  return GetStudy(api::StudyName(id));
 }
 
 absl::StatusOr<StudyPage> StudyManager::ListStudies(

@@ -86,10 +86,10 @@
 #include "absl/time/time.h"
 #include "cairn/v1/study.pb.h"
 #include "store/store.h"
-#include "trials/clock.h"
 #include "trials/observer.h"
 #include "trials/study_summary.h"
 #include "tuner/designer.h"
+#include "util/clock.h"
 
 namespace cairn {
 
@@ -102,8 +102,8 @@ struct JobStudyView {
 };
 
 struct StudyManagerOptions {
-  // Not owned; must outlive the manager. Default: Clock::Real().
-  Clock* clock = nullptr;
+  // Not owned; must outlive the manager. Default: util::Clock::Real().
+  util::Clock* clock = nullptr;
   // Not owned; may be null (no hooks). Must outlive the manager.
   StudyObserver* observer = nullptr;
   // Extra validation of a new study's spec (e.g. the job runner checking the
@@ -136,7 +136,7 @@ struct StudyPage {
   std::string next_page_token;
 };
 
-// What GetMetricHistory reads (limits in proto/cairn/v1/limits.h).
+// What GetMetricHistory reads (limits in api/limits.h).
 struct MetricHistoryQuery {
   std::string metric_id;
   // Points per page; 0 means kDefaultHistoryPageSize, at most
@@ -211,9 +211,9 @@ class StudyManager {
   // max_trials (ResourceExhausted when the budget is spent).
   absl::StatusOr<cairn::v1::Trial> CreateTrial(const std::string& parent,
                                                const cairn::v1::Trial& trial);
-  // With its last kMaxTrialMeasurements measurements (proto/cairn/v1/
-  // limits.h, read from the store) and measurements_truncated set if it has
-  // more: GetMetricHistory reads a whole curve.
+  // With its last kMaxTrialMeasurements measurements (api/limits.h, read
+  // from the store) and measurements_truncated set if it has more:
+  // GetMetricHistory reads a whole curve.
   absl::StatusOr<cairn::v1::Trial> GetTrial(const std::string& name);
   // page_size 0 means 1000. include_measurements: as GetTrial, per trial.
   // A page ends early (fewer trials, next_page_token set) where its trials
@@ -368,7 +368,7 @@ class StudyManager {
                                             const std::string& reason);
 
   Store* const store_;
-  Clock* const clock_;
+  util::Clock* const clock_;
   StudyObserver* const observer_;
   const std::function<absl::Status(const cairn::v1::StudySpec&)> validate_spec_;
   const std::function<absl::StatusOr<std::unique_ptr<tuner::Designer>>(

@@ -4,11 +4,11 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "proto/cairn/v1/quote.h"
 #include "trials/study_manager.h"
 #include "trials/study_manager_internal.h"
 #include "trials/study_state.h"
 #include "tuner/spec_validation.h"
+#include "util/quote.h"
 
 namespace cairn {
 
@@ -34,9 +34,10 @@ absl::Status ValidateGivenFinal(const StudySpec& spec,
       known = known || ms.metric_id() == metric.metric_id();
     }
     if (!known) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "final_measurement.metrics: metric ",
-          QuoteForError(metric.metric_id()), " is not in the study spec"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("final_measurement.metrics: metric ",
+                       util::QuoteForError(metric.metric_id()),
+                       " is not in the study spec"));
     }
   }
   return absl::OkStatus();

@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "proto/cairn/v1/limits.h"
+#include "api/limits.h"
 #include "trials/curve_downsampler.h"
 #include "trials/study_manager.h"
 #include "trials/study_manager_internal.h"
@@ -13,8 +13,8 @@
 
 namespace cairn {
 
-using cairn::v1::kDefaultHistoryPageSize;
-using cairn::v1::kMaxHistoryPageSize;
+using cairn::api::kDefaultHistoryPageSize;
+using cairn::api::kMaxHistoryPageSize;
 using cairn::v1::Measurement;
 using study_manager_internal::ParsePageToken;
 

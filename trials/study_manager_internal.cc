@@ -3,7 +3,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "proto/cairn/v1/quote.h"
+#include "util/quote.h"
 
 namespace cairn::study_manager_internal {
 
@@ -27,8 +27,9 @@ absl::StatusOr<int64_t> ParsePageToken(const std::string& token) {
   if (token.empty()) return 0;
   int64_t after = 0;
   if (!absl::SimpleAtoi(token, &after) || after < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "page_token: ", QuoteForError(token), " is not a valid page token"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("page_token: ", util::QuoteForError(token),
+                     " is not a valid page token"));
   }
   return after;
 }

@@ -14,8 +14,8 @@
 #include "google/protobuf/duration.pb.h"
 #include "google/protobuf/timestamp.pb.h"
 #include "store/store.h"
-#include "trials/clock.h"
 #include "trials/observer.h"
+#include "util/clock.h"
 
 namespace cairn::study_manager_internal {
 
@@ -47,7 +47,7 @@ class WriteTimer {
 // What a step run under a study's lock needs from the manager (not owned).
 struct Deps {
   Store* store;
-  Clock* clock;
+  util::Clock* clock;
   StudyObserver* observer;  // May be null.
   // Non-OK when new trials must be refused (below the disk reserve).
   absl::Status new_trials = absl::OkStatus();

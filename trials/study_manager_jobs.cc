@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "proto/cairn/v1/trial_states.h"
+#include "api/trial_states.h"
 #include "spdlog/spdlog.h"
 #include "trials/study_loading.h"
 #include "trials/study_manager.h"
@@ -83,7 +83,7 @@ std::vector<JobStudyView> StudyManager::JobStudies() {
       continue;
     }
     for (const auto& [id, t] : s->trials) {
-      if (IsPendingState(t.state())) view.pending.push_back(t);
+      if (api::IsPendingState(t.state())) view.pending.push_back(t);
     }
     out.push_back(std::move(view));
   }

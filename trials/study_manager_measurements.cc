@@ -9,9 +9,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "proto/cairn/v1/request_limits.h"
-#include "proto/cairn/v1/resource_names.h"
-#include "proto/cairn/v1/trial_states.h"
+#include "api/request_limits.h"
+#include "api/resource_names.h"
+#include "api/trial_states.h"
 #include "trials/study_manager.h"
 #include "trials/study_manager_internal.h"
 #include "trials/study_state.h"
@@ -33,9 +33,9 @@ using StudyMap = std::map<int64_t, std::shared_ptr<StudyState>>;
 
 // The studies and trial ids of one AddMeasurements call.
 struct ResolvedReports {
-  StudyMap states;                    // Every study named, by id.
-  std::vector<TrialName> names;       // One per report.
-  std::optional<TrialName> job_name;  // The trial whose job record is set.
+  StudyMap states;                         // Every study named, by id.
+  std::vector<api::TrialName> names;       // One per report.
+  std::optional<api::TrialName> job_name;  // The trial whose job record is set.
 };
 
 // Holds the mutex of every study of a call, taken in id order (so two calls
@@ -57,17 +57,17 @@ class StudyLocks {
 // The measurement write of `report` for pending trial `name` of `st`, with
 // elapsed_duration filled in from the trial's start if unset.
 absl::StatusOr<Store::MeasurementWrite> MeasurementWriteOf(
-    const StudyState& st, const TrialName& name,
+    const StudyState& st, const api::TrialName& name,
     const MeasurementReport& report, absl::Time now)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(st.mu) {
   if (st.deleted) {
     return absl::NotFoundError(
-        absl::StrCat("study ", StudyName(st.id), " not found"));
+        absl::StrCat("study ", api::StudyName(st.id), " not found"));
   }
   absl::StatusOr<const Trial*> trial =
       st.FindTrial(name.trial_id, report.trial_name);
   if (!trial.ok()) return trial.status();
-  if (!IsPendingState((*trial)->state())) {
+  if (!api::IsPendingState((*trial)->state())) {
     return absl::FailedPreconditionError(
         absl::StrCat("trial ", report.trial_name, " is ",
                      Trial::State_Name((*trial)->state()),
@@ -76,7 +76,7 @@ absl::StatusOr<Store::MeasurementWrite> MeasurementWriteOf(
   // The API's limits (metric ids, their number) for callers in the process
   // too, such as a job's metric file (jobs/hypertune.h).
   if (absl::Status s =
-          CheckMeasurementLimits(report.measurement, "measurement");
+          api::CheckMeasurementLimits(report.measurement, "measurement");
       !s.ok()) {
     return s;
   }
@@ -219,7 +219,7 @@ absl::Status JudgeTrial(StudyState& st, int64_t trial_id, Store* store,
 // The trial whose job record the call sets; NotFound if it or its study is
 // gone (checked before anything is queued, so nothing is written then).
 absl::StatusOr<const Trial*> JobTrial(const StudyState& st,
-                                      const TrialName& name,
+                                      const api::TrialName& name,
                                       const std::string& trial_name)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(st.mu) {
   if (st.deleted) {
@@ -256,8 +256,9 @@ absl::StatusOr<ResolvedReports> ResolveReports(
     const std::vector<MeasurementReport>& reports, const std::string* job_trial,
     const FindStudyFn& find) {
   ResolvedReports out;
-  auto resolve = [&](const std::string& name) -> absl::StatusOr<TrialName> {
-    absl::StatusOr<TrialName> tn = ParseTrialName(name, "trial_name");
+  auto resolve =
+      [&](const std::string& name) -> absl::StatusOr<api::TrialName> {
+    absl::StatusOr<api::TrialName> tn = api::ParseTrialName(name, "trial_name");
     if (!tn.ok()) return tn.status();
     if (out.states.count(tn->study_id) == 0) {
       auto state = find(tn->study_id);
@@ -268,12 +269,12 @@ absl::StatusOr<ResolvedReports> ResolveReports(
   };
   out.names.reserve(reports.size());
   for (const MeasurementReport& report : reports) {
-    absl::StatusOr<TrialName> tn = resolve(report.trial_name);
+    absl::StatusOr<api::TrialName> tn = resolve(report.trial_name);
     if (!tn.ok()) return tn.status();
     out.names.push_back(*tn);
   }
   if (job_trial != nullptr) {
-    absl::StatusOr<TrialName> tn = resolve(*job_trial);
+    absl::StatusOr<api::TrialName> tn = resolve(*job_trial);
     if (!tn.ok()) return tn.status();
     out.job_name = *tn;
   }

@@ -12,8 +12,8 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "proto/cairn/v1/limits.h"
-#include "proto/cairn/v1/resource_names.h"
+#include "api/limits.h"
+#include "api/resource_names.h"
 #include "trials/study_manager.h"
 #include "trials/study_manager_internal.h"
 #include "trials/study_state.h"
@@ -205,7 +205,7 @@ std::vector<Trial> SuggestedTrials(const StudyState& st,
   for (tuner::Suggestion& s : suggestions) {
     Trial t;
     t.set_id(++next_id);
-    t.set_name(TrialResourceName(st.id, t.id()));
+    t.set_name(api::TrialResourceName(st.id, t.id()));
     t.set_state(Trial::ACTIVE);
     t.set_client_id(client_id);
     for (auto& p : s.parameters) *t.add_parameters() = std::move(p);
@@ -272,10 +272,10 @@ absl::StatusOr<SuggestResult> CommitSuggestions(
 
 absl::StatusOr<SuggestResult> StudyManager::SuggestTrials(
     const std::string& parent, int count, const std::string& client_id) {
-  if (count < 1 || count > cairn::v1::kMaxSuggestionCount) {
+  if (count < 1 || count > cairn::api::kMaxSuggestionCount) {
     return absl::InvalidArgumentError(
         absl::StrCat("suggestion_count: ", count, " must be between 1 and ",
-                     cairn::v1::kMaxSuggestionCount));
+                     cairn::api::kMaxSuggestionCount));
   }
   if (absl::Status s = CheckWritable(); !s.ok()) return s;
   const absl::Status reserve = CheckReserve();

@@ -7,8 +7,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "proto/cairn/v1/limits.h"
-#include "proto/cairn/v1/resource_names.h"
+#include "api/limits.h"
+#include "api/resource_names.h"
 #include "trials/optimal.h"
 #include "trials/study_manager.h"
 #include "trials/study_manager_internal.h"
@@ -67,7 +67,7 @@ Trial ManualTrial(const StudyState& st, const Trial& request, absl::Time now)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(st.mu) {
   Trial t;
   t.set_id(st.max_trial_id + 1);
-  t.set_name(TrialResourceName(st.id, t.id()));
+  t.set_name(api::TrialResourceName(st.id, t.id()));
   *t.mutable_parameters() = request.parameters();
   *t.mutable_labels() = request.labels();
   t.set_client_id(request.client_id());
@@ -107,7 +107,7 @@ absl::Status AttachMeasurements(Store* store, int64_t study_id, Trial& t) {
   std::vector<Measurement> newest_first;
   absl::Status s = store->ScanMeasurements(
       study_id, t.id(), {INT64_MAX, true}, [&](int64_t, const Measurement& m) {
-        if (newest_first.size() == cairn::v1::kMaxTrialMeasurements) {
+        if (newest_first.size() == cairn::api::kMaxTrialMeasurements) {
           t.set_measurements_truncated(true);
           return false;
         }
@@ -137,7 +137,7 @@ absl::Status FitPage(Store* store, int64_t study_id, bool include_measurements,
     }
     // Field tag and length prefix of the repeated entry included.
     bytes += t.ByteSizeLong() + 8;
-    if (i > 0 && bytes > static_cast<size_t>(cairn::v1::kMaxListTrialsBytes)) {
+    if (i > 0 && bytes > static_cast<size_t>(cairn::api::kMaxListTrialsBytes)) {
       page.trials.resize(i);
       page.next_page_token = absl::StrCat(page.trials.back().id());
       break;
@@ -172,7 +172,7 @@ absl::StatusOr<Trial> StudyManager::GetTrial(const std::string& name) {
   if (!out.ok()) return out.status();
   // GetTrialBasic returned once everything queued so far was durable, so the
   // list includes every measurement already acknowledged.
-  absl::StatusOr<TrialName> tn = ParseTrialName(name, "name");
+  absl::StatusOr<api::TrialName> tn = api::ParseTrialName(name, "name");
   if (!tn.ok()) return tn.status();
   if (absl::Status s = AttachMeasurements(store_, tn->study_id, *out);
       !s.ok()) {

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "proto/cairn/v1/trial_states.h"
+#include "api/trial_states.h"
 #include "spdlog/spdlog.h"
 #include "trials/failure_policy.h"
 
@@ -82,7 +82,7 @@ absl::StatusOr<const Trial*> StudyState::FindTrial(
 absl::StatusOr<const Trial*> StudyState::FindPendingTrial(
     int64_t trial_id, absl::string_view name) const {
   absl::StatusOr<const Trial*> trial = FindTrial(trial_id, name);
-  if (!trial.ok() || IsPendingState((*trial)->state())) return trial;
+  if (!trial.ok() || api::IsPendingState((*trial)->state())) return trial;
   return absl::FailedPreconditionError(absl::StrCat(
       "trial ", name, " is already ", Trial::State_Name((*trial)->state())));
 }

@@ -1,7 +1,7 @@
 // One study's summary for monitoring: see study_summary.h.
 #include "trials/study_summary.h"
 
-#include "proto/cairn/v1/trial_states.h"
+#include "api/trial_states.h"
 #include "trials/optimal.h"
 
 namespace cairn {
@@ -20,7 +20,7 @@ StudySummary SummarizeStudy(
   summary.best_by_metric = BestFinalValues(study.spec(), trials.InIdOrder());
   for (const auto& [id, m] : last_measurement) {
     auto t = trials.find(id);
-    if (t == trials.end() || !IsPendingState(t->second.state())) continue;
+    if (t == trials.end() || !api::IsPendingState(t->second.state())) continue;
     for (const auto& metric : m.metrics()) {
       summary.running_metrics[id][metric.metric_id()] = metric.value();
     }

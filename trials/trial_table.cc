@@ -66,14 +66,14 @@ std::vector<const Trial*> TrialTable::PendingOf(
 
 void TrialTable::Index(const Trial& t) {
   ++state_counts_[t.state()];
-  if (!IsPendingState(t.state())) return;
+  if (!api::IsPendingState(t.state())) return;
   pending_.insert(t.id());
   if (!t.client_id().empty()) pending_by_client_[t.client_id()].insert(t.id());
 }
 
 void TrialTable::Unindex(const Trial& t) {
   if (--state_counts_[t.state()] == 0) state_counts_.erase(t.state());
-  if (!IsPendingState(t.state())) return;
+  if (!api::IsPendingState(t.state())) return;
   pending_.erase(t.id());
   if (t.client_id().empty()) return;
   auto it = pending_by_client_.find(t.client_id());

@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "api/trial_states.h"  // api::IsPendingState, for existing users.
 #include "cairn/v1/study.pb.h"
-#include "proto/cairn/v1/trial_states.h"  // IsPendingState, for existing users.
 
 namespace cairn {
 

@@ -10,7 +10,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "proto/cairn/v1/trial_states.h"
+#include "api/trial_states.h"
 #include "tuner/designer_util.h"
 
 namespace cairn::tuner {
@@ -193,12 +193,12 @@ gp::BanditData GpBanditDesigner::CollectData(
     if (trial == nullptr) continue;
     const Trial::State state = trial->state();
     if (state != Trial::SUCCEEDED && state != Trial::INFEASIBLE &&
-        !IsPendingState(state)) {
+        !api::IsPendingState(state)) {
       continue;
     }
     std::optional<Eigen::VectorXd> x = Encode(*trial);
     if (!x.has_value()) continue;
-    if (IsPendingState(state)) {
+    if (api::IsPendingState(state)) {
       pending.push_back(*std::move(x));
       continue;
     }

@@ -7,9 +7,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "proto/cairn/v1/quote.h"
 #include "tuner/internal.h"
 #include "tuner/spec_validation.h"
+#include "util/quote.h"
 
 namespace cairn::tuner {
 namespace {
@@ -55,7 +55,7 @@ double UnitToScaled(double u, double lo, double hi,
   return std::clamp(x, lo, hi);
 }
 
-std::string Quote(const std::string& s) { return QuoteForError(s); }
+std::string Quote(const std::string& s) { return util::QuoteForError(s); }
 
 std::string DescribeValue(const google::protobuf::Value& v) {
   switch (v.kind_case()) {
@@ -318,13 +318,13 @@ absl::StatusOr<std::vector<int>> GivenPositions(const SearchSpace& space,
     const int i = space.IndexOf(id);
     if (i < 0) {
       return absl::InvalidArgumentError(
-          absl::StrCat("parameters[", k, "] (", ShortenForError(id, 64),
+          absl::StrCat("parameters[", k, "] (", util::ShortenForError(id, 64),
                        "): unknown parameter ", Quote(id),
                        " (not in the study's search space)"));
     }
     if (given[i] >= 0) {
       return absl::InvalidArgumentError(
-          absl::StrCat("parameters[", k, "] (", ShortenForError(id, 64),
+          absl::StrCat("parameters[", k, "] (", util::ShortenForError(id, 64),
                        "): duplicate parameter ", Quote(id),
                        " (also at parameters[", given[i], "])"));
     }

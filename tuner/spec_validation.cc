@@ -10,10 +10,10 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "proto/cairn/v1/limits.h"
-#include "proto/cairn/v1/quote.h"
+#include "api/limits.h"
 #include "tuner/internal.h"
 #include "tuner/search_space.h"
+#include "util/quote.h"
 
 namespace cairn::tuner {
 namespace {
@@ -29,13 +29,13 @@ constexpr double kMaxExactInteger = 9007199254740992.0;  // 2^53
 // Bounds the work and memory of one parameter's grid.
 constexpr int kMaxGridResolution = 100000;
 
-std::string Quote(const std::string& s) { return QuoteForError(s); }
+std::string Quote(const std::string& s) { return util::QuoteForError(s); }
 
 // "parameters[1] (lr)" or "parameters[1]" when the id is empty; at most 64
 // characters of the id.
 std::string Where(const std::string& path, const std::string& id) {
   if (id.empty()) return path;
-  return absl::StrCat(path, " (", ShortenForError(id, 64), ")");
+  return absl::StrCat(path, " (", util::ShortenForError(id, 64), ")");
 }
 
 absl::Status Bad(const std::string& where, const std::string& what) {
@@ -68,11 +68,11 @@ class SpaceValidator {
   // recursion stops at kMaxConditionalDepth.
   absl::Status ValidateParameter(const ParameterSpec& p,
                                  const std::string& path, int depth = 0) {
-    if (depth > cairn::v1::kMaxConditionalDepth) {
-      return Bad(ShortenForError(path, 500),
+    if (depth > cairn::api::kMaxConditionalDepth) {
+      return Bad(util::ShortenForError(path, 500),
                  absl::StrCat("conditional parameters nest more than the "
                               "limit of ",
-                              cairn::v1::kMaxConditionalDepth, " deep"));
+                              cairn::api::kMaxConditionalDepth, " deep"));
     }
     const std::string& id = p.parameter_id();
     const std::string where = Where(path, id);

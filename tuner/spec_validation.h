@@ -45,8 +45,8 @@ absl::Status ValidateStudySpec(const cairn::v1::StudySpec& spec);
 //   exactly the matching parent_*_values list is set, non-empty, and names
 //   only values the parent can take.
 // - conditional parameters nest at most kMaxConditionalDepth deep
-//   (proto/cairn/v1/limits.h; the other input limits are checked by
-//   CheckRequestLimits in proto/cairn/v1/request_limits.h).
+//   (api/limits.h; the other input limits are checked by
+//   api::CheckRequestLimits in api/request_limits.h).
 absl::Status ValidateSearchSpace(const cairn::v1::StudySpec& spec);
 
 // Checks the parameters of a manually created trial (CreateTrial) against a

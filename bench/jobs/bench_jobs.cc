@@ -82,13 +82,14 @@ int main(int argc, char** argv) {
   study.mutable_spec()->set_max_trials(trials);
   auto created = (*manager)->CreateStudy(study);
   if (!created.ok()) return Fail(created.status());
-  auto executor = cairn::jobs::NewLocalProcessExecutor(cairn::Clock::Real());
+  auto executor =
+      cairn::jobs::NewLocalProcessExecutor(cairn::util::Clock::Real());
   cairn::jobs::JobRunnerOptions options;
   options.jobs_root = dir + "/jobs";
   options.server_address = "127.0.0.1:1";
   options.gpus = 0;
   cairn::jobs::JobRunner runner(manager->get(), executor.get(),
-                                cairn::Clock::Real(), options);
+                                cairn::util::Clock::Real(), options);
   const auto t0 = Clock::now();
   runner.Start();
   while ((*manager)->GetStudy(created->name())->state() ==

@@ -1,7 +1,7 @@
 // A page of 10,000 trials (ListTrialsResponse, as the web UI's study page
 // fetches them) printed in the API's JSON shape by protobuf's util printer
-// and by AppendApiJson, alternating, median of 5 rounds each; prints the
-// time per page and per trial and the ratio.
+// and by api::formats::AppendApiJson, alternating, median of 5 rounds each;
+// prints the time per page and per trial and the ratio.
 //
 // Usage: json_mapping_bench [TRIALS]
 #include <algorithm>
@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "api/formats/json_mapping.h"
 #include "cairn/v1/study_service.pb.h"
-#include "proto/cairn/v1/json_mapping.h"
 
 namespace {
 
@@ -68,17 +68,18 @@ int main(int argc, char** argv) {
   const double util_ms = MedianMs([&] {
     util_out.clear();
     (void)google::protobuf::util::MessageToJsonString(
-        page, &util_out, cairn::ApiJsonPrintOptions());
+        page, &util_out, cairn::api::formats::ApiJsonPrintOptions());
   });
   const double cairn_ms = MedianMs([&] {
     cairn_out.clear();
-    (void)cairn::AppendApiJson(page, &cairn_out);
+    (void)cairn::api::formats::AppendApiJson(page, &cairn_out);
   });
   std::printf("page of %d trials as JSON (%zu bytes)\n", n, cairn_out.size());
   std::printf("%-28s %9.1f ms  %6.1f us/trial\n", "protobuf util printer",
               util_ms, 1000 * util_ms / n);
-  std::printf("%-28s %9.1f ms  %6.1f us/trial\n", "cairn AppendApiJson",
-              cairn_ms, 1000 * cairn_ms / n);
+  std::printf("%-28s %9.1f ms  %6.1f us/trial\n",
+              "cairn api::formats::AppendApiJson", cairn_ms,
+              1000 * cairn_ms / n);
   std::printf("speedup: %.1fx\n", util_ms / cairn_ms);
   return util_out.size() == cairn_out.size() ? 0 : 1;
 }

@@ -44,7 +44,7 @@ def _invalid(message):
     return make_error(grpc.StatusCode.INVALID_ARGUMENT, message)
 
 
-# The bounds of proto/cairn/v1/yaml_json.h and bounded_file.h, as cairn's:
+# The bounds of util/yaml/yaml_json.h and bounded_file.h, as cairn's:
 # a config file is read up to 16 MiB, and YAML aliases may expand it to at
 # most 2,000,000 values and 16 MiB of text (a few hundred bytes of aliases
 # can stand for billions of values).

@@ -1,7 +1,7 @@
-// Every input limit of proto/cairn/v1/limits.h, table-driven: a value just
+// Every input limit of api/limits.h, table-driven: a value just
 // at the limit is accepted, one over it refused with INVALID_ARGUMENT naming
 // the field and the limit, in under 1 KB, echoing at most 64 characters.
-#include "proto/cairn/v1/request_limits.h"
+#include "api/request_limits.h"
 
 #include <functional>
 #include <memory>
@@ -10,14 +10,14 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "api/limits.h"
 #include "cairn/v1/admin_service.pb.h"
 #include "cairn/v1/study_service.pb.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/duration.pb.h"
 #include "google/protobuf/timestamp.pb.h"
 #include "gtest/gtest.h"
-#include "proto/cairn/v1/limits.h"
-#include "proto/cairn/v1/quote.h"
+#include "util/quote.h"
 
 namespace cairn {
 namespace {
@@ -50,9 +50,10 @@ void ExpectRefusal(const absl::Status& s, const std::string& field,
 void RunCases(const std::vector<LimitCase>& cases) {
   for (const LimitCase& c : cases) {
     SCOPED_TRACE(c.field);
-    EXPECT_TRUE(CheckRequestLimits(*c.make(c.limit)).ok())
-        << CheckRequestLimits(*c.make(c.limit));
-    ExpectRefusal(CheckRequestLimits(*c.make(c.limit + 1)), c.field, c.limit);
+    EXPECT_TRUE(api::CheckRequestLimits(*c.make(c.limit)).ok())
+        << api::CheckRequestLimits(*c.make(c.limit));
+    ExpectRefusal(api::CheckRequestLimits(*c.make(c.limit + 1)), c.field,
+                  c.limit);
   }
 }
 
@@ -84,110 +85,111 @@ Make Req(F f) {
 
 TEST(RequestLimitsTest, StringLengths) {
   RunCases({
-      {"study.spec.parameters[0].parameter_id", v1::kMaxIdLength,
+      {"study.spec.parameters[0].parameter_id", api::kMaxIdLength,
        Study([](int64_t n, v1::Study& s) {
          s.mutable_spec()->mutable_parameters(0)->set_parameter_id(Q(n));
        })},
-      {"study.spec.metrics[0].metric_id", v1::kMaxIdLength,
+      {"study.spec.metrics[0].metric_id", api::kMaxIdLength,
        Study([](int64_t n, v1::Study& s) {
          s.mutable_spec()->mutable_metrics(0)->set_metric_id(Q(n));
        })},
-      {"study.display_name", v1::kMaxDisplayNameLength,
+      {"study.display_name", api::kMaxDisplayNameLength,
        Study([](int64_t n, v1::Study& s) { s.set_display_name(Q(n)); })},
       {"study.spec.parameters[0].categorical_values[0]",
-       v1::kMaxCategoricalValueLength, Study([](int64_t n, v1::Study& s) {
+       api::kMaxCategoricalValueLength, Study([](int64_t n, v1::Study& s) {
          s.mutable_spec()->mutable_parameters(0)->add_categorical_values(Q(n));
        })},
       {"study.spec.parameters[0].conditional_parameter_specs[0]."
        "parent_categorical_values[0]",
-       v1::kMaxCategoricalValueLength, Study([](int64_t n, v1::Study& s) {
+       api::kMaxCategoricalValueLength, Study([](int64_t n, v1::Study& s) {
          s.mutable_spec()
              ->mutable_parameters(0)
              ->add_conditional_parameter_specs()
              ->add_parent_categorical_values(Q(n));
        })},
-      {"study.spec.labels key", v1::kMaxLabelLength,
+      {"study.spec.labels key", api::kMaxLabelLength,
        Study([](int64_t n, v1::Study& s) {
          (*s.mutable_spec()->mutable_labels())[Q(n)] = "v";
        })},
-      {"study.spec.labels[\"k\"]", v1::kMaxLabelLength,
+      {"study.spec.labels[\"k\"]", api::kMaxLabelLength,
        Study([](int64_t n, v1::Study& s) {
          (*s.mutable_spec()->mutable_labels())["k"] = Q(n);
        })},
-      {"study.spec.job_template.command[0]", v1::kMaxPathLength,
+      {"study.spec.job_template.command[0]", api::kMaxPathLength,
        Study([](int64_t n, v1::Study& s) {
          s.mutable_spec()->mutable_job_template()->add_command(Q(n));
        })},
-      {"study.spec.job_template.job_dir", v1::kMaxPathLength,
+      {"study.spec.job_template.job_dir", api::kMaxPathLength,
        Study([](int64_t n, v1::Study& s) {
          s.mutable_spec()->mutable_job_template()->set_job_dir(Q(n));
        })},
-      {"study.spec.job_template.env key", v1::kMaxLabelLength,
+      {"study.spec.job_template.env key", api::kMaxLabelLength,
        Study([](int64_t n, v1::Study& s) {
          (*s.mutable_spec()->mutable_job_template()->mutable_env())[Q(n)] = "";
        })},
-      {"study.spec.job_template.env[\"K\"]", v1::kMaxPathLength,
+      {"study.spec.job_template.env[\"K\"]", api::kMaxPathLength,
        Study([](int64_t n, v1::Study& s) {
          (*s.mutable_spec()->mutable_job_template()->mutable_env())["K"] = Q(n);
        })},
-      {"name", v1::kMaxResourceNameLength,
+      {"name", api::kMaxResourceNameLength,
        Req<v1::GetStudyRequest>(
            [](int64_t n, v1::GetStudyRequest& r) { r.set_name(Q(n)); })},
-      {"parent", v1::kMaxResourceNameLength,
+      {"parent", api::kMaxResourceNameLength,
        Req<v1::SuggestTrialsRequest>(
            [](int64_t n, v1::SuggestTrialsRequest& r) { r.set_parent(Q(n)); })},
-      {"trial_name", v1::kMaxResourceNameLength,
+      {"trial_name", api::kMaxResourceNameLength,
        Req<v1::AddTrialMeasurementRequest>(
            [](int64_t n, v1::AddTrialMeasurementRequest& r) {
              r.set_trial_name(Q(n));
            })},
-      {"page_token", v1::kMaxResourceNameLength,
+      {"page_token", api::kMaxResourceNameLength,
        Req<v1::ListStudiesRequest>([](int64_t n, v1::ListStudiesRequest& r) {
          r.set_page_token(Q(n));
        })},
-      {"display_name", v1::kMaxDisplayNameLength,
+      {"display_name", api::kMaxDisplayNameLength,
        Req<v1::LookupStudyRequest>([](int64_t n, v1::LookupStudyRequest& r) {
          r.set_display_name(Q(n));
        })},
-      {"client_id", v1::kMaxClientIdLength,
+      {"client_id", api::kMaxClientIdLength,
        Req<v1::SuggestTrialsRequest>(
            [](int64_t n, v1::SuggestTrialsRequest& r) {
              r.set_client_id(Q(n));
            })},
-      {"measurement.metrics[0].metric_id", v1::kMaxIdLength,
+      {"measurement.metrics[0].metric_id", api::kMaxIdLength,
        Req<v1::AddTrialMeasurementRequest>(
            [](int64_t n, v1::AddTrialMeasurementRequest& r) {
              r.mutable_measurement()->add_metrics()->set_metric_id(Q(n));
            })},
-      {"metric_id", v1::kMaxIdLength,
+      {"metric_id", api::kMaxIdLength,
        Req<v1::GetMetricHistoryRequest>(
            [](int64_t n, v1::GetMetricHistoryRequest& r) {
              r.set_metric_id(Q(n));
            })},
-      {"trial.parameters[0].parameter_id", v1::kMaxIdLength,
+      {"trial.parameters[0].parameter_id", api::kMaxIdLength,
        Req<v1::CreateTrialRequest>([](int64_t n, v1::CreateTrialRequest& r) {
          r.mutable_trial()->add_parameters()->set_parameter_id(Q(n));
        })},
-      {"trial.parameters[0].value.string_value", v1::kMaxCategoricalValueLength,
+      {"trial.parameters[0].value.string_value",
+       api::kMaxCategoricalValueLength,
        Req<v1::CreateTrialRequest>([](int64_t n, v1::CreateTrialRequest& r) {
          v1::Parameter* p = r.mutable_trial()->add_parameters();
          p->set_parameter_id("opt");
          p->mutable_value()->set_string_value(Q(n));
        })},
-      {"trial.metadata[\"k\"]", v1::kMaxFreeTextLength,
+      {"trial.metadata[\"k\"]", api::kMaxFreeTextLength,
        Req<v1::CreateTrialRequest>([](int64_t n, v1::CreateTrialRequest& r) {
          (*r.mutable_trial()->mutable_metadata())["k"] = Q(n);
        })},
-      {"trial.labels key", v1::kMaxLabelLength,
+      {"trial.labels key", api::kMaxLabelLength,
        Req<v1::CreateTrialRequest>([](int64_t n, v1::CreateTrialRequest& r) {
          (*r.mutable_trial()->mutable_labels())[Q(n)] = "";
        })},
-      {"infeasible_reason", v1::kMaxFreeTextLength,
+      {"infeasible_reason", api::kMaxFreeTextLength,
        Req<v1::CompleteTrialRequest>(
            [](int64_t n, v1::CompleteTrialRequest& r) {
              r.set_infeasible_reason(Q(n));
            })},
-      {"destination", v1::kMaxPathLength,
+      {"destination", api::kMaxPathLength,
        Req<v1::BackupRequest>(
            [](int64_t n, v1::BackupRequest& r) { r.set_destination(Q(n)); })},
   });
@@ -195,20 +197,20 @@ TEST(RequestLimitsTest, StringLengths) {
 
 TEST(RequestLimitsTest, Counts) {
   RunCases({
-      {"study.spec.parameters", v1::kMaxParametersPerStudy,
+      {"study.spec.parameters", api::kMaxParametersPerStudy,
        Study([](int64_t n, v1::Study& s) {
          for (int64_t i = 1; i < n; ++i) {
            s.mutable_spec()->add_parameters()->set_parameter_id(
                absl::StrCat("p", i));
          }
        })},
-      {"study.spec.parameters[0].categorical_values", v1::kMaxParameterValues,
+      {"study.spec.parameters[0].categorical_values", api::kMaxParameterValues,
        Study([](int64_t n, v1::Study& s) {
          for (int64_t i = 0; i < n; ++i) {
            s.mutable_spec()->mutable_parameters(0)->add_categorical_values("c");
          }
        })},
-      {"study.spec.parameters[0].discrete_values", v1::kMaxParameterValues,
+      {"study.spec.parameters[0].discrete_values", api::kMaxParameterValues,
        Study([](int64_t n, v1::Study& s) {
          for (int64_t i = 0; i < n; ++i) {
            s.mutable_spec()->mutable_parameters(0)->add_discrete_values(i);
@@ -216,30 +218,30 @@ TEST(RequestLimitsTest, Counts) {
        })},
       {"study.spec.parameters[0].conditional_parameter_specs[0]."
        "parent_int_values",
-       v1::kMaxParameterValues, Study([](int64_t n, v1::Study& s) {
+       api::kMaxParameterValues, Study([](int64_t n, v1::Study& s) {
          auto* c = s.mutable_spec()
                        ->mutable_parameters(0)
                        ->add_conditional_parameter_specs();
          for (int64_t i = 0; i < n; ++i) c->add_parent_int_values(i);
        })},
-      {"study.spec.metrics", v1::kMaxMetrics,
+      {"study.spec.metrics", api::kMaxMetrics,
        Study([](int64_t n, v1::Study& s) {
          for (int64_t i = 1; i < n; ++i) {
            s.mutable_spec()->add_metrics()->set_metric_id(absl::StrCat("m", i));
          }
        })},
-      {"study.spec.labels", v1::kMaxLabels, Study([](int64_t n, v1::Study& s) {
+      {"study.spec.labels", api::kMaxLabels, Study([](int64_t n, v1::Study& s) {
          for (int64_t i = 0; i < n; ++i) {
            (*s.mutable_spec()->mutable_labels())[absl::StrCat("k", i)] = "v";
          }
        })},
-      {"study.spec.job_template.command", v1::kMaxCommandArgs,
+      {"study.spec.job_template.command", api::kMaxCommandArgs,
        Study([](int64_t n, v1::Study& s) {
          for (int64_t i = 0; i < n; ++i) {
            s.mutable_spec()->mutable_job_template()->add_command("a");
          }
        })},
-      {"study.spec.job_template.env", v1::kMaxEnvVars,
+      {"study.spec.job_template.env", api::kMaxEnvVars,
        Study([](int64_t n, v1::Study& s) {
          for (int64_t i = 0; i < n; ++i) {
            (*s.mutable_spec()
@@ -247,7 +249,7 @@ TEST(RequestLimitsTest, Counts) {
                  ->mutable_env())[absl::StrCat("V", i)] = "1";
          }
        })},
-      {"measurement.metrics", v1::kMaxMetrics,
+      {"measurement.metrics", api::kMaxMetrics,
        Req<v1::AddTrialMeasurementRequest>(
            [](int64_t n, v1::AddTrialMeasurementRequest& r) {
              for (int64_t i = 0; i < n; ++i) {
@@ -255,27 +257,27 @@ TEST(RequestLimitsTest, Counts) {
                    absl::StrCat("m", i));
              }
            })},
-      {"trial.parameters", v1::kMaxParametersPerStudy,
+      {"trial.parameters", api::kMaxParametersPerStudy,
        Req<v1::CreateTrialRequest>([](int64_t n, v1::CreateTrialRequest& r) {
          for (int64_t i = 0; i < n; ++i) {
            r.mutable_trial()->add_parameters()->set_parameter_id(
                absl::StrCat("p", i));
          }
        })},
-      {"trial.labels", v1::kMaxLabels,
+      {"trial.labels", api::kMaxLabels,
        Req<v1::CreateTrialRequest>([](int64_t n, v1::CreateTrialRequest& r) {
          for (int64_t i = 0; i < n; ++i) {
            (*r.mutable_trial()->mutable_labels())[absl::StrCat("k", i)] = "";
          }
        })},
-      {"trial.metadata", v1::kMaxLabels,
+      {"trial.metadata", api::kMaxLabels,
        Req<v1::CreateTrialRequest>([](int64_t n, v1::CreateTrialRequest& r) {
          for (int64_t i = 0; i < n; ++i) {
            (*r.mutable_trial()->mutable_metadata())[absl::StrCat("k", i)] = "";
          }
        })},
       // Any other repeated field: the default.
-      {"trial.job.gpus", v1::kMaxRepeated,
+      {"trial.job.gpus", api::kMaxRepeated,
        Req<v1::CreateTrialRequest>([](int64_t n, v1::CreateTrialRequest& r) {
          for (int64_t i = 0; i < n; ++i)
            r.mutable_trial()->mutable_job()->add_gpus(0);
@@ -288,7 +290,7 @@ TEST(RequestLimitsTest, ParametersPerStudyCountConditionalOnes) {
   RunCases(
       {{"study.spec.parameters[0].conditional_parameter_specs[999]."
         "parameter_spec",
-        v1::kMaxParametersPerStudy, Study([](int64_t n, v1::Study& s) {
+        api::kMaxParametersPerStudy, Study([](int64_t n, v1::Study& s) {
           auto* p = s.mutable_spec()->mutable_parameters(0);
           for (int64_t i = 1; i < n; ++i) {
             p->add_conditional_parameter_specs()
@@ -305,30 +307,30 @@ TEST(RequestLimitsTest, IntegerRanges) {
     Make make;
   };
   const std::vector<Range> ranges = {
-      {"suggestion_count", 0, v1::kMaxSuggestionCount,
+      {"suggestion_count", 0, api::kMaxSuggestionCount,
        Req<v1::SuggestTrialsRequest>(
            [](int64_t n, v1::SuggestTrialsRequest& r) {
              r.set_suggestion_count(static_cast<int32_t>(n));
            })},
-      {"page_size", 0, v1::kMaxListStudiesPageSize,
+      {"page_size", 0, api::kMaxListStudiesPageSize,
        Req<v1::ListStudiesRequest>([](int64_t n, v1::ListStudiesRequest& r) {
          r.set_page_size(static_cast<int32_t>(n));
        })},
-      {"page_size", 0, v1::kMaxListTrialsPageSize,
+      {"page_size", 0, api::kMaxListTrialsPageSize,
        Req<v1::ListTrialsRequest>([](int64_t n, v1::ListTrialsRequest& r) {
          r.set_page_size(static_cast<int32_t>(n));
        })},
-      {"page_size", 0, v1::kMaxHistoryPageSize,
+      {"page_size", 0, api::kMaxHistoryPageSize,
        Req<v1::GetMetricHistoryRequest>(
            [](int64_t n, v1::GetMetricHistoryRequest& r) {
              r.set_page_size(static_cast<int32_t>(n));
            })},
-      {"max_points", 0, v1::kMaxHistoryPageSize,
+      {"max_points", 0, api::kMaxHistoryPageSize,
        Req<v1::GetMetricHistoryRequest>(
            [](int64_t n, v1::GetMetricHistoryRequest& r) {
              r.set_max_points(static_cast<int32_t>(n));
            })},
-      {"max_bytes", 0, v1::kMaxReadLogBytes,
+      {"max_bytes", 0, api::kMaxReadLogBytes,
        Req<v1::ReadTrialLogsRequest>(
            [](int64_t n, v1::ReadTrialLogsRequest& r) {
              r.set_max_bytes(static_cast<int32_t>(n));
@@ -336,14 +338,14 @@ TEST(RequestLimitsTest, IntegerRanges) {
   };
   for (const Range& r : ranges) {
     SCOPED_TRACE(r.field);
-    EXPECT_TRUE(CheckRequestLimits(*r.make(r.min)).ok());
-    EXPECT_TRUE(CheckRequestLimits(*r.make(r.max)).ok());
-    ExpectRefusal(CheckRequestLimits(*r.make(r.max + 1)), r.field, r.max);
-    ExpectRefusal(CheckRequestLimits(*r.make(r.min - 1)), r.field, r.min);
+    EXPECT_TRUE(api::CheckRequestLimits(*r.make(r.min)).ok());
+    EXPECT_TRUE(api::CheckRequestLimits(*r.make(r.max)).ok());
+    ExpectRefusal(api::CheckRequestLimits(*r.make(r.max + 1)), r.field, r.max);
+    ExpectRefusal(api::CheckRequestLimits(*r.make(r.min - 1)), r.field, r.min);
   }
   v1::ReadTrialLogsRequest logs;
   logs.set_offset(-1);
-  ExpectRefusal(CheckRequestLimits(logs), "offset", 0);
+  ExpectRefusal(api::CheckRequestLimits(logs), "offset", 0);
 }
 
 // Durations and timestamps anywhere in a request stay within the ranges of
@@ -364,7 +366,7 @@ TEST(RequestLimitsTest, DurationsAndTimestampsInRange) {
                                                 {-max_seconds, -999999999},
                                                 {0, -5},
                                                 {3, 0}}) {
-    EXPECT_TRUE(CheckRequestLimits(elapsed(seconds, nanos)).ok())
+    EXPECT_TRUE(api::CheckRequestLimits(elapsed(seconds, nanos)).ok())
         << seconds << "s " << nanos;
   }
   for (const auto& [seconds, nanos] :
@@ -374,7 +376,7 @@ TEST(RequestLimitsTest, DurationsAndTimestampsInRange) {
                                                 {0, -1000000000},
                                                 {1, -1},
                                                 {-1, 1}}) {
-    const absl::Status s = CheckRequestLimits(elapsed(seconds, nanos));
+    const absl::Status s = api::CheckRequestLimits(elapsed(seconds, nanos));
     ExpectRefusal(s, "final_measurement.elapsed_duration", max_seconds);
     EXPECT_THAT(s.message(), HasSubstr(absl::StrCat("nanos ", nanos))) << s;
   }
@@ -386,11 +388,12 @@ TEST(RequestLimitsTest, DurationsAndTimestampsInRange) {
     t->set_nanos(nanos);
     return r;
   };
-  EXPECT_TRUE(CheckRequestLimits(started_at(253402300799, 999999999)).ok());
-  EXPECT_TRUE(CheckRequestLimits(started_at(-62135596800, 0)).ok());
+  EXPECT_TRUE(
+      api::CheckRequestLimits(started_at(253402300799, 999999999)).ok());
+  EXPECT_TRUE(api::CheckRequestLimits(started_at(-62135596800, 0)).ok());
   for (const auto& [seconds, nanos] : std::vector<std::pair<int64_t, int32_t>>{
            {253402300800, 0}, {-62135596801, 0}, {0, -1}, {0, 1000000000}}) {
-    ExpectRefusal(CheckRequestLimits(started_at(seconds, nanos)),
+    ExpectRefusal(api::CheckRequestLimits(started_at(seconds, nanos)),
                   "trial.start_time", 9999);
   }
 }
@@ -415,7 +418,7 @@ TEST(RequestLimitsTest, MeasurementCheckAgreesWithTheWalk) {
   cases.push_back(with_ids({"val loss"}));
   cases.push_back(with_ids({"", "9lives"}));
   std::vector<std::string> many;
-  for (int i = 0; i <= v1::kMaxMetrics; ++i)
+  for (int i = 0; i <= api::kMaxMetrics; ++i)
     many.push_back(absl::StrCat("m", i));
   cases.push_back(with_ids(many));
   many.pop_back();
@@ -431,8 +434,8 @@ TEST(RequestLimitsTest, MeasurementCheckAgreesWithTheWalk) {
   cases.push_back(both);
   int refused = 0;
   for (const v1::Measurement& m : cases) {
-    const absl::Status walk = CheckRequestLimits(m, "measurement");
-    EXPECT_EQ(CheckMeasurementLimits(m, "measurement"), walk)
+    const absl::Status walk = api::CheckRequestLimits(m, "measurement");
+    EXPECT_EQ(api::CheckMeasurementLimits(m, "measurement"), walk)
         << m.DebugString();
     refused += walk.ok() ? 0 : 1;
   }
@@ -452,17 +455,17 @@ v1::CreateStudyRequest Nested(int depth) {
 }
 
 TEST(RequestLimitsTest, ConditionalNestingDepth) {
-  EXPECT_TRUE(CheckRequestLimits(Nested(v1::kMaxConditionalDepth)).ok());
+  EXPECT_TRUE(api::CheckRequestLimits(Nested(api::kMaxConditionalDepth)).ok());
   std::string path = "study.spec.parameters[0]";
-  for (int d = 0; d <= v1::kMaxConditionalDepth; ++d) {
+  for (int d = 0; d <= api::kMaxConditionalDepth; ++d) {
     if (d > 0) absl::StrAppend(&path, ".parameter_spec");
     absl::StrAppend(&path, ".conditional_parameter_specs[0]");
   }
-  ExpectRefusal(CheckRequestLimits(Nested(v1::kMaxConditionalDepth + 1)), path,
-                v1::kMaxConditionalDepth);
+  ExpectRefusal(api::CheckRequestLimits(Nested(api::kMaxConditionalDepth + 1)),
+                path, api::kMaxConditionalDepth);
   // Far deeper than protobuf's own parser allows: no recursion, same error.
-  const absl::Status deep = CheckRequestLimits(Nested(5000));
-  ExpectRefusal(deep, path, v1::kMaxConditionalDepth);
+  const absl::Status deep = api::CheckRequestLimits(Nested(5000));
+  ExpectRefusal(deep, path, api::kMaxConditionalDepth);
 }
 
 TEST(RequestLimitsTest, MessageDepthOfValueLists) {
@@ -474,9 +477,9 @@ TEST(RequestLimitsTest, MessageDepthOfValueLists) {
     v = v->mutable_list_value()->add_values();
   }
   v->set_number_value(1);
-  const absl::Status s = CheckRequestLimits(r);
+  const absl::Status s = api::CheckRequestLimits(r);
   // The path names the Value where the check stopped.
-  ExpectRefusal(s, "list_value.values[0]", v1::kMaxMessageDepth);
+  ExpectRefusal(s, "list_value.values[0]", api::kMaxMessageDepth);
   EXPECT_THAT(std::string(s.message()),
               ::testing::StartsWith("trial.parameters[0].value."));
 }
@@ -489,7 +492,7 @@ TEST(RequestLimitsTest, CharacterSets) {
   auto param = [](const std::string& id) {
     v1::CreateStudyRequest r;
     r.mutable_study()->mutable_spec()->add_parameters()->set_parameter_id(id);
-    return CheckRequestLimits(r);
+    return api::CheckRequestLimits(r);
   };
   for (const Chars& c : std::vector<Chars>{{"learning_rate", true},
                                            {"_x.y-z9", true},
@@ -514,7 +517,7 @@ TEST(RequestLimitsTest, CharacterSets) {
   auto metric = [](const std::string& id) {
     v1::AddTrialMeasurementRequest r;
     r.mutable_measurement()->add_metrics()->set_metric_id(id);
-    return CheckRequestLimits(r);
+    return api::CheckRequestLimits(r);
   };
   EXPECT_TRUE(metric("val/loss").ok());
   EXPECT_TRUE(metric("accuracy_top-1.5").ok());
@@ -523,7 +526,7 @@ TEST(RequestLimitsTest, CharacterSets) {
   auto display = [](const std::string& name) {
     v1::CreateStudyRequest r;
     r.mutable_study()->set_display_name(name);
-    return CheckRequestLimits(r);
+    return api::CheckRequestLimits(r);
   };
   EXPECT_TRUE(display("Résumé tuning (run 2)").ok());
   EXPECT_THAT(display("a/b").message(),
@@ -532,11 +535,11 @@ TEST(RequestLimitsTest, CharacterSets) {
   EXPECT_FALSE(display(std::string("a\x7f", 2)).ok());
   v1::SuggestTrialsRequest suggest;
   suggest.set_client_id("worker\x01");
-  EXPECT_THAT(CheckRequestLimits(suggest).message(),
+  EXPECT_THAT(api::CheckRequestLimits(suggest).message(),
               HasSubstr("client_id: \"worker\\x01\""));
   v1::CreateStudyRequest labels;
   (*labels.mutable_study()->mutable_spec()->mutable_labels())["a\tb"] = "";
-  EXPECT_FALSE(CheckRequestLimits(labels).ok());
+  EXPECT_FALSE(api::CheckRequestLimits(labels).ok());
 }
 
 TEST(RequestLimitsTest, PathPrefixAndFieldOrder) {
@@ -544,18 +547,19 @@ TEST(RequestLimitsTest, PathPrefixAndFieldOrder) {
   study.set_display_name(std::string(300, 'q'));
   study.mutable_spec()->add_parameters()->set_parameter_id("1x");
   // display_name (field 2) comes before spec (field 3).
-  EXPECT_THAT(CheckRequestLimits(study, "study").message(),
+  EXPECT_THAT(api::CheckRequestLimits(study, "study").message(),
               HasSubstr("study.display_name: 300 characters"));
 }
 
 TEST(QuoteForErrorTest, AtMost64CharactersEscaped) {
-  EXPECT_EQ(QuoteForError("lr"), "\"lr\"");
-  EXPECT_EQ(QuoteForError("a\nb"), "\"a\\nb\"");
-  EXPECT_EQ(QuoteForError(std::string(1 << 20, 'q')),
+  EXPECT_EQ(util::QuoteForError("lr"), "\"lr\"");
+  EXPECT_EQ(util::QuoteForError("a\nb"), "\"a\\nb\"");
+  EXPECT_EQ(util::QuoteForError(std::string(1 << 20, 'q')),
             absl::StrCat("\"", Q(64), "\"... (1048576 bytes)"));
-  EXPECT_LT(QuoteForError(std::string(1000, '\x01')).size(), 300u);
-  EXPECT_EQ(ShortenForError("abcdefghijklmnopqrstuvwxyz", 11), "ab...uvwxyz");
-  EXPECT_EQ(ShortenForError("short", 11), "short");
+  EXPECT_LT(util::QuoteForError(std::string(1000, '\x01')).size(), 300u);
+  EXPECT_EQ(util::ShortenForError("abcdefghijklmnopqrstuvwxyz", 11),
+            "ab...uvwxyz");
+  EXPECT_EQ(util::ShortenForError("short", 11), "short");
 }
 
 }  // namespace

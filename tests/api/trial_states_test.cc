@@ -1,5 +1,6 @@
-// IsPendingState: exactly REQUESTED, ACTIVE and STOPPING have no result yet.
-#include "proto/cairn/v1/trial_states.h"
+// api::IsPendingState: exactly REQUESTED, ACTIVE and STOPPING have no result
+// yet.
+#include "api/trial_states.h"
 
 #include "gtest/gtest.h"
 
@@ -9,17 +10,17 @@ namespace {
 using cairn::v1::Trial;
 
 TEST(TrialStatesTest, PendingAreRequestedActiveAndStopping) {
-  EXPECT_TRUE(IsPendingState(Trial::REQUESTED));
-  EXPECT_TRUE(IsPendingState(Trial::ACTIVE));
-  EXPECT_TRUE(IsPendingState(Trial::STOPPING));
+  EXPECT_TRUE(api::IsPendingState(Trial::REQUESTED));
+  EXPECT_TRUE(api::IsPendingState(Trial::ACTIVE));
+  EXPECT_TRUE(api::IsPendingState(Trial::STOPPING));
 }
 
 TEST(TrialStatesTest, FinishedAndUnspecifiedAreNotPending) {
-  EXPECT_FALSE(IsPendingState(Trial::SUCCEEDED));
-  EXPECT_FALSE(IsPendingState(Trial::INFEASIBLE));
-  EXPECT_FALSE(IsPendingState(Trial::FAILED));
-  EXPECT_FALSE(IsPendingState(Trial::CANCELLED));
-  EXPECT_FALSE(IsPendingState(Trial::STATE_UNSPECIFIED));
+  EXPECT_FALSE(api::IsPendingState(Trial::SUCCEEDED));
+  EXPECT_FALSE(api::IsPendingState(Trial::INFEASIBLE));
+  EXPECT_FALSE(api::IsPendingState(Trial::FAILED));
+  EXPECT_FALSE(api::IsPendingState(Trial::CANCELLED));
+  EXPECT_FALSE(api::IsPendingState(Trial::STATE_UNSPECIFIED));
 }
 
 }  // namespace

@@ -114,8 +114,8 @@ TEST(PermissionsTest, RolesNest) {
 }
 
 TEST(PermissionsTest, ParseRoleNamesTheField) {
-  EXPECT_EQ(*ParseRole("--role", "editor"), EDITOR);
-  absl::StatusOr<cairn::v1::Role> bad = ParseRole("--role", "root");
+  EXPECT_EQ(*api::ParseRole("--role", "editor"), EDITOR);
+  absl::StatusOr<cairn::v1::Role> bad = api::ParseRole("--role", "root");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(bad.status().message().find("--role: 'root'"), std::string::npos);

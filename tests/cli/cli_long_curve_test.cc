@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "api/limits.h"
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "proto/cairn/v1/limits.h"
 #include "tests/testing/test_util.h"
 
 namespace {
@@ -120,7 +120,7 @@ TEST(CliLongCurveTest, HistoryStreamsEveryPointAndGetTrialStaysSmall) {
   grpc::Status st = stub->GetTrial(&get_ctx, get, &got);
   ASSERT_TRUE(st.ok()) << st.error_message();
   EXPECT_TRUE(got.measurements_truncated());
-  ASSERT_EQ(got.measurements_size(), cairn::v1::kMaxTrialMeasurements);
+  ASSERT_EQ(got.measurements_size(), cairn::api::kMaxTrialMeasurements);
   EXPECT_EQ(got.measurements(got.measurements_size() - 1).step_count(),
             kPoints - 1);
   EXPECT_LT(got.ByteSizeLong(), 4u << 20);

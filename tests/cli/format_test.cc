@@ -3,11 +3,11 @@
 
 #include <sstream>
 
+#include "api/formats/trials_csv.h"
 #include "cli/audit_format.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
-#include "proto/cairn/v1/trials_csv.h"
 
 namespace cairn::cli {
 namespace {
@@ -84,11 +84,12 @@ Trial SuggestedTrial() {
 }
 
 TEST(ParameterKindsTest, IntegersIncludeIntegralDiscreteAndChildren) {
-  const ParameterKinds kinds = ParameterKindsOf(MixedSpec());
-  EXPECT_EQ(kinds.at("x1"), NumberKind::kDouble);
-  EXPECT_EQ(kinds.at("units"), NumberKind::kInteger);
-  EXPECT_EQ(kinds.at("ratio"), NumberKind::kDouble);
-  EXPECT_EQ(kinds.at("layers"), NumberKind::kInteger);
+  const api::formats::ParameterKinds kinds =
+      api::formats::ParameterKindsOf(MixedSpec());
+  EXPECT_EQ(kinds.at("x1"), api::formats::NumberKind::kDouble);
+  EXPECT_EQ(kinds.at("units"), api::formats::NumberKind::kInteger);
+  EXPECT_EQ(kinds.at("ratio"), api::formats::NumberKind::kDouble);
+  EXPECT_EQ(kinds.at("layers"), api::formats::NumberKind::kInteger);
   EXPECT_EQ(kinds.count("nope"), 0u);
 }
 
@@ -143,20 +144,21 @@ TEST(TrialsCsvTest, ParametersAndMetricsAsColumnsQuotedWhenNeeded) {
       value { string_value: "adam" }
     }
   )pb");
-  EXPECT_EQ(TrialsCsv({done, bad}, MixedSpec()),
+  EXPECT_EQ(api::formats::TrialsCsv({done, bad}, MixedSpec()),
             "id,state,x1,units,ratio,opt,layers,loss,infeasible_reason\r\n"
             "7,SUCCEEDED,1.23,64,1.0,sgd,3,0.25,\r\n"
             "8,INFEASIBLE,,,,adam,,,\"diverged, \"\"badly\"\"\"\r\n");
-  EXPECT_EQ(CsvField("plain"), "plain");
-  EXPECT_EQ(CsvField("a\nb"), "\"a\nb\"");
-  EXPECT_EQ(CsvField(" pad"), "\" pad\"");
+  EXPECT_EQ(api::formats::CsvField("plain"), "plain");
+  EXPECT_EQ(api::formats::CsvField("a\nb"), "\"a\nb\"");
+  EXPECT_EQ(api::formats::CsvField(" pad"), "\" pad\"");
 }
 
 TEST(FormatTest, NumbersParametersAndMetricsAsText) {
   EXPECT_EQ(FormatNumber(0.1234567), "0.123457");
   EXPECT_EQ(FormatNumber(3), "3");
   EXPECT_EQ(FormatNumber(1e-7), "1e-07");
-  EXPECT_EQ(ParametersToText(SuggestedTrial(), ParameterKindsOf(MixedSpec())),
+  EXPECT_EQ(ParametersToText(SuggestedTrial(),
+                             api::formats::ParameterKindsOf(MixedSpec())),
             "x1=1.23 opt=sgd units=64 ratio=1 layers=3");
   cairn::v1::Measurement m = ParseText<cairn::v1::Measurement>(R"pb(
     metrics { metric_id: "loss" value: 0.25 }
@@ -208,7 +210,8 @@ TEST(TrialsTableTest, OneRowPerTrial) {
   auto* metric = done.mutable_final_measurement()->add_metrics();
   metric->set_metric_id("loss");
   metric->set_value(2.5);
-  const std::string table = TrialsTable({done}, ParameterKindsOf(MixedSpec()));
+  const std::string table =
+      TrialsTable({done}, api::formats::ParameterKindsOf(MixedSpec()));
   EXPECT_EQ(table,
             "ID  STATE      STEP  METRICS   PARAMETERS\n"
             "7   SUCCEEDED  10    loss=2.5  x1=1.23 opt=sgd units=64 ratio=1 "
@@ -218,7 +221,8 @@ TEST(TrialsTableTest, OneRowPerTrial) {
 TEST(TrialToTextTest, KeyValueLines) {
   Trial t = SuggestedTrial();
   t.set_infeasible_reason("diverged");
-  const std::string text = TrialToText(t, ParameterKindsOf(MixedSpec()));
+  const std::string text =
+      TrialToText(t, api::formats::ParameterKindsOf(MixedSpec()));
   EXPECT_THAT(text, HasSubstr("name: studies/1/trials/7\n"));
   EXPECT_THAT(text, HasSubstr("state: ACTIVE\n"));
   EXPECT_THAT(text, HasSubstr("parameters: x1=1.23 opt=sgd units=64"));

@@ -4,7 +4,7 @@
 // body was over the 4 MB limit, and read a chunked body without any bound.
 // Now any content type and transfer encoding is read up to 4 MB; past it
 // 413, and multipart bodies 415. A YAML body that aliases expand
-// past the bounds of proto/cairn/v1/yaml_json.h is refused.
+// past the bounds of util/yaml/yaml_json.h is refused.
 #include <fstream>
 #include <regex>
 #include <string>

@@ -22,8 +22,8 @@
 #include "store/store.h"
 #include "tests/testing/manual_clock.h"
 #include "tests/testing/test_util.h"
-#include "trials/clock.h"
 #include "trials/study_manager.h"
+#include "util/clock.h"
 
 namespace cairn::jobs {
 namespace {

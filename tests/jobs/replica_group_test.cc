@@ -15,12 +15,12 @@
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/test_util.h"
-#include "trials/clock.h"
+#include "util/clock.h"
 
 namespace cairn::jobs {
 namespace {
 
-class RealClock : public Clock {
+class RealClock : public util::Clock {
  public:
   absl::Time Now() override { return absl::Now(); }
 };

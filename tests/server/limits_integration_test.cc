@@ -9,11 +9,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "api/limits.h"
 #include "cairn/v1/study_service.grpc.pb.h"
 #include "gmock/gmock.h"
 #include "grpcpp/client_context.h"
 #include "gtest/gtest.h"
-#include "proto/cairn/v1/limits.h"
 #include "tests/testing/test_util.h"
 
 namespace cairn {
@@ -137,10 +137,10 @@ TEST_F(LimitsIntegrationTest, MegabyteParameterIdIsRefusedBriefly) {
 }
 
 TEST_F(LimitsIntegrationTest, DeepNestingIsInvalidArgumentNotInternal) {
-  const grpc::Status at_limit = Create(Nested(v1::kMaxConditionalDepth));
+  const grpc::Status at_limit = Create(Nested(api::kMaxConditionalDepth));
   ASSERT_TRUE(at_limit.ok()) << at_limit.error_message();
   const int before = StudyCount();
-  for (int depth : {v1::kMaxConditionalDepth + 1, 49, 200}) {
+  for (int depth : {api::kMaxConditionalDepth + 1, 49, 200}) {
     SCOPED_TRACE(depth);
     const grpc::Status s = Create(Nested(depth));
     EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
@@ -156,7 +156,7 @@ TEST_F(LimitsIntegrationTest, OtherRequestsAreChecked) {
   grpc::ClientContext ctx;
   v1::SuggestTrialsRequest request;
   request.set_parent("studies/1");
-  request.set_suggestion_count(v1::kMaxSuggestionCount + 1);
+  request.set_suggestion_count(api::kMaxSuggestionCount + 1);
   v1::SuggestTrialsResponse response;
   const grpc::Status s = stub_->SuggestTrials(&ctx, request, &response);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
@@ -215,7 +215,7 @@ TEST_F(LimitsIntegrationTest, PackedMeasurementsAreWrittenInOrderAndBounded) {
 
   v1::ReportMeasurementsRequest too_many;
   too_many.set_trial_name(trial);
-  for (int i = 0; i <= v1::kMaxRepeated; ++i) {
+  for (int i = 0; i <= api::kMaxRepeated; ++i) {
     *too_many.add_measurements() = point(10 + i);
   }
   const grpc::Status refused = stream({too_many}, &written);

@@ -1,17 +1,17 @@
-// A Clock that moves only when a test advances it (from a fixed start), for
-// tests of timeouts, deadlines and schedules.
+// A util::Clock that moves only when a test advances it (from a fixed start),
+// for tests of timeouts, deadlines and schedules.
 #ifndef CAIRN_TESTS_TESTING_MANUAL_CLOCK_H_
 #define CAIRN_TESTS_TESTING_MANUAL_CLOCK_H_
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "trials/clock.h"
+#include "util/clock.h"
 
 namespace cairn::testing {
 
 // Thread-safe.
-class ManualClock : public Clock {
+class ManualClock : public util::Clock {
  public:
   absl::Time Now() override {
     absl::MutexLock lock(&mu_);

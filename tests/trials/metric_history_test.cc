@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "api/limits.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "proto/cairn/v1/limits.h"
 #include "store/store.h"
 #include "tests/testing/test_util.h"
 #include "trials/curve_downsampler.h"
@@ -215,7 +215,7 @@ TEST_F(MetricHistoryTest, GetTrialKeepsTheLastMeasurementsAndSaysSo) {
   Report(1200);
   auto t = manager_->GetTrial(trial_);
   ASSERT_TRUE(t.ok()) << t.status();
-  ASSERT_EQ(t->measurements_size(), cairn::v1::kMaxTrialMeasurements);
+  ASSERT_EQ(t->measurements_size(), cairn::api::kMaxTrialMeasurements);
   EXPECT_TRUE(t->measurements_truncated());
   EXPECT_EQ(t->measurements(t->measurements_size() - 1).step_count(), 1199);
   EXPECT_LE(t->measurements(0).step_count(), t->measurements(1).step_count());
@@ -224,7 +224,7 @@ TEST_F(MetricHistoryTest, GetTrialKeepsTheLastMeasurementsAndSaysSo) {
   ASSERT_TRUE(page.ok()) << page.status();
   ASSERT_EQ(page->trials.size(), 1u);
   EXPECT_EQ(page->trials[0].measurements_size(),
-            cairn::v1::kMaxTrialMeasurements);
+            cairn::api::kMaxTrialMeasurements);
   EXPECT_TRUE(page->trials[0].measurements_truncated());
 }
 
@@ -239,7 +239,7 @@ TEST_F(MetricHistoryTest, ListTrialsPagesStayUnderTheGrpcLimit) {
   ASSERT_EQ(names.size(), 10u);
   std::vector<MeasurementReport> reports;
   for (const std::string& name : names) {
-    for (int step = 0; step < cairn::v1::kMaxTrialMeasurements; ++step) {
+    for (int step = 0; step < cairn::api::kMaxTrialMeasurements; ++step) {
       Measurement m;
       m.set_step_count(step);
       for (int k = 0; k < 10; ++k) {
@@ -263,14 +263,14 @@ TEST_F(MetricHistoryTest, ListTrialsPagesStayUnderTheGrpcLimit) {
     ++pages;
     cairn::v1::ListTrialsResponse reply;
     for (const auto& t : page->trials) {
-      EXPECT_EQ(t.measurements_size(), cairn::v1::kMaxTrialMeasurements);
+      EXPECT_EQ(t.measurements_size(), cairn::api::kMaxTrialMeasurements);
       EXPECT_FALSE(t.measurements_truncated());
       ids.push_back(t.id());
       *reply.add_trials() = t;
     }
     reply.set_next_page_token(page->next_page_token);
     EXPECT_LE(reply.ByteSizeLong(),
-              static_cast<size_t>(cairn::v1::kMaxListTrialsBytes));
+              static_cast<size_t>(cairn::api::kMaxListTrialsBytes));
     total_bytes += reply.ByteSizeLong();
     token = page->next_page_token;
   } while (!token.empty());

@@ -51,7 +51,7 @@ class CountingStore : public testing::ForwardingStore {
   std::vector<int64_t> loaded_ids ABSL_GUARDED_BY(mu);
 };
 
-class FixedClock : public Clock {
+class FixedClock : public util::Clock {
  public:
   absl::Time Now() override { return absl::FromUnixSeconds(1'700'000'000); }
 };

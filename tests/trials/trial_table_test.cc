@@ -38,7 +38,7 @@ void ExpectMatches(const TrialTable& table,
   for (const auto& [id, t] : model) {
     ++counts[t.state()];
     all.push_back(id);
-    if (IsPendingState(t.state())) {
+    if (api::IsPendingState(t.state())) {
       pending.push_back(id);
       if (!t.client_id().empty()) by_client[t.client_id()].push_back(id);
     }

@@ -1,0 +1,14 @@
+// Small facts about trial states, in one place for every component.
+#ifndef CAIRN_API_TRIAL_STATES_H_
+#define CAIRN_API_TRIAL_STATES_H_
+
+#include "cairn/v1/study.pb.h"
+
+namespace cairn::api {
+
+// REQUESTED, ACTIVE and STOPPING trials have no result yet.
+bool IsPendingState(cairn::v1::Trial::State state);
+
+}  // namespace cairn::api
+
+#endif  // CAIRN_API_TRIAL_STATES_H_
