@@ -93,7 +93,7 @@ absl::Status AddSearch(const HyperparameterSpec& hp,
                             spec.max_trials(), ")"));
   }
   // 0 ("the service decides"): the default failure criterion of job
-  // studies (README "When a study fails").
+  // studies (docs/training-jobs.md, "When a study fails").
   spec.set_max_failed_trials(hp.max_failed_trials());
   if (hp.enable_trial_early_stopping())
     spec.mutable_early_stopping()->mutable_median();

@@ -6,7 +6,7 @@
 #   share/cairn/grafana/cairn.json (+ provisioning/)   the Grafana dashboard
 #   share/cairn/prometheus/prometheus.yml, alerts.yml  scrape config and alert rules
 #   share/cairn/examples/                     study configs and training programs
-#   share/doc/cairn/README.md
+#   share/doc/cairn/README.md, share/doc/cairn/docs/   the front door and its pages
 # Shipped configs go under share/ (like Debian's prometheus exporters ship
 # their examples), so an admin copies them into /etc/prometheus or Grafana's
 # provisioning and no conffile prompts appear on upgrade.
@@ -31,6 +31,7 @@ install(FILES monitoring/prometheus/prometheus.yml monitoring/prometheus/alerts.
   DESTINATION ${CMAKE_INSTALL_DATADIR}/cairn/prometheus)
 install(DIRECTORY examples/ DESTINATION ${CMAKE_INSTALL_DATADIR}/cairn/examples)
 install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)
 
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME cairn)

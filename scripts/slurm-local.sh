@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A real two-node Slurm cluster on this host, for tests and for trying
-# `cairnd --executor=slurm` (see README, "Running on a Slurm cluster").
+# `cairnd --executor=slurm` (see docs/slurm.md).
 #
 #   scripts/slurm-local.sh start DIR   # prints: export SLURM_CONF=DIR/slurm.conf
 #   scripts/slurm-local.sh stop DIR

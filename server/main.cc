@@ -122,7 +122,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--http-listen", options.http_listen,
                  "REST API and web UI address HOST:PORT (port 0 picks a free "
-                 "one; \"\" disables); plaintext only: off with --tls-cert")
+                 "one; \"\" disables); HTTPS only when --tls-cert is given")
       ->capture_default_str();
   std::string min_free_space = "256MB";
   app.add_option("--min-free-space", min_free_space,

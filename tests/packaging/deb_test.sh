@@ -43,7 +43,8 @@ for f in usr/bin/cairnd usr/bin/cairn usr/bin/cairn-train \
          usr/share/cairn/prometheus/prometheus.yml \
          usr/share/cairn/prometheus/alerts.yml \
          usr/share/cairn/examples/studies/branin.yaml \
-         usr/share/doc/cairn/README.md; do
+         usr/share/doc/cairn/README.md \
+         usr/share/doc/cairn/docs/operating.md; do
   [ -e "$root/$f" ] || fail "missing /$f"
 done
 unit="$root/usr/lib/systemd/system/cairnd.service"
