@@ -15,6 +15,7 @@
 #include "store/damage_log.h"
 #include "store/db_options.h"
 #include "store/durable_mark.h"
+#include "store/manifest_state.h"
 #include "store/rocksdb_store_util.h"
 #include "store/wal_tail.h"
 
@@ -27,9 +28,9 @@ using store_internal::FromRocks;
 // What a read-only open learned about the store.
 struct Recovered {
   std::set<std::string> live_ssts;        // Base names the MANIFEST references.
-  uint64_t largest_sst_seqno = 0;         // Over the referenced SSTs.
   uint64_t first_wal_seqno = UINT64_MAX;  // First write in the WALs on disk.
   uint64_t last_seqno = 0;                // After replaying the WALs.
+  uint64_t manifest_seqno = 0;            // ManifestState::last_seqno.
 };
 
 Recovered Inspect(rocksdb::DB& db) {
@@ -38,7 +39,6 @@ Recovered Inspect(rocksdb::DB& db) {
   db.GetLiveFilesMetaData(&live);
   for (const rocksdb::LiveFileMetaData& f : live) {
     r.live_ssts.insert(fs::path(f.name).filename().string());
-    r.largest_sst_seqno = std::max(r.largest_sst_seqno, f.largest_seqno);
   }
   // WALs below the MANIFEST's log number are not replayed (a crash may
   // leave them behind); only the others hold data for the store.
@@ -57,29 +57,33 @@ Recovered Inspect(rocksdb::DB& db) {
   return r;
 }
 
+// What an SST the MANIFEST does not reference holds that no other file
+// holds, given its sequence range; empty if nothing (see FindStoreDamage).
+std::string OrphanSstLoss(const std::optional<SeqnoRange>& range,
+                          const Recovered& r) {
+  if (!range.has_value()) return "writes of unknown sequence numbers";
+  const bool in_ssts = range->largest <= r.manifest_seqno;
+  const bool in_wals =
+      range->smallest >= r.first_wal_seqno && range->largest <= r.last_seqno;
+  if (in_ssts || in_wals) return "";
+  return absl::StrCat("writes ", range->smallest, "..", range->largest);
+}
+
 // The orphan SSTs (see FindStoreDamage) that hold data nothing else holds.
 void CheckOrphanSsts(const std::string& path, const Recovered& r,
                      std::vector<std::string>* problems) {
   for (const auto& e : fs::directory_iterator(path)) {
     const std::string name = e.path().filename().string();
     if (!absl::EndsWith(name, ".sst") || r.live_ssts.count(name) > 0) continue;
-    const absl::StatusOr<std::optional<SeqnoRange>> read =
+    const absl::StatusOr<std::optional<SeqnoRange>> range =
         ReadSstSeqnoRange(e.path().string());
     // A MANIFEST references an SST only once it is complete and synced, so
     // one cut short is the leftover of an interrupted flush or compaction.
-    if (!read.ok()) continue;
-    const std::optional<SeqnoRange>& range = *read;
-    if (range.has_value()) {
-      const bool compaction_output = range->largest <= r.largest_sst_seqno;
-      const bool flush_output = range->smallest >= r.first_wal_seqno &&
-                                range->largest <= r.last_seqno;
-      if (compaction_output || flush_output) continue;
-    }
+    if (!range.ok()) continue;
+    const std::string loss = OrphanSstLoss(*range, r);
+    if (loss.empty()) continue;
     problems->push_back(absl::StrCat(
-        "the MANIFEST does not reference ", name, ", which holds ",
-        range.has_value()
-            ? absl::StrCat("writes ", range->smallest, "..", range->largest)
-            : std::string("writes of unknown sequence numbers"),
+        "the MANIFEST does not reference ", name, ", which holds ", loss,
         " that no other file holds (the MANIFEST is damaged or old)"));
   }
 }
@@ -151,7 +155,11 @@ absl::StatusOr<std::vector<std::string>> FindStoreDamage(
     return FromRocks(s, absl::StrCat("opening store at ", path, " read-only"));
   }
   std::unique_ptr<rocksdb::DB> db(raw);
-  const Recovered recovered = Inspect(*db);
+  Recovered recovered = Inspect(*db);
+  db.reset();
+  absl::StatusOr<ManifestState> manifest = OpenManifestState(path);
+  if (!manifest.ok()) return manifest.status();
+  recovered.manifest_seqno = manifest->last_seqno;
   CheckOrphanSsts(path, recovered, &problems);
   CheckDurableMark(path, recovered, &problems);
   return problems;

@@ -23,17 +23,18 @@ namespace cairn {
 // MANIFEST does not reference 000010.sst: ..."); empty when none is found.
 // Never writes to the directory.
 //
-// An SST on disk that the MANIFEST does not reference is harmless when its
-// entries are also held elsewhere: when its largest sequence number is at
-// most the largest of the referenced SSTs (the output of an interrupted
-// compaction, whose inputs are still referenced), or when all its sequence
-// numbers lie in the range the WALs on disk replay (the output of an
-// interrupted flush, whose WAL RocksDB deletes only after the MANIFEST
-// records the flush), or when it is not a complete table (a MANIFEST only
-// references complete, synced SSTs, so one cut short is what a kill -9 left
-// of a flush or compaction). Any other such SST, or a complete one whose
-// range is unknown (written by a cairnd older than the range collector), is
-// damage.
+// An SST on disk that the MANIFEST does not reference is harmless when the
+// store holds its writes elsewhere: when its largest sequence number is at
+// most the MANIFEST's last one (manifest_state.h: the referenced SSTs hold
+// every write up to there; so the output of an interrupted compaction, or
+// the input of a finished one that a crash kept RocksDB from deleting), or
+// when all its sequence numbers lie in the range the WALs on disk replay
+// (the output of an interrupted flush, whose WAL RocksDB deletes only after
+// the MANIFEST records the flush), or when it is not a complete table (a
+// MANIFEST only references complete, synced SSTs, so one cut short is what
+// a kill -9 left of a flush or compaction). Any other such SST, or a
+// complete one whose range is unknown (written by a cairnd older than the
+// range collector), is damage.
 //
 // Errors other than damage (no database at `path`, unreadable directory)
 // come back as a non-OK status.
