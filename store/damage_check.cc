@@ -3,11 +3,14 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <optional>
 #include <set>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "rocksdb/db.h"
 #include "rocksdb/metadata.h"
@@ -27,8 +30,12 @@ using store_internal::FromRocks;
 
 // What a read-only open learned about the store.
 struct Recovered {
-  std::set<std::string> live_ssts;        // Base names the MANIFEST references.
+  std::set<std::string> live_ssts;  // Base names the MANIFEST references.
+  // The highest file number the MANIFEST records (a referenced SST's or its
+  // log number): every file numbered below was created before its last edit.
+  uint64_t recorded_file_number = 0;
   uint64_t first_wal_seqno = UINT64_MAX;  // First write in the WALs on disk.
+  uint64_t first_wal_number = 0;          // The WAL that holds it.
   uint64_t last_seqno = 0;                // After replaying the WALs.
   uint64_t manifest_seqno = 0;            // ManifestState::last_seqno.
 };
@@ -39,17 +46,21 @@ Recovered Inspect(rocksdb::DB& db) {
   db.GetLiveFilesMetaData(&live);
   for (const rocksdb::LiveFileMetaData& f : live) {
     r.live_ssts.insert(fs::path(f.name).filename().string());
+    r.recorded_file_number = std::max(r.recorded_file_number, f.file_number);
   }
   // WALs below the MANIFEST's log number are not replayed (a crash may
   // leave them behind); only the others hold data for the store.
   uint64_t min_wal = 0;
   db.GetIntProperty("rocksdb.min-log-number-to-keep", &min_wal);
+  r.recorded_file_number = std::max(r.recorded_file_number, min_wal);
   rocksdb::VectorLogPtr wals;
   if (db.GetSortedWalFiles(wals).ok()) {
     for (const auto& wal : wals) {
       if (wal->LogNumber() >= min_wal && wal->SizeFileBytes() > 0 &&
-          wal->StartSequence() > 0) {
-        r.first_wal_seqno = std::min(r.first_wal_seqno, wal->StartSequence());
+          wal->StartSequence() > 0 &&
+          wal->StartSequence() < r.first_wal_seqno) {
+        r.first_wal_seqno = wal->StartSequence();
+        r.first_wal_number = wal->LogNumber();
       }
     }
   }
@@ -57,21 +68,45 @@ Recovered Inspect(rocksdb::DB& db) {
   return r;
 }
 
-// What an SST the MANIFEST does not reference holds that no other file
-// holds, given its sequence range; empty if nothing (see FindStoreDamage).
-std::string OrphanSstLoss(const std::optional<SeqnoRange>& range,
-                          const Recovered& r) {
+std::string WalName(uint64_t number) {
+  char name[32];
+  std::snprintf(name, sizeof(name), "%06llu.log",
+                static_cast<unsigned long long>(number));
+  return name;
+}
+
+// What the SST `sst`, which the MANIFEST does not reference, holds that no
+// other file holds, given its sequence range; empty if nothing (see
+// FindStoreDamage).
+absl::StatusOr<std::string> OrphanSstLoss(
+    const fs::path& sst, const std::optional<SeqnoRange>& range,
+    const Recovered& r, rocksdb::DB& manifest_db) {
   if (!range.has_value()) return "writes of unknown sequence numbers";
-  const bool in_ssts = range->largest <= r.manifest_seqno;
-  const bool in_wals =
-      range->smallest >= r.first_wal_seqno && range->largest <= r.last_seqno;
-  if (in_ssts || in_wals) return "";
-  return absl::StrCat("writes ", range->smallest, "..", range->largest);
+  if (range->smallest > 0) {
+    const bool in_ssts = range->largest <= r.manifest_seqno;
+    const bool in_wals =
+        range->smallest >= r.first_wal_seqno && range->largest <= r.last_seqno;
+    if (in_ssts || in_wals) return "";
+    return absl::StrCat("writes ", range->smallest, "..", range->largest);
+  }
+  // Sequence numbers zeroed by a compaction to the bottom level say nothing
+  // of the writes' age.
+  uint64_t number = 0;
+  if (absl::SimpleAtoi(sst.stem().string(), &number) &&
+      number < r.recorded_file_number) {
+    return "";
+  }
+  absl::StatusOr<std::optional<std::string>> missing =
+      FindEntryNotHeld(sst.string(), manifest_db);
+  if (!missing.ok()) return missing.status();
+  if (!missing->has_value()) return "";
+  return absl::StrCat("writes (", absl::CHexEscape(**missing), " among them)");
 }
 
 // The orphan SSTs (see FindStoreDamage) that hold data nothing else holds.
-void CheckOrphanSsts(const std::string& path, const Recovered& r,
-                     std::vector<std::string>* problems) {
+absl::Status CheckOrphanSsts(const std::string& path, const Recovered& r,
+                             rocksdb::DB& manifest_db,
+                             std::vector<std::string>* problems) {
   for (const auto& e : fs::directory_iterator(path)) {
     const std::string name = e.path().filename().string();
     if (!absl::EndsWith(name, ".sst") || r.live_ssts.count(name) > 0) continue;
@@ -80,19 +115,38 @@ void CheckOrphanSsts(const std::string& path, const Recovered& r,
     // A MANIFEST references an SST only once it is complete and synced, so
     // one cut short is the leftover of an interrupted flush or compaction.
     if (!range.ok()) continue;
-    const std::string loss = OrphanSstLoss(*range, r);
-    if (loss.empty()) continue;
+    absl::StatusOr<std::string> loss =
+        OrphanSstLoss(e.path(), *range, r, manifest_db);
+    if (!loss.ok()) return loss.status();
+    if (loss->empty()) continue;
     problems->push_back(absl::StrCat(
-        "the MANIFEST does not reference ", name, ", which holds ", loss,
+        "the MANIFEST does not reference ", name, ", which holds ", *loss,
         " that no other file holds (the MANIFEST is damaged or old)"));
   }
+  return absl::OkStatus();
 }
 
-std::string WalName(uint64_t number) {
-  char name[32];
-  std::snprintf(name, sizeof(name), "%06llu.log",
-                static_cast<unsigned long long>(number));
-  return name;
+// The MANIFEST that CURRENT names, or "the MANIFEST".
+std::string CurrentManifest(const std::string& path) {
+  std::ifstream in(fs::path(path) / "CURRENT");
+  std::string name;
+  if (!std::getline(in, name) || name.empty()) return "the MANIFEST";
+  return absl::StrCat("file ", name);
+}
+
+// Writes between those the MANIFEST's SSTs hold and the first the WALs it
+// keeps hold (see FindStoreDamage).
+void CheckManifestGap(const std::string& path, const Recovered& r,
+                      std::vector<std::string>* problems) {
+  if (r.first_wal_seqno == UINT64_MAX ||
+      r.first_wal_seqno <= r.manifest_seqno + 1) {
+    return;
+  }
+  problems->push_back(absl::StrCat(
+      CurrentManifest(path), " is damaged or old: its SSTs hold writes up to ",
+      r.manifest_seqno, " and the WALs (from ", WalName(r.first_wal_number),
+      ") writes from ", r.first_wal_seqno, " on; writes ", r.manifest_seqno + 1,
+      "..", r.first_wal_seqno - 1, " are in neither"));
 }
 
 // Durable writes that the WALs no longer hold.
@@ -160,7 +214,10 @@ absl::StatusOr<std::vector<std::string>> FindStoreDamage(
   absl::StatusOr<ManifestState> manifest = OpenManifestState(path);
   if (!manifest.ok()) return manifest.status();
   recovered.manifest_seqno = manifest->last_seqno;
-  CheckOrphanSsts(path, recovered, &problems);
+  absl::Status checked =
+      CheckOrphanSsts(path, recovered, *manifest->db, &problems);
+  if (!checked.ok()) return checked;
+  CheckManifestGap(path, recovered, &problems);
   CheckDurableMark(path, recovered, &problems);
   return problems;
 }

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -30,6 +31,15 @@ struct ManifestState {
 // Opens the store at `path` that way. Writes nothing. Errors: those of
 // RocksDB's read-only open (a corrupt MANIFEST, a missing SST).
 absl::StatusOr<ManifestState> OpenManifestState(const std::string& path);
+
+// The first entry of the SST at `sst_path` (a key and its value) that `db`
+// holds in no version, as "key <key>"; nullopt if `db` holds every entry.
+// The entries of a compaction's output are entries of its inputs with their
+// sequence numbers zeroed or kept, so the output of a compaction a crash
+// interrupted is held whole by the SSTs its inputs are in. Errors: the SST
+// does not open as a table, or reading fails.
+absl::StatusOr<std::optional<std::string>> FindEntryNotHeld(
+    const std::string& sst_path, rocksdb::DB& db);
 
 }  // namespace cairn
 

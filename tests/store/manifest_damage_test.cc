@@ -1,19 +1,23 @@
-// A store with this history: 600 trials written and the store closed, then
-// reopened (which flushes them into an SST), 400 more trials only in the
-// WAL, a compaction to the bottom level that zeroes the SST's sequence
-// numbers (RocksDB runs one once a read snapshot is released after new
-// writes), and a kill -9. It must verify clean and serve all 1,000 trials,
-// and so must what a kill -9 in a compaction leaves behind.
+// A MANIFEST cut short anywhere, or replaced by an older copy, in a store
+// with this history: 600 trials written and the store closed, then reopened
+// (which flushes them into an SST), 400 more trials only in the WAL, a
+// compaction to the bottom level that zeroes the SST's sequence numbers
+// (RocksDB runs one once a read snapshot is released after new writes), and
+// a kill -9. Each damaged store must be refused naming the MANIFEST,
+// reported by verify, and repaired with all 1,000 trials. The history alone
+// (no damage) must verify clean and serve all 1,000.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "store/damage_check.h"
 #include "store/db_options.h"
@@ -27,6 +31,7 @@ namespace {
 namespace fs = std::filesystem;
 using damage_testing::FilesEndingIn;
 using damage_testing::TrialsServed;
+using ::testing::HasSubstr;
 
 constexpr int kFirst = 600;    // Trials flushed into an SST by a reopen.
 constexpr int kTrials = 1000;  // All trials; those after kFirst in the WAL.
@@ -88,10 +93,12 @@ int CompactingWriterMain(const std::string& path) {
   }
 }
 
-// The history above, built once into a directory the tests copy, and the
-// SST the compaction replaced.
+// The history above, built once into a directory the tests copy; a copy of
+// the MANIFEST as it was before the reopen, and the SST the compaction
+// replaced.
 struct History {
   fs::path dir;
+  fs::path old_manifest;
   fs::path compaction_input;
 };
 
@@ -100,6 +107,7 @@ void BuildHistory(History* h) {
                         absl::StrCat("cairn_manifest_history_", getpid());
   fs::remove_all(root);
   h->dir = root / "store";
+  fs::create_directories(root / "before-reopen");
   fs::create_directories(CompactionInput(h->dir));
   StoreOptions fast;
   fast.sync = false;
@@ -110,6 +118,9 @@ void BuildHistory(History* h) {
     ASSERT_TRUE(id.ok()) << id.status();
     damage_testing::PutTrials(**store, *id, 1, kFirst);
   }
+  const fs::path manifest = FilesEndingIn(h->dir, "MANIFEST-").back();
+  h->old_manifest = root / "before-reopen" / manifest.filename();
+  fs::copy_file(manifest, h->old_manifest);
   const pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
@@ -143,12 +154,20 @@ class ManifestDamageTest : public damage_testing::DamagedStoreTest {
     fs::copy(TheHistory().dir, dir_);
   }
 
+  fs::path Manifest() { return FilesEndingIn(dir_, "MANIFEST-").back(); }
+
   // The store verifies clean and serves every trial.
   void ExpectIntact() {
     absl::StatusOr<VerifyReport> verify = VerifyStore(dir_.string());
     ASSERT_TRUE(verify.ok()) << verify.status();
     EXPECT_TRUE(verify->problems.empty())
         << FormatVerifyReport(dir_.string(), *verify);
+    EXPECT_EQ(TrialsServed(dir_), size_t{kTrials});
+  }
+
+  void ExpectRefusedAndRepairedWhole() {
+    ExpectRefusal("MANIFEST", "is damaged");
+    ExpectVerifyAndRepair(kTrials);
     EXPECT_EQ(TrialsServed(dir_), size_t{kTrials});
   }
 };
@@ -176,6 +195,27 @@ TEST_F(ManifestDamageTest, InputOfAFinishedCompactionLeftBehindIsNoAlarm) {
   ExpectIntact();
 }
 
+TEST_F(ManifestDamageTest, OlderManifestPutBack) {
+  const fs::path old = TheHistory().old_manifest;
+  fs::copy_file(old, dir_ / old.filename());
+  std::ofstream(dir_ / "CURRENT", std::ios::trunc)
+      << old.filename().string() << "\n";
+  ExpectRefusedAndRepairedWhole();
+}
+
+// With the SST it lost gone too, the WAL still shows writes the MANIFEST
+// no longer accounts for.
+TEST_F(ManifestDamageTest, CutManifestWithItsLostSstGone) {
+  const fs::path manifest = Manifest();
+  fs::resize_file(manifest, fs::file_size(manifest) / 2);
+  for (const fs::path& sst : FilesEndingIn(dir_, ".sst")) fs::remove(sst);
+  ExpectRefusal(manifest.filename().string(), "are in neither");
+  absl::StatusOr<VerifyReport> verify = VerifyStore(dir_.string());
+  ASSERT_TRUE(verify.ok()) << verify.status();
+  EXPECT_THAT(FormatVerifyReport(dir_.string(), *verify),
+              HasSubstr("; writes 1.."));
+}
+
 // kill -9 at random points while flushes and compactions to the bottom
 // level run: what they leave behind is never taken for a damaged MANIFEST.
 TEST_F(ManifestDamageTest, KillNineWhileCompactingIsNeverAFalseAlarm) {
@@ -190,6 +230,21 @@ TEST_F(ManifestDamageTest, KillNineWhileCompactingIsNeverAFalseAlarm) {
     trials_before = trials;
   });
 }
+
+class ManifestCutTest : public ManifestDamageTest,
+                        public ::testing::WithParamInterface<int> {};
+
+TEST_P(ManifestCutTest, CutShort) {
+  const fs::path manifest = Manifest();
+  fs::resize_file(manifest, fs::file_size(manifest) * GetParam() / 100);
+  ExpectRefusedAndRepairedWhole();
+}
+
+INSTANTIATE_TEST_SUITE_P(PercentKept, ManifestCutTest,
+                         ::testing::Values(10, 25, 50, 75, 90),
+                         [](const ::testing::TestParamInfo<int>& info) {
+                           return absl::StrCat(info.param, "Percent");
+                         });
 
 }  // namespace
 }  // namespace cairn
