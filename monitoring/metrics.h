@@ -36,7 +36,9 @@
 //   options.listen_address = flag;            // "" disables the HTTP exposer
 //   options.build = {kVersion, cuda_enabled};
 //   options.data_dir = data_dir;
-//   ASSIGN_OR_RETURN(auto metrics, Metrics::Start(options));
+//   auto started = Metrics::Start(options);
+//   if (!started.ok()) return started.status();
+//   std::unique_ptr<Metrics> metrics = std::move(*started);
 //   metrics->SetSnapshotProvider([&] { return controller.MetricsSnapshot(); });
 //   builder.experimental().SetInterceptorCreators(
 //       MakeGrpcMetricsInterceptors(metrics.get()));   // grpc_metrics_...h

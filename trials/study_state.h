@@ -153,7 +153,7 @@ struct StudyState {
 //     LockedStudy lock(st, &scope);
 //     ... st.trials ...  // -Wthread-safety knows st.mu is held.
 //   }
-//   return Finish(AwaitWrites(scope), ...);
+//   return Finish<...>(AwaitScope(scope), ...);
 //
 // Finding the study (a StatusOr) stays outside this class on purpose: a lock
 // handed out inside a StatusOr or a shared_ptr is invisible to clang's
