@@ -1,4 +1,4 @@
-// AuditLog: who did what to cairnd, and what came of it (issue 14). Every
+// AuditLog: who did what to cairnd, and what came of it. Every
 // call that changes state and every refused call (UNAUTHENTICATED,
 // PERMISSION_DENIED) becomes one cairn.v1.AuditEvent in the store (key
 // a/<id>, store/store.h); with record_reads, every other call of the

@@ -71,9 +71,9 @@ HttpRequest ToRequest(const httplib::Request& req, bool https,
 
 // The body goes out as a content provider of known length: cpp-httplib
 // then never compresses it (with set_content it brotli-compresses text and
-// JSON at quality 11 for browsers: 8.7 s instead of 0.2 s for 10,000
-// trials' JSON; cairnd serves loopback and LANs, where compression costs
-// more than it saves).
+// JSON at quality 11 for browsers, which for a large page takes many times
+// longer than sending it; cairnd serves loopback and LANs, where
+// compression costs more than it saves: docs/benchmarks.md, "Web UI").
 void Send(HttpResponse response, httplib::Response& res) {
   res.status = response.status;
   res.set_header("X-Content-Type-Options", "nosniff");

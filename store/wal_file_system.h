@@ -9,8 +9,8 @@
 // commit. This Env turns KEEP_SIZE off for WAL files only: the file takes its
 // preallocated size up front (once per preallocation block), and an
 // fdatasync() after an append then only flushes the data and the
-// unwritten-extent conversion. Measured on this project's CI disk: 150-165 us
-// against 200-235 us per synced append.
+// unwritten-extent conversion (docs/architecture.md, "Store", has the
+// figures).
 //
 // Recovery: RocksDB's log reader skips the zeroed preallocated tail of a WAL
 // left by a crash, and a cleanly closed WAL is truncated to its real length.

@@ -22,9 +22,10 @@ inline google::protobuf::util::JsonPrintOptions ApiJsonPrintOptions() {
 
 // Appends `message` to `*out` in that shape: the same JSON value that
 // util::MessageToJsonString(message, ApiJsonPrintOptions()) prints (map
-// entries may come in another order, which JSON objects do not fix), about
-// ten times faster, which is what lets a page of 10,000 trials print in
-// tens of milliseconds. Well-known types print in their JSON forms
+// entries may come in another order, which JSON objects do not fix), several
+// times faster, so that a page of 10,000 trials prints fast enough for the
+// web UI (json_mapping_bench compares the two; docs/benchmarks.md, "Web
+// UI", has the figures). Well-known types print in their JSON forms
 // (Timestamp, Duration, wrappers, Struct, Value, ListValue); the few parts
 // it does not print itself (Any, FieldMask, strings that are not plain
 // ASCII) go through util's printer. An error only where util's printer

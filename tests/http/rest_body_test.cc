@@ -1,9 +1,9 @@
 // Request bodies on the REST port of a real cairnd, sent by curl as users
 // send them: `curl -d @file` labels JSON application/x-www-form-urlencoded,
-// which the HTTP library alone refused past 8 KB with a 413 claiming the
-// body was over the 4 MB limit, and read a chunked body without any bound.
-// Now any content type and transfer encoding is read up to 4 MB; past it
-// 413, and multipart bodies 415. A YAML body that aliases expand
+// which the HTTP library alone refuses past 8 KB with a 413 claiming the
+// body is over the 4 MB limit, and it reads a chunked body without any
+// bound. Any content type and transfer encoding is read up to 4 MB; past
+// it 413, and multipart bodies 415. A YAML body that aliases expand
 // past the bounds of util/yaml/yaml_json.h is refused.
 #include <fstream>
 #include <regex>

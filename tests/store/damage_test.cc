@@ -2,8 +2,8 @@
 // either opens with every acknowledged trial or refuses to open with an
 // error naming the file and the damage, leaving every data file in place.
 // Covered: a garbled, emptied or deleted newest WAL and a MANIFEST cut in
-// half (each used to open with 600 or 400 of 1,000 trials), and kill -9s
-// under writes, which must never look like damage.
+// half (each of which RocksDB's own recovery opens with only part of the
+// trials), and kill -9s under writes, which must never look like damage.
 #include <unistd.h>
 
 #include <cstdlib>

@@ -164,15 +164,15 @@ TEST_F(WalTailTest, AKilledStoreOpensWithEveryTrial) {
   EXPECT_EQ((*all)[0].trials.size(), static_cast<size_t>(kTrials));
 }
 
-// Killed after the first fragments were written, before the last one: used
-// to be refused with "error in middle of record".
+// Killed after the first fragments were written, before the last one:
+// RocksDB alone refuses it with "error in middle of record".
 TEST_F(WalTailTest, TornBeforeTheLastFragment) {
   Zero(LastBlock(), end_);
   ExpectTornTailIgnored();
 }
 
-// Killed between two pages of the last fragment: used to be refused with
-// "checksum mismatch".
+// Killed between two pages of the last fragment: RocksDB alone refuses it
+// with "checksum mismatch".
 TEST_F(WalTailTest, TornInsideTheLastFragment) {
   const uint64_t page = (end_ - 1) / kPage * kPage;
   ASSERT_GT(page, LastBlock() + 7) << "choose another record size";

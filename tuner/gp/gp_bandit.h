@@ -15,24 +15,17 @@
 //    around observed points; several objectives are combined by random
 //    hypervolume scalarizations (mean hypervolume-scalarized improvement of
 //    the UCB vector over the observed front).
-//  - Exploration on multimodal functions: the coefficient was Vizier's 1.8.
-//    On the standardized, warped outputs the model sees, that much weight on
-//    the posterior standard deviation kept the search probing far,
-//    high-variance points (often on the box's boundary) long after the
-//    initial design: at 50 trials on 4-D Styblinski-Tang most seeds had
-//    not settled in any basin (median regret 51 against 22 for Optuna's
-//    multivariate TPE). Not too little exploration but too much, spread
-//    over the whole box: with 1.0 the search refines the basins it finds
-//    sooner, and the median regret over 30 seeds (in-process, the bench's
-//    functions) improved at 50 trials on six of seven (Rastrigin stayed at
-//    4) and at 100 trials on six. The
-//    price is on Styblinski-Tang at 100 trials: the former coefficient,
-//    still exploring, had by then found the global basin in more seeds
-//    (16 of 30 against 8; median regret 0.61 against 14.2). A larger
-//    coefficient, a larger initial design, no trust region, restarts,
-//    alternating 1.0 and 1.8, and extra "escape" candidates (the best
-//    points with a few coordinates redrawn) did not do better
-//    (bench/gp/README.md, 2026-11-26).
+//  - Exploration on multimodal functions: the coefficient is 1.0, not
+//    Vizier's 1.8. The model sees standardized, warped outputs, on which
+//    more weight on the posterior standard deviation keeps the search
+//    probing far, high-variance points (often on the box's boundary) long
+//    after the initial design instead of refining the basins it has found.
+//    The trade-off: with a long budget a larger coefficient, still
+//    exploring, reaches a distant global basin more often (Styblinski-Tang
+//    at 100 trials). Larger initial designs, no trust region, restarts,
+//    alternating coefficients and "escape" candidates did not do better.
+//    The figures are in bench/gp/README.md ("Multimodal functions: UCB
+//    coefficient 1.0").
 //  - Restarts (off by default, an option): after N completed trials without
 //    a real improvement, one suggestion searches the whole space away from
 //    the incumbent (see GpBanditOptions::restart_after_stalled_trials), so a
@@ -69,14 +62,13 @@
 //    caller (`suggest_nice`), and the background fits it starts inherit
 //    that (`background_fit_nice` adds to it, 0 by default), so cairnd's
 //    request threads (GetStudy, reports, other studies) take a core from
-//    GP work as soon as they wake. With two CPU-bound GP threads (a
-//    suggestion and a background fit) on a 2-core machine, GetStudy's p90
-//    during suggestions went from 2.0x-10.2x idle (6 of 12 measurements
-//    over 5x) to 0.9x-4.0x at no cost in suggestion time on an otherwise
-//    idle machine (bench/gp/README.md, 2026-11-26). On a machine saturated
-//    by other nice-0 processes (training jobs, builds) GP work gets a
-//    smaller share (nice 10 weighs about a tenth of nice 0), so
-//    suggestions slow down there rather than the server's requests.
+//    GP work as soon as they wake: a suggestion and a background fit are
+//    two CPU-bound threads, which on a small machine would otherwise delay
+//    every request. On an idle machine suggestions cost the same; on a
+//    machine saturated by other nice-0 processes (training jobs, builds)
+//    GP work gets a smaller share (nice 10 weighs about a tenth of nice 0),
+//    so suggestions slow down there rather than the server's requests
+//    (bench/gp/README.md, "GP work at nice 10").
 //  - Fits use at most `max_fit_points` points (100), the posterior at most
 //    `max_model_points` (200: half the best points, half a seeded random
 //    sample of the others), which bounds the Cholesky and per-candidate
@@ -137,9 +129,8 @@ struct GpBanditOptions {
   // over the whole space (no trust region) away from the incumbent:
   // candidates within `restart_exclusion_radius` (max-norm over continuous
   // dimensions) of the best point rank after all others. 0 (the default)
-  // turns restarts off: with 8 (and the former UCB coefficient 1.8) they
-  // helped on Styblinski-Tang but made Hartmann6 worse over 10 seeds
-  // (bench/gp/README.md).
+  // turns restarts off: they can help one multimodal function and hurt
+  // another (bench/gp/README.md has the runs).
   int restart_after_stalled_trials = 0;
   double restart_min_improvement = 0.05;
   double restart_exclusion_radius = 0.25;

@@ -5,7 +5,7 @@
 // Generic, so the proto stays the one schema.
 //
 // Bounded: YAML aliases let a few hundred bytes stand for billions of nodes
-// (a "billion laughs"; 400 bytes made cairnd throw bad_alloc), so the
+// (a "billion laughs", enough to exhaust cairnd's memory), so the
 // expansion stops at kMaxYamlJsonNodes values or kMaxYamlJsonScalarBytes
 // bytes of scalars (by default): no more than the largest request body (4 MB)
 // could spell out without aliases. Nesting is bounded by yaml-cpp's parser.

@@ -1,6 +1,7 @@
 // YAML configs as JSON (util/yaml/yaml_json.h): typed or string
-// scalars, keys checked, and aliases bounded (a "billion laughs" of 400
-// bytes made cairnd throw bad_alloc through POST /v1/projects/p/jobs).
+// scalars, keys checked, and aliases bounded (unbounded, a "billion
+// laughs" of a few hundred bytes sent to POST /v1/projects/p/jobs would
+// exhaust cairnd's memory).
 #include "util/yaml/yaml_json.h"
 
 #include <string>
