@@ -70,7 +70,22 @@ cairn_build() {
   cairn_build_preset default "$CAIRN_BUILD"
 }
 
+# Points git at the repository's hooks (scripts/hooks: commit-msg refuses
+# subjects over 72 characters), unless the clone already uses other hooks.
+cairn_install_hooks() {
+  git -C "$CAIRN_ROOT" rev-parse --git-dir >/dev/null 2>&1 || return 0
+  local current
+  current="$(git -C "$CAIRN_ROOT" config --get core.hooksPath || true)"
+  if [ -z "$current" ]; then
+    git -C "$CAIRN_ROOT" config core.hooksPath scripts/hooks
+    cairn_log "git hooks: core.hooksPath set to scripts/hooks"
+  elif [ "$current" != scripts/hooks ]; then
+    cairn_log "git hooks: core.hooksPath is $current; scripts/hooks not installed"
+  fi
+}
+
 cairn_setup() {
+  cairn_install_hooks
   cairn_install_packages "${CAIRN_PACKAGES[@]}" "$@"
   cairn_build
 }
