@@ -11,8 +11,8 @@
 #include "aiplatform/job_study.h"
 #include "aiplatform/job_view.h"
 #include "aiplatform/package_read.h"
-#include "google/protobuf/util/time_util.h"
 #include "spdlog/spdlog.h"
+#include "util/time_proto.h"
 
 namespace cairn::aiplatform {
 namespace {
@@ -20,11 +20,6 @@ namespace {
 using cairn::v1::Job;
 using cairn::v1::JobRecord;
 using cairn::v1::Trial;
-
-google::protobuf::Timestamp ToProto(absl::Time t) {
-  return google::protobuf::util::TimeUtil::NanosecondsToTimestamp(
-      absl::ToUnixNanos(t));
-}
 
 // inactive_reason of a job's study while its submission is under way.
 constexpr char kSubmitting[] = "the job's submission is under way";
@@ -202,7 +197,8 @@ absl::StatusOr<JobRecord> JobManager::CreateJob(const Job& job,
   *record.mutable_job() = job;
   record.mutable_job()->clear_state();
   record.mutable_job()->clear_training_output();
-  *record.mutable_job()->mutable_create_time() = ToProto(clock_->Now());
+  *record.mutable_job()->mutable_create_time() =
+      util::ToProtoTimestamp(clock_->Now());
   record.set_staging_dir(staging);
   record.set_submit_pending(true);
   if (absl::Status s = store_->PutJobRecord(record); !s.ok()) return s;
@@ -380,7 +376,7 @@ absl::Status JobManager::CancelFor(JobRecord& record,
                                    const std::string& reason) {
   const std::string& job_id = record.job().job_id();
   record.set_cancel_requested(true);
-  *record.mutable_cancel_time() = ToProto(clock_->Now());
+  *record.mutable_cancel_time() = util::ToProtoTimestamp(clock_->Now());
   record.set_cancel_reason(reason);
   // Durable first: a crash before the study stops is finished by Open.
   if (absl::Status s = store_->PutJobRecord(record); !s.ok()) return s;

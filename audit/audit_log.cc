@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "auth/permissions.h"
-#include "google/protobuf/timestamp.pb.h"
+#include "util/time_proto.h"
 
 namespace cairn::audit {
 namespace {
@@ -17,18 +17,6 @@ namespace {
 // gRPC status codes (google.rpc.Code).
 constexpr int kPermissionDenied = 7;
 constexpr int kUnauthenticated = 16;
-
-absl::Time FromProto(const google::protobuf::Timestamp& t) {
-  return absl::FromUnixSeconds(t.seconds()) + absl::Nanoseconds(t.nanos());
-}
-
-google::protobuf::Timestamp ToProto(absl::Time t) {
-  google::protobuf::Timestamp proto;
-  const int64_t nanos = absl::ToUnixNanos(t);
-  proto.set_seconds(nanos / 1000000000);
-  proto.set_nanos(static_cast<int32_t>(nanos % 1000000000));
-  return proto;
-}
 
 void Truncate(std::string* text) {
   if (text->size() > kMaxAuditFieldChars) text->resize(kMaxAuditFieldChars);
@@ -107,7 +95,7 @@ absl::Status AuditLog::Record(cairn::v1::AuditEvent event) {
       delete_before = IdAt(now - options_.retention);
     }
   }
-  *event.mutable_time() = ToProto(now);
+  *event.mutable_time() = util::ToProtoTimestamp(now);
   Truncate(event.mutable_principal());
   Truncate(event.mutable_resource());
   Truncate(event.mutable_message());
@@ -137,7 +125,8 @@ absl::StatusOr<AuditPage> AuditLog::List(const AuditQuery& query) const {
         if (!query.principal.empty() && event.principal() != query.principal) {
           return true;
         }
-        if (FromProto(event.time()) < query.start_time) return true;
+        if (util::FromProtoTimestamp(event.time()) < query.start_time)
+          return true;
         page.events.push_back(event);
         return true;
       });

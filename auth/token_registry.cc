@@ -11,24 +11,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "auth/token.h"
+#include "util/time_proto.h"
 
 namespace cairn::auth {
 namespace {
 
 constexpr char kAdminTokenName[] = "admin";
 constexpr char kAdminTokenFile[] = "admin.token";
-
-google::protobuf::Timestamp ToProto(absl::Time t) {
-  google::protobuf::Timestamp ts;
-  const int64_t nanos = absl::ToUnixNanos(t);
-  ts.set_seconds(nanos / 1000000000);
-  ts.set_nanos(static_cast<int32_t>(nanos % 1000000000));
-  return ts;
-}
-
-absl::Time FromProto(const google::protobuf::Timestamp& ts) {
-  return absl::FromUnixSeconds(ts.seconds()) + absl::Nanoseconds(ts.nanos());
-}
 
 absl::Status Unauthenticated(absl::string_view why) {
   return absl::UnauthenticatedError(
@@ -69,9 +58,9 @@ absl::StatusOr<CreatedToken> TokenRegistry::Create(const std::string& name,
   cairn::v1::Token* token = record.mutable_token();
   token->set_name(name);
   token->set_role(role);
-  *token->mutable_create_time() = ToProto(now);
+  *token->mutable_create_time() = util::ToProtoTimestamp(now);
   if (ttl > absl::ZeroDuration()) {
-    *token->mutable_expire_time() = ToProto(now + ttl);
+    *token->mutable_expire_time() = util::ToProtoTimestamp(now + ttl);
   }
   record.set_sha256(TokenSha256(*secret));
   absl::MutexLock write_lock(&write_mu_);
@@ -142,16 +131,18 @@ absl::StatusOr<Principal> TokenRegistry::Authenticate(const std::string& secret,
       return Unauthenticated(
           absl::StrCat("token '", token.name(), "' was revoked"));
     }
-    if (token.has_expire_time() && FromProto(token.expire_time()) <= now) {
+    if (token.has_expire_time() &&
+        util::FromProtoTimestamp(token.expire_time()) <= now) {
       return Unauthenticated(
           absl::StrCat("token '", token.name(), "' has expired"));
     }
     principal = Principal{token.name(), token.role(), ""};
-    const bool stale =
-        !token.has_last_use_time() ||
-        now - FromProto(token.last_use_time()) >= kLastUseResolution;
+    const bool stale = !token.has_last_use_time() ||
+                       now - util::FromProtoTimestamp(token.last_use_time()) >=
+                           kLastUseResolution;
     if (!stale) return principal;
-    *record.mutable_token()->mutable_last_use_time() = ToProto(now);
+    *record.mutable_token()->mutable_last_use_time() =
+        util::ToProtoTimestamp(now);
     to_write = record;
   }
   // Best effort: a failed write only leaves last use older on disk.

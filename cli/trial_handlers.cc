@@ -1,7 +1,6 @@
 // The cairn trial subcommands: suggest, report, complete, list, get, stop,
 // history and logs.
 #include <chrono>
-#include <cmath>
 #include <string>
 #include <thread>
 #include <vector>
@@ -13,24 +12,13 @@
 #include "cli/client.h"
 #include "cli/format.h"
 #include "cli/handlers.h"
+#include "util/time_proto.h"
 
 namespace cairn::cli {
 namespace {
 
 using Stub = StudyClient::Stub;
 namespace v1 = cairn::v1;
-
-google::protobuf::Duration SecondsToDuration(double seconds) {
-  google::protobuf::Duration d;
-  const double whole = std::floor(seconds);
-  d.set_seconds(static_cast<int64_t>(whole));
-  d.set_nanos(static_cast<int32_t>(std::llround((seconds - whole) * 1e9)));
-  if (d.nanos() >= 1000000000) {
-    d.set_seconds(d.seconds() + 1);
-    d.set_nanos(d.nanos() - 1000000000);
-  }
-  return d;
-}
 
 absl::StatusOr<std::string> ResolveTrialName(Context& c) {
   auto study = c.Client().ResolveStudyName(c.opt.study);
@@ -102,7 +90,8 @@ absl::Status TrialReport(Context& c) {
   v1::Measurement* m = request.mutable_measurement();
   m->set_step_count(c.opt.step);
   if (c.opt.elapsed_seconds >= 0) {
-    *m->mutable_elapsed_duration() = SecondsToDuration(c.opt.elapsed_seconds);
+    *m->mutable_elapsed_duration() =
+        util::SecondsToProtoDuration(c.opt.elapsed_seconds);
   }
   for (auto& metric : *metrics) *m->add_metrics() = std::move(metric);
   auto trial = c.Client().Call(&Stub::AddTrialMeasurement, request);
@@ -124,7 +113,8 @@ absl::Status TrialComplete(Context& c) {
     v1::Measurement* m = request.mutable_final_measurement();
     m->set_step_count(c.opt.step);
     if (c.opt.elapsed_seconds >= 0) {
-      *m->mutable_elapsed_duration() = SecondsToDuration(c.opt.elapsed_seconds);
+      *m->mutable_elapsed_duration() =
+          util::SecondsToProtoDuration(c.opt.elapsed_seconds);
     }
     for (auto& metric : *metrics) *m->add_metrics() = std::move(metric);
   }

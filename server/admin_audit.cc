@@ -1,6 +1,7 @@
 // AdminService's audit RPC: a thin adapter over audit::AuditLog::List.
 #include "server/admin_service.h"
 #include "server/status_util.h"
+#include "util/time_proto.h"
 
 namespace cairn {
 
@@ -17,8 +18,7 @@ grpc::Status AdminServiceImpl::ListAuditEvents(
   }
   audit::AuditQuery query;
   if (request->has_start_time()) {
-    query.start_time = absl::FromUnixSeconds(request->start_time().seconds()) +
-                       absl::Nanoseconds(request->start_time().nanos());
+    query.start_time = util::FromProtoTimestamp(request->start_time());
   }
   query.principal = request->principal();
   query.page_size = request->page_size();

@@ -8,6 +8,7 @@
 #include "server/status_util.h"
 #include "spdlog/spdlog.h"
 #include "store/backup.h"
+#include "util/time_proto.h"
 
 namespace cairn {
 
@@ -32,10 +33,7 @@ grpc::Status AdminServiceImpl::Backup(grpc::ServerContext* context,
   response->set_trial_count(result->trials);
   response->set_file_count(result->files);
   response->set_size_bytes(result->size_bytes);
-  const absl::Duration elapsed = result->elapsed;
-  response->mutable_duration()->set_seconds(absl::ToInt64Seconds(elapsed));
-  response->mutable_duration()->set_nanos(static_cast<int32_t>(
-      absl::ToInt64Nanoseconds(elapsed % absl::Seconds(1))));
+  *response->mutable_duration() = util::ToProtoDuration(result->elapsed);
   spdlog::info(
       "backup written to {}: {} studies, {} trials, {} files, {} bytes",
       result->path, result->studies, result->trials, result->files,

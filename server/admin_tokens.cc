@@ -7,6 +7,7 @@
 #include "server/check_limits.h"
 #include "server/status_util.h"
 #include "spdlog/spdlog.h"
+#include "util/time_proto.h"
 
 namespace cairn {
 
@@ -23,8 +24,7 @@ grpc::Status AdminServiceImpl::CreateToken(
   if (!caller.ok()) return ToGrpcStatus(caller.status());
   if (grpc::Status s = CheckLimits(*request); !s.ok()) return s;
   if (grpc::Status s = CheckTokens(); !s.ok()) return s;
-  const absl::Duration ttl = absl::Seconds(request->ttl().seconds()) +
-                             absl::Nanoseconds(request->ttl().nanos());
+  const absl::Duration ttl = util::FromProtoDuration(request->ttl());
   if (ttl < absl::ZeroDuration()) {
     return ToGrpcStatus(absl::InvalidArgumentError(
         absl::StrCat("ttl: ", absl::FormatDuration(ttl), " is negative")));

@@ -16,6 +16,7 @@
 #include "auth/client_token.h"
 #include "cairn/v1/study_service.grpc.pb.h"
 #include "trainer/checkpoint.h"
+#include "util/time_proto.h"
 
 namespace cairn::trainer {
 
@@ -115,10 +116,9 @@ class GrpcReporter final : public Reporter {
     req.set_trial_name(trial_name_);
     cairn::v1::Measurement* m = req.mutable_measurement();
     m->set_step_count(static_cast<int64_t>(r.step));
-    const int64_t nanos = static_cast<int64_t>(r.elapsed_seconds * 1e9);
-    m->mutable_elapsed_duration()->set_seconds(nanos / 1000000000);
-    m->mutable_elapsed_duration()->set_nanos(
-        static_cast<int32_t>(nanos % 1000000000));
+    // Truncated toward zero to whole nanoseconds.
+    *m->mutable_elapsed_duration() = util::ToProtoDuration(
+        absl::Nanoseconds(static_cast<int64_t>(r.elapsed_seconds * 1e9)));
     for (const auto& [k, v] : r.metrics) {
       cairn::v1::Metric* metric = m->add_metrics();
       metric->set_metric_id(k);

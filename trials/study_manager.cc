@@ -18,6 +18,7 @@
 #include "tuner/designer.h"
 #include "tuner/spec_validation.h"
 #include "util/quote.h"
+#include "util/time_proto.h"
 
 namespace cairn {
 
@@ -28,7 +29,6 @@ using cairn::v1::Trial;
 using study_manager_internal::CheckPageSize;
 using study_manager_internal::Finish;
 using study_manager_internal::ParsePageToken;
-using study_manager_internal::SetTimestamp;
 using study_manager_internal::WriteTimer;
 
 StudyManager::StudyManager(Store* store, const StudyManagerOptions& options)
@@ -283,7 +283,7 @@ absl::StatusOr<Study> StudyManager::CreateStudy(const Study& request) {
   } else {
     study.set_state(Study::ACTIVE);
   }
-  SetTimestamp(clock_->Now(), study.mutable_create_time());
+  *study.mutable_create_time() = util::ToProtoTimestamp(clock_->Now());
   study.set_creator(request.creator());
 
   absl::MutexLock lock(&mu_);

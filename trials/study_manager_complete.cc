@@ -9,6 +9,7 @@
 #include "trials/study_state.h"
 #include "tuner/spec_validation.h"
 #include "util/quote.h"
+#include "util/time_proto.h"
 
 namespace cairn {
 
@@ -17,7 +18,6 @@ using cairn::v1::StudySpec;
 using cairn::v1::Trial;
 using study_manager_internal::Deps;
 using study_manager_internal::Finish;
-using study_manager_internal::SetTimestamp;
 
 namespace {
 
@@ -125,7 +125,7 @@ absl::StatusOr<Trial> CompleteLocked(StudyState& st, int64_t trial_id,
     t.set_stopped_early(stopped_early);
     outcome = stopped_early ? "stopped_early" : "succeeded";
   }
-  SetTimestamp(deps.clock->Now(), t.mutable_end_time());
+  *t.mutable_end_time() = util::ToProtoTimestamp(deps.clock->Now());
   if (absl::Status s = ApplyCompletion(st, t, outcome, deps, scope); !s.ok()) {
     return s;
   }

@@ -1,6 +1,5 @@
-// Helpers shared by the study_manager*.cc files: proto time conversions, page
-// tokens, timing of store writes, and the last step of every call. Internal
-// to trials/.
+// Helpers shared by the study_manager*.cc files: page tokens, timing of
+// store writes, and the last step of every call. Internal to trials/.
 #ifndef CAIRN_TRIALS_STUDY_MANAGER_INTERNAL_H_
 #define CAIRN_TRIALS_STUDY_MANAGER_INTERNAL_H_
 
@@ -11,17 +10,11 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "google/protobuf/duration.pb.h"
-#include "google/protobuf/timestamp.pb.h"
 #include "store/store.h"
 #include "trials/observer.h"
 #include "util/clock.h"
 
 namespace cairn::study_manager_internal {
-
-void SetTimestamp(absl::Time t, google::protobuf::Timestamp* out);
-absl::Time FromTimestamp(const google::protobuf::Timestamp& ts);
-void SetDuration(absl::Duration d, google::protobuf::Duration* out);
 
 // The id after which a page starts: 0 for an empty token, else the decimal
 // id a previous page returned. InvalidArgument naming page_token otherwise.

@@ -11,12 +11,12 @@
 #include "trials/study_manager.h"
 #include "trials/study_manager_internal.h"
 #include "trials/study_state.h"
+#include "util/time_proto.h"
 
 namespace cairn {
 
 using cairn::v1::Trial;
 using study_manager_internal::Finish;
-using study_manager_internal::SetTimestamp;
 
 namespace {
 
@@ -46,7 +46,7 @@ absl::StatusOr<Trial> EndLocked(StudyState& st, int64_t trial_id,
   Trial t = **found;
   t.set_state(end);
   t.set_infeasible_reason(reason);
-  SetTimestamp(deps.clock->Now(), t.mutable_end_time());
+  *t.mutable_end_time() = util::ToProtoTimestamp(deps.clock->Now());
   if (absl::Status s = st.WriteTrial(deps.store, t, scope); !s.ok()) return s;
   st.last_measurement.erase(t.id());
   if (deps.observer != nullptr) {

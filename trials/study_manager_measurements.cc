@@ -17,6 +17,7 @@
 #include "trials/study_state.h"
 #include "tuner/early_stopping.h"
 #include "tuner/spec_validation.h"
+#include "util/time_proto.h"
 
 namespace cairn {
 
@@ -24,8 +25,6 @@ using cairn::v1::Measurement;
 using cairn::v1::Trial;
 using study_manager_internal::Deps;
 using study_manager_internal::Finish;
-using study_manager_internal::FromTimestamp;
-using study_manager_internal::SetDuration;
 
 namespace {
 
@@ -86,8 +85,8 @@ absl::StatusOr<Store::MeasurementWrite> MeasurementWriteOf(
   }
   Store::MeasurementWrite w{st.id, name.trial_id, report.measurement};
   if (!w.measurement.has_elapsed_duration() && (*trial)->has_start_time()) {
-    SetDuration(now - FromTimestamp((*trial)->start_time()),
-                w.measurement.mutable_elapsed_duration());
+    *w.measurement.mutable_elapsed_duration() = util::ToProtoDuration(
+        now - util::FromProtoTimestamp((*trial)->start_time()));
   }
   return w;
 }

@@ -20,6 +20,7 @@
 #include "trials/trial_summary.h"
 #include "tuner/designer.h"
 #include "tuner/search_space.h"
+#include "util/time_proto.h"
 
 namespace cairn {
 
@@ -28,7 +29,6 @@ using cairn::v1::StudySpec;
 using cairn::v1::Trial;
 using study_manager_internal::Deps;
 using study_manager_internal::Finish;
-using study_manager_internal::SetTimestamp;
 
 namespace {
 
@@ -209,7 +209,7 @@ std::vector<Trial> SuggestedTrials(const StudyState& st,
     t.set_state(Trial::ACTIVE);
     t.set_client_id(client_id);
     for (auto& p : s.parameters) *t.add_parameters() = std::move(p);
-    SetTimestamp(now, t.mutable_start_time());
+    *t.mutable_start_time() = util::ToProtoTimestamp(now);
     for (const auto& [k, v] : s.metadata) (*t.mutable_metadata())[k] = v;
     if (t.metadata().count("suggestion_seconds") == 0) {
       (*t.mutable_metadata())["suggestion_seconds"] =

@@ -15,6 +15,7 @@
 #include "trials/study_state.h"
 #include "tuner/designer.h"
 #include "tuner/spec_validation.h"
+#include "util/time_proto.h"
 
 namespace cairn {
 
@@ -26,7 +27,6 @@ using study_manager_internal::CheckPageSize;
 using study_manager_internal::Deps;
 using study_manager_internal::Finish;
 using study_manager_internal::ParsePageToken;
-using study_manager_internal::SetTimestamp;
 using study_manager_internal::WriteTimer;
 
 namespace {
@@ -71,11 +71,11 @@ Trial ManualTrial(const StudyState& st, const Trial& request, absl::Time now)
   *t.mutable_parameters() = request.parameters();
   *t.mutable_labels() = request.labels();
   t.set_client_id(request.client_id());
-  SetTimestamp(now, t.mutable_start_time());
+  *t.mutable_start_time() = util::ToProtoTimestamp(now);
   if (request.has_final_measurement()) {
     t.set_state(Trial::SUCCEEDED);
     *t.mutable_final_measurement() = request.final_measurement();
-    SetTimestamp(now, t.mutable_end_time());
+    *t.mutable_end_time() = util::ToProtoTimestamp(now);
   } else {
     t.set_state(Trial::ACTIVE);
   }
