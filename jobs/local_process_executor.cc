@@ -11,8 +11,6 @@
 #include <unistd.h>
 
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -23,6 +21,7 @@
 #include "jobs/executor.h"
 #include "jobs/job_environment.h"
 #include "jobs/job_files.h"
+#include "util/proc_stat.h"
 
 namespace cairn::jobs {
 
@@ -34,19 +33,8 @@ std::string JobExit::ToString() const {
 }
 
 int64_t ProcessStartTicks(int64_t pid) {
-  std::ifstream in(absl::StrCat("/proc/", pid, "/stat"));
-  std::string stat;
-  if (!std::getline(in, stat)) return 0;
-  // Field 22 (starttime); the command (field 2) may hold spaces, so count
-  // from the last ')'.
-  const size_t close = stat.rfind(')');
-  if (close == std::string::npos) return 0;
-  std::istringstream rest(stat.substr(close + 2));
-  std::string field;
-  for (int i = 3; i <= 22; ++i) {
-    if (!(rest >> field)) return 0;
-  }
-  return std::stoll(field);
+  absl::StatusOr<util::ProcStat> stat = util::ReadProcStat(absl::StrCat(pid));
+  return stat.ok() ? stat->start_ticks : 0;
 }
 
 namespace {

@@ -11,6 +11,9 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/string_view.h"
+#include "util/proc_stat.h"
 
 namespace cairn::monitoring {
 namespace {
@@ -42,41 +45,8 @@ prometheus::MetricFamily Single(const char* name, const char* help,
 }  // namespace
 
 absl::StatusOr<ProcessStats> ReadProcessStats() {
-  absl::StatusOr<std::string> stat = ReadFile("/proc/self/stat");
-  if (!stat.ok()) return stat.status();
-  // The command name (field 2) may contain spaces and parentheses: fields are
-  // counted from the last ')'.
-  size_t close = stat->rfind(')');
-  if (close == std::string::npos) {
-    return absl::UnavailableError("unparsable /proc/self/stat");
-  }
-  std::istringstream fields(stat->substr(close + 2));
-  // Field 3 is the first after ')'; we need 14 utime, 15 stime,
-  // 22 starttime, 23 vsize, 24 rss.
-  std::string field;
-  double utime = 0, stime = 0, starttime = 0, vsize = 0, rss = 0;
-  for (int index = 3; index <= 24 && (fields >> field); ++index) {
-    switch (index) {
-      case 14:
-        utime = std::stod(field);
-        break;
-      case 15:
-        stime = std::stod(field);
-        break;
-      case 22:
-        starttime = std::stod(field);
-        break;
-      case 23:
-        vsize = std::stod(field);
-        break;
-      case 24:
-        rss = std::stod(field);
-        break;
-      default:
-        break;
-    }
-  }
-  if (!fields) return absl::UnavailableError("short /proc/self/stat");
+  absl::StatusOr<util::ProcStat> stat = util::ReadProcStat("self");
+  if (!stat.ok()) return absl::UnavailableError(stat.status().message());
 
   absl::StatusOr<std::string> proc_stat = ReadFile("/proc/stat");
   if (!proc_stat.ok()) return proc_stat.status();
@@ -84,15 +54,23 @@ absl::StatusOr<ProcessStats> ReadProcessStats() {
   if (btime_at == std::string::npos) {
     return absl::UnavailableError("no btime in /proc/stat");
   }
-  double boot_time = std::stod(proc_stat->substr(btime_at + 7));
+  const absl::string_view btime_text =
+      absl::string_view(*proc_stat).substr(btime_at + 7);
+  int64_t boot_time = 0;
+  if (!absl::SimpleAtoi(btime_text.substr(0, btime_text.find('\n')),
+                        &boot_time)) {
+    return absl::UnavailableError("unparsable btime in /proc/stat");
+  }
 
   const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
   const double page = static_cast<double>(sysconf(_SC_PAGESIZE));
   ProcessStats stats;
-  stats.cpu_seconds = (utime + stime) / ticks;
-  stats.resident_bytes = rss * page;
-  stats.virtual_bytes = vsize;
-  stats.start_time_seconds = boot_time + starttime / ticks;
+  stats.cpu_seconds =
+      static_cast<double>(stat->utime_ticks + stat->stime_ticks) / ticks;
+  stats.resident_bytes = static_cast<double>(stat->rss_pages) * page;
+  stats.virtual_bytes = static_cast<double>(stat->vsize_bytes);
+  stats.start_time_seconds = static_cast<double>(boot_time) +
+                             static_cast<double>(stat->start_ticks) / ticks;
 
   DIR* dir = opendir("/proc/self/fd");
   if (dir == nullptr)
