@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -11,6 +10,7 @@
 #include "api/formats/json_mapping.h"
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/time_util.h"
+#include "util/number_text.h"
 
 namespace cairn::cli {
 namespace {
@@ -77,12 +77,6 @@ absl::StatusOr<std::string> AiPlatformJson(
                    &api::formats::AppendAiPlatformJson);
 }
 
-std::string FormatNumber(double value) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.6g", value);
-  return buf;
-}
-
 std::string ParametersToText(const cairn::v1::Trial& trial,
                              const api::formats::ParameterKinds& kinds) {
   std::vector<std::string> parts;
@@ -94,7 +88,7 @@ std::string ParametersToText(const cairn::v1::Trial& trial,
     } else if (v.is_number_integer()) {
       text = v.dump();
     } else if (v.is_number()) {
-      text = FormatNumber(v.get<double>());
+      text = util::SixDigitNumber(v.get<double>());
     } else {
       text = v.dump();
     }
@@ -106,7 +100,8 @@ std::string ParametersToText(const cairn::v1::Trial& trial,
 std::string MetricsToText(const cairn::v1::Measurement& measurement) {
   std::vector<std::string> parts;
   for (const auto& m : measurement.metrics()) {
-    parts.push_back(absl::StrCat(m.metric_id(), "=", FormatNumber(m.value())));
+    parts.push_back(
+        absl::StrCat(m.metric_id(), "=", util::SixDigitNumber(m.value())));
   }
   return absl::StrJoin(parts, " ");
 }

@@ -41,9 +41,6 @@ absl::Status WriteJson(const google::protobuf::Message& message,
 absl::StatusOr<std::string> AiPlatformJson(
     const google::protobuf::Message& message);
 
-// A number for people: up to 6 significant digits ("%.6g").
-std::string FormatNumber(double value);
-
 // "x1=1.5 opt=adam units=64" (INTEGER values without a fraction).
 std::string ParametersToText(const cairn::v1::Trial& trial,
                              const api::formats::ParameterKinds& kinds);

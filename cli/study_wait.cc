@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "cli/format.h"
 #include "cli/handlers.h"
+#include "util/number_text.h"
 
 namespace cairn::cli {
 namespace {
@@ -27,8 +28,8 @@ std::string BestText(const v1::Study& study,
   const v1::Trial& t = best.optimal_trials(0);
   for (const auto& m : t.final_measurement().metrics()) {
     if (m.metric_id() != study.spec().metrics(0).metric_id()) continue;
-    return absl::StrCat(m.metric_id(), " ", FormatNumber(m.value()), " (trial ",
-                        t.id(), ")");
+    return absl::StrCat(m.metric_id(), " ", util::SixDigitNumber(m.value()),
+                        " (trial ", t.id(), ")");
   }
   return "";
 }

@@ -12,6 +12,7 @@
 #include "cli/client.h"
 #include "cli/format.h"
 #include "cli/handlers.h"
+#include "util/number_text.h"
 #include "util/time_proto.h"
 
 namespace cairn::cli {
@@ -192,7 +193,7 @@ namespace {
 absl::StatusOr<std::string> HistoryLine(const v1::MetricPoint& p,
                                         bool as_json) {
   if (!as_json) {
-    return absl::StrCat(p.step_count(), " ", FormatNumber(p.value()));
+    return absl::StrCat(p.step_count(), " ", util::SixDigitNumber(p.value()));
   }
   return ProtoToJson(p, /*pretty=*/false);
 }

@@ -1,30 +1,18 @@
 // Argv and environment of training jobs. See job_command.h.
 #include "jobs/job_command.h"
 
-#include <charconv>
-#include <cmath>
-
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/time/time.h"
 #include "nlohmann/json.hpp"
+#include "util/number_text.h"
 
 namespace cairn::jobs {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Shortest text that parses back to the same double; integers without ".0".
-std::string FormatNumber(double v) {
-  if (std::floor(v) == v && std::fabs(v) < 1e15) {
-    return absl::StrCat(static_cast<int64_t>(v));
-  }
-  char buf[64];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
-  return std::string(buf, end);
-}
 
 std::string FormatValue(const google::protobuf::Value& v) {
   if (v.kind_case() == google::protobuf::Value::kStringValue) {
@@ -33,7 +21,7 @@ std::string FormatValue(const google::protobuf::Value& v) {
   if (v.kind_case() == google::protobuf::Value::kBoolValue) {
     return v.bool_value() ? "true" : "false";
   }
-  return FormatNumber(v.number_value());
+  return util::ShortestRoundTripNumber(v.number_value());
 }
 
 std::vector<std::string> MakeArgv(const cairn::v1::TrialJobTemplate& tmpl,

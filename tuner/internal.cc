@@ -1,17 +1,7 @@
 // Helpers shared by the tuner's implementation files.
 #include "tuner/internal.h"
 
-#include <cstdlib>
-
-#include "absl/strings/str_format.h"
-
 namespace cairn::tuner::internal {
-
-std::string FormatNumber(double x) {
-  std::string s = absl::StrFormat("%.15g", x);
-  if (std::strtod(s.c_str(), nullptr) != x) s = absl::StrFormat("%.17g", x);
-  return s;
-}
 
 uint64_t Mix64(uint64_t x) {
   x ^= x >> 30;

@@ -7,9 +7,6 @@
 
 namespace cairn::tuner::internal {
 
-// Shortest decimal text that reads back as `x` ("0.1", "1e-05", "nan").
-std::string FormatNumber(double x);
-
 // SplitMix64 finalizer: a bijective, well-mixed hash of 64 bits.
 uint64_t Mix64(uint64_t x);
 

@@ -9,13 +9,14 @@
 #include "absl/strings/str_format.h"
 #include "tuner/internal.h"
 #include "tuner/spec_validation.h"
+#include "util/number_text.h"
 #include "util/quote.h"
 
 namespace cairn::tuner {
 namespace {
 
 using cairn::v1::ParameterSpec;
-using internal::FormatNumber;
+using util::RoundTripNumber;
 
 // Maps x in [lo, hi] (lo < hi) to [0, 1] under `scale`.
 double ScaledToUnit(double x, double lo, double hi,
@@ -60,7 +61,7 @@ std::string Quote(const std::string& s) { return util::QuoteForError(s); }
 std::string DescribeValue(const google::protobuf::Value& v) {
   switch (v.kind_case()) {
     case google::protobuf::Value::kNumberValue:
-      return FormatNumber(v.number_value());
+      return RoundTripNumber(v.number_value());
     case google::protobuf::Value::kStringValue:
       return Quote(v.string_value());
     case google::protobuf::Value::kBoolValue:
@@ -345,7 +346,7 @@ absl::Status InactiveParameterError(const SearchSpace& space, int i,
     why = absl::StrCat("its parent ", parent.id, " is ",
                        parent.type == ParameterSpec::CATEGORICAL
                            ? Quote(parent.categories[static_cast<size_t>(pv)])
-                           : FormatNumber(pv));
+                           : RoundTripNumber(pv));
   }
   return absl::InvalidArgumentError(
       absl::StrCat("parameters[", position, "] (", f.id, "): parameter ",
@@ -386,24 +387,26 @@ absl::StatusOr<double> ParseNumericValue(const FlatParameter& f,
   const double x = v.number_value();
   if (!std::isfinite(x)) {
     return absl::InvalidArgumentError(
-        absl::StrCat(where, ": value ", FormatNumber(x), " is not finite"));
+        absl::StrCat(where, ": value ", RoundTripNumber(x), " is not finite"));
   }
   if (f.type == ParameterSpec::DISCRETE) {
     if (!std::binary_search(f.discrete_values.begin(), f.discrete_values.end(),
                             x)) {
       return absl::InvalidArgumentError(
-          absl::StrCat(where, ": value ", FormatNumber(x),
+          absl::StrCat(where, ": value ", RoundTripNumber(x),
                        " is not one of discrete_values"));
     }
   } else {
     if (f.type == ParameterSpec::INTEGER && x != std::floor(x)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          where, ": value ", FormatNumber(x), " is not an integer (INTEGER)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": value ", RoundTripNumber(x),
+                       " is not an integer (INTEGER)"));
     }
     if (x < f.min_value || x > f.max_value) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          where, ": value ", FormatNumber(x), " is outside [",
-          FormatNumber(f.min_value), ", ", FormatNumber(f.max_value), "]"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": value ", RoundTripNumber(x), " is outside [",
+                       RoundTripNumber(f.min_value), ", ",
+                       RoundTripNumber(f.max_value), "]"));
     }
   }
   return x == 0 ? 0.0 : x;

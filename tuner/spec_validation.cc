@@ -13,6 +13,7 @@
 #include "api/limits.h"
 #include "tuner/internal.h"
 #include "tuner/search_space.h"
+#include "util/number_text.h"
 #include "util/quote.h"
 
 namespace cairn::tuner {
@@ -22,7 +23,7 @@ using cairn::v1::ConditionalParameterSpec;
 using cairn::v1::MetricSpec;
 using cairn::v1::ParameterSpec;
 using cairn::v1::StudySpec;
-using internal::FormatNumber;
+using util::RoundTripNumber;
 
 // Largest magnitude at which every integer is exactly representable.
 constexpr double kMaxExactInteger = 9007199254740992.0;  // 2^53
@@ -143,44 +144,45 @@ class SpaceValidator {
                               " (found ", Quote(p.categorical_values(0)), ")"));
     }
     if (p.discrete_values_size() > 0) {
-      return Bad(where, absl::StrCat("discrete_values must be empty for ", type,
-                                     " (found ",
-                                     FormatNumber(p.discrete_values(0)), ")"));
+      return Bad(
+          where,
+          absl::StrCat("discrete_values must be empty for ", type, " (found ",
+                       RoundTripNumber(p.discrete_values(0)), ")"));
     }
     const double lo = p.min_value(), hi = p.max_value();
     if (!std::isfinite(lo)) {
-      return Bad(where, absl::StrCat("min_value ", FormatNumber(lo),
+      return Bad(where, absl::StrCat("min_value ", RoundTripNumber(lo),
                                      " is not finite"));
     }
     if (!std::isfinite(hi)) {
-      return Bad(where, absl::StrCat("max_value ", FormatNumber(hi),
+      return Bad(where, absl::StrCat("max_value ", RoundTripNumber(hi),
                                      " is not finite"));
     }
     if (lo > hi) {
-      return Bad(where,
-                 absl::StrCat("min_value ", FormatNumber(lo),
-                              " is greater than max_value ", FormatNumber(hi)));
+      return Bad(where, absl::StrCat("min_value ", RoundTripNumber(lo),
+                                     " is greater than max_value ",
+                                     RoundTripNumber(hi)));
     }
     if (!std::isfinite(hi - lo)) {
-      return Bad(where, absl::StrCat("range [", FormatNumber(lo), ", ",
-                                     FormatNumber(hi), "] is too wide"));
+      return Bad(where, absl::StrCat("range [", RoundTripNumber(lo), ", ",
+                                     RoundTripNumber(hi), "] is too wide"));
     }
     if (integer) {
       for (auto [name, v] : {std::pair<const char*, double>{"min_value", lo},
                              {"max_value", hi}}) {
         if (v != std::floor(v)) {
-          return Bad(where, absl::StrCat(name, " ", FormatNumber(v),
+          return Bad(where, absl::StrCat(name, " ", RoundTripNumber(v),
                                          " is not an integer (INTEGER)"));
         }
         if (std::fabs(v) > kMaxExactInteger) {
-          return Bad(where, absl::StrCat(name, " ", FormatNumber(v),
+          return Bad(where, absl::StrCat(name, " ", RoundTripNumber(v),
                                          " is outside +-2^53 (INTEGER)"));
         }
       }
     }
     if (IsLogScale(p.scale_type()) && lo <= 0) {
       return Bad(where,
-                 absl::StrCat("min_value ", FormatNumber(lo),
+                 absl::StrCat("min_value ", RoundTripNumber(lo),
                               " must be > 0 for ", ScaleName(p.scale_type())));
     }
     return absl::OkStatus();
@@ -197,7 +199,7 @@ class SpaceValidator {
       return Bad(where,
                  absl::StrCat("discrete_values must be empty for CATEGORICAL "
                               "(found ",
-                              FormatNumber(p.discrete_values(0)), ")"));
+                              RoundTripNumber(p.discrete_values(0)), ")"));
     }
     if (p.categorical_values_size() == 0) {
       return Bad(where, "categorical_values is empty (CATEGORICAL)");
@@ -231,20 +233,20 @@ class SpaceValidator {
       const double v = p.discrete_values(k);
       if (!std::isfinite(v)) {
         return Bad(where, absl::StrCat("discrete_values[", k, "] ",
-                                       FormatNumber(v), " is not finite"));
+                                       RoundTripNumber(v), " is not finite"));
       }
       if (k > 0 && v <= p.discrete_values(k - 1)) {
         return Bad(where,
-                   absl::StrCat("discrete_values[", k, "] ", FormatNumber(v),
+                   absl::StrCat("discrete_values[", k, "] ", RoundTripNumber(v),
                                 " is not greater than the previous "
                                 "value ",
-                                FormatNumber(p.discrete_values(k - 1)),
+                                RoundTripNumber(p.discrete_values(k - 1)),
                                 " (values must be strictly "
                                 "increasing)"));
       }
       if (IsLogScale(p.scale_type()) && v <= 0) {
         return Bad(where, absl::StrCat("discrete_values[", k, "] ",
-                                       FormatNumber(v), " must be > 0 for ",
+                                       RoundTripNumber(v), " must be > 0 for ",
                                        ScaleName(p.scale_type())));
       }
     }
@@ -253,11 +255,11 @@ class SpaceValidator {
 
   absl::Status NoBounds(const ParameterSpec& p, const std::string& where) {
     if (p.min_value() != 0 || p.max_value() != 0) {
-      return Bad(
-          where,
-          absl::StrCat("min_value/max_value (", FormatNumber(p.min_value()),
-                       ", ", FormatNumber(p.max_value()), ") are not used by ",
-                       TypeName(p.type()), "; leave them unset"));
+      return Bad(where, absl::StrCat("min_value/max_value (",
+                                     RoundTripNumber(p.min_value()), ", ",
+                                     RoundTripNumber(p.max_value()),
+                                     ") are not used by ", TypeName(p.type()),
+                                     "; leave them unset"));
     }
     return absl::OkStatus();
   }
@@ -309,9 +311,9 @@ class SpaceValidator {
             return Bad(where,
                        absl::StrCat("parent_int_values[", k, "] ",
                                     c.parent_int_values(k), " is outside [",
-                                    FormatNumber(p.min_value()), ", ",
-                                    FormatNumber(p.max_value()), "] of parent ",
-                                    parent_where));
+                                    RoundTripNumber(p.min_value()), ", ",
+                                    RoundTripNumber(p.max_value()),
+                                    "] of parent ", parent_where));
           }
         }
         return absl::OkStatus();
@@ -329,7 +331,7 @@ class SpaceValidator {
           for (double d : p.discrete_values()) found = found || d == v;
           if (!found) {
             return Bad(where, absl::StrCat("parent_discrete_values[", k, "] ",
-                                           FormatNumber(v),
+                                           RoundTripNumber(v),
                                            " is not a value of parent ",
                                            parent_where));
           }
@@ -376,7 +378,7 @@ absl::Status ValidateMetrics(const StudySpec& spec) {
     }
     if (m.has_safety_threshold() && !std::isfinite(m.safety_threshold())) {
       return Bad(where, absl::StrCat("safety_threshold ",
-                                     FormatNumber(m.safety_threshold()),
+                                     RoundTripNumber(m.safety_threshold()),
                                      " is not finite"));
     }
   }
@@ -406,7 +408,7 @@ absl::Status ValidateEarlyStopping(const StudySpec& spec) {
     if (!std::isfinite(a.reduction_factor()) ||
         (a.reduction_factor() != 0 && a.reduction_factor() <= 1)) {
       return Bad("early_stopping.asha.reduction_factor",
-                 absl::StrCat(FormatNumber(a.reduction_factor()),
+                 absl::StrCat(RoundTripNumber(a.reduction_factor()),
                               " must be > 1 (or 0 for the default 3)"));
     }
     if (a.max_resource() < 0 ||
@@ -607,7 +609,7 @@ absl::Status ValidateMeasurement(const cairn::v1::Measurement& measurement) {
                  absl::StrCat("duplicate metric_id ", Quote(m.metric_id())));
     }
     if (!std::isfinite(m.value())) {
-      return Bad(where, absl::StrCat("value ", FormatNumber(m.value()),
+      return Bad(where, absl::StrCat("value ", RoundTripNumber(m.value()),
                                      " is not finite"));
     }
   }

@@ -154,9 +154,6 @@ TEST(TrialsCsvTest, ParametersAndMetricsAsColumnsQuotedWhenNeeded) {
 }
 
 TEST(FormatTest, NumbersParametersAndMetricsAsText) {
-  EXPECT_EQ(FormatNumber(0.1234567), "0.123457");
-  EXPECT_EQ(FormatNumber(3), "3");
-  EXPECT_EQ(FormatNumber(1e-7), "1e-07");
   EXPECT_EQ(ParametersToText(SuggestedTrial(),
                              api::formats::ParameterKindsOf(MixedSpec())),
             "x1=1.23 opt=sgd units=64 ratio=1 layers=3");
