@@ -12,17 +12,6 @@
 #include "server/status_util.h"
 
 namespace cairn {
-namespace {
-
-template <typename T, typename U>
-grpc::Status Reply(absl::StatusOr<T> result, U* out) {
-  if (!result.ok()) return ToGrpcStatus(result.status());
-  *out = std::move(*result);
-  return grpc::Status::OK;
-}
-
-}  // namespace
-
 absl::StatusOr<auth::Principal> JobServiceImpl::Authorize(
     grpc::ServerContext* context, absl::string_view method) const {
   return AuthorizeCall(authorizer_, context,

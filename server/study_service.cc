@@ -13,14 +13,6 @@
 namespace cairn {
 namespace {
 
-// Copies a StatusOr's value into *out, or returns its status.
-template <typename T, typename U>
-grpc::Status Reply(absl::StatusOr<T> result, U* out) {
-  if (!result.ok()) return ToGrpcStatus(result.status());
-  *out = std::move(*result);
-  return grpc::Status::OK;
-}
-
 // Measurements from one stream are written in batches of this size; all of
 // them are durable before the response is sent.
 constexpr size_t kStreamBatch = 1024;
