@@ -9,6 +9,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "aiplatform/job_study.h"
+#include "api/trial_states.h"
 #include "google/protobuf/util/time_util.h"
 
 namespace cairn::aiplatform {
@@ -33,15 +34,11 @@ std::string NumberText(double v) {
   return buf;
 }
 
-bool IsPending(const Trial& t) {
-  return t.state() == Trial::REQUESTED || t.state() == Trial::ACTIVE ||
-         t.state() == Trial::STOPPING;
-}
-
 // A process of the trial's job is alive.
 bool HasProcess(const Trial& t) {
-  return IsPending(t) && (t.job().state() == TrialJob::RUNNING ||
-                          t.job().state() == TrialJob::STOPPING);
+  return api::IsPendingState(t.state()) &&
+         (t.job().state() == TrialJob::RUNNING ||
+          t.job().state() == TrialJob::STOPPING);
 }
 
 Job::State TrialState(const Trial& t) {
@@ -119,9 +116,9 @@ Job::State DeriveState(const cairn::v1::JobRecord& record,
                        const std::vector<const Trial*>& own, int succeeded) {
   bool pending = false, process = false, started = false;
   for (const Trial* t : own) {
-    pending |= IsPending(*t);
+    pending |= api::IsPendingState(t->state());
     process |= HasProcess(*t);
-    started |= HasProcess(*t) || !IsPending(*t);
+    started |= HasProcess(*t) || !api::IsPendingState(t->state());
   }
   if (record.cancel_requested()) {
     return process ? Job::CANCELLING : Job::CANCELLED;

@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "api/formats/json_mapping.h"
+#include "api/resource_names.h"
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/time_util.h"
 #include "util/number_text.h"
@@ -29,13 +30,9 @@ std::string StateName(cairn::v1::Trial::State s) {
 
 int64_t TrialIdOf(const cairn::v1::Trial& trial) {
   if (trial.id() != 0) return trial.id();
-  const size_t pos = trial.name().rfind('/');
-  if (pos == std::string::npos) return 0;
-  try {
-    return std::stoll(trial.name().substr(pos + 1));
-  } catch (...) {
-    return 0;
-  }
+  absl::StatusOr<api::TrialName> name =
+      api::ParseTrialName(trial.name(), "trial.name");
+  return name.ok() ? name->trial_id : 0;
 }
 
 namespace {

@@ -70,7 +70,8 @@ std::string TrialToText(const cairn::v1::Trial& trial,
 // "<CODE_NAME>: <message>" with newlines flattened to spaces.
 std::string StatusToLine(const absl::Status& status);
 
-// Trial id from the resource name when Trial.id is unset (0).
+// Trial id from the resource name when Trial.id is unset (0); 0 when the
+// name is not studies/{id}/trials/{id} either.
 int64_t TrialIdOf(const cairn::v1::Trial& trial);
 
 }  // namespace cairn::cli
