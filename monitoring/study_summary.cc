@@ -4,9 +4,6 @@
 #include <map>
 #include <string>
 
-#include "api/trial_states.h"
-#include "trials/optimal.h"
-
 namespace cairn::monitoring {
 
 using cairn::v1::Study;
@@ -90,8 +87,10 @@ TrialOutcome TrialOutcomeOf(const Trial& trial) {
   }
 }
 
-StudySnapshot SummarizeStudy(const Study& study,
-                             const std::vector<const Trial*>& trials) {
+StudySnapshot MakeStudySnapshot(
+    const Study& study, const std::map<std::string, int64_t>& trials_by_state,
+    const std::map<std::string, double>& best_by_metric,
+    const std::map<int64_t, std::map<std::string, double>>& running_metrics) {
   StudySnapshot snapshot;
   snapshot.name = study.name();
   snapshot.display_name = study.display_name();
@@ -99,29 +98,6 @@ StudySnapshot SummarizeStudy(const Study& study,
   snapshot.algorithm = std::string(AlgorithmLabel(study.spec().algorithm()));
   snapshot.early_stopping_rule =
       std::string(EarlyStoppingRuleLabel(study.spec().early_stopping()));
-
-  snapshot.best_objective = BestFinalValues(study.spec(), trials);
-  for (const Trial* trial : trials) {
-    ++snapshot.trials_by_state[std::string(TrialStateLabel(trial->state()))];
-    if (!api::IsPendingState(trial->state())) continue;
-    std::map<std::string, double> latest;
-    for (const cairn::v1::Measurement& measurement : trial->measurements()) {
-      for (const cairn::v1::Metric& metric : measurement.metrics()) {
-        latest[metric.metric_id()] = metric.value();
-      }
-    }
-    for (const auto& [metric, value] : latest) {
-      snapshot.running_trial_metrics.push_back({trial->id(), metric, value});
-    }
-  }
-  return snapshot;
-}
-
-StudySnapshot MakeStudySnapshot(
-    const Study& study, const std::map<std::string, int64_t>& trials_by_state,
-    const std::map<std::string, double>& best_by_metric,
-    const std::map<int64_t, std::map<std::string, double>>& running_metrics) {
-  StudySnapshot snapshot = SummarizeStudy(study, std::vector<const Trial*>());
   snapshot.trials_by_state = trials_by_state;
   snapshot.best_objective = best_by_metric;
   for (const auto& [trial_id, metrics] : running_metrics) {
@@ -130,14 +106,6 @@ StudySnapshot MakeStudySnapshot(
     }
   }
   return snapshot;
-}
-
-StudySnapshot SummarizeStudy(const Study& study,
-                             const std::vector<Trial>& trials) {
-  std::vector<const Trial*> pointers;
-  pointers.reserve(trials.size());
-  for (const Trial& trial : trials) pointers.push_back(&trial);
-  return SummarizeStudy(study, pointers);
 }
 
 }  // namespace cairn::monitoring

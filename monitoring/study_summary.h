@@ -33,19 +33,6 @@ std::string_view EarlyStoppingRuleLabel(
 // REQUIRES: trial.state() is SUCCEEDED, INFEASIBLE or FAILED.
 TrialOutcome TrialOutcomeOf(const cairn::v1::Trial& trial);
 
-// The snapshot of one study from its record and all its trials (any state):
-// counts by state, the best final value of each spec metric over SUCCEEDED
-// trials (BestFinalValues in trials/optimal.h: by the metric's goal, metrics
-// with GOAL_UNSPECIFIED skipped), and the latest value of every metric in the
-// `measurements` of trials that are REQUESTED, ACTIVE or STOPPING (so trials
-// loaded without measurements contribute none). Pure function;
-// thread-compatible.
-StudySnapshot SummarizeStudy(
-    const cairn::v1::Study& study,
-    const std::vector<const cairn::v1::Trial*>& trials);
-StudySnapshot SummarizeStudy(const cairn::v1::Study& study,
-                             const std::vector<cairn::v1::Trial>& trials);
-
 // A study snapshot from a study record and precomputed parts, e.g. the
 // controller's own summary: trials by state (enum names or labels), best
 // value per metric, and trial id -> metric id -> latest value of the

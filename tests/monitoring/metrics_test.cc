@@ -11,11 +11,13 @@
 #include <thread>
 
 #include "absl/strings/match.h"
+#include "api/trial_states.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "monitoring/study_observer.h"
 #include "monitoring/study_summary.h"
 #include "tests/monitoring/test_util.h"
+#include "trials/optimal.h"
 
 namespace cairn::monitoring {
 namespace {
@@ -555,6 +557,29 @@ TEST(StudySummaryTest, MakesSnapshotFromParts) {
   EXPECT_EQ(snapshot.running_trial_metrics[2].value, 0.9);
 }
 
+// The snapshot of `study` built as cairnd builds it (MakeStudySnapshot from
+// the controller's parts), with trial states as labels, the best values by
+// BestFinalValues, and the latest value of every metric of pending trials.
+StudySnapshot SnapshotAsCairndBuildsIt(
+    const cairn::v1::Study& study,
+    const std::vector<cairn::v1::Trial>& trials) {
+  std::map<std::string, int64_t> by_state;
+  std::map<int64_t, std::map<std::string, double>> running;
+  std::vector<const cairn::v1::Trial*> pointers;
+  for (const cairn::v1::Trial& trial : trials) {
+    pointers.push_back(&trial);
+    ++by_state[std::string(TrialStateLabel(trial.state()))];
+    if (!api::IsPendingState(trial.state())) continue;
+    for (const cairn::v1::Measurement& measurement : trial.measurements()) {
+      for (const cairn::v1::Metric& metric : measurement.metrics()) {
+        running[trial.id()][metric.metric_id()] = metric.value();
+      }
+    }
+  }
+  return MakeStudySnapshot(study, by_state,
+                           BestFinalValues(study.spec(), pointers), running);
+}
+
 TEST(StudySummaryTest, SummarizesStudyFromProtos) {
   cairn::v1::Study study;
   study.set_name("studies/5");
@@ -612,7 +637,7 @@ TEST(StudySummaryTest, SummarizesStudyFromProtos) {
   requested.set_state(cairn::v1::Trial::REQUESTED);
   trials.push_back(requested);
 
-  StudySnapshot snapshot = SummarizeStudy(study, trials);
+  StudySnapshot snapshot = SnapshotAsCairndBuildsIt(study, trials);
   EXPECT_EQ(snapshot.name, "studies/5");
   EXPECT_EQ(snapshot.display_name, "resnet");
   EXPECT_EQ(snapshot.state, "active");
