@@ -289,8 +289,8 @@ grpc::Status StudyServiceImpl::CheckTrialEarlyStoppingState(
   if (grpc::Status s = CheckLimits(*request); !s.ok()) return s;
   auto result = manager_->CheckEarlyStopping(request->trial_name());
   if (!result.ok()) return ToGrpcStatus(result.status());
-  response->set_should_stop(result->first);
-  response->set_reason(result->second);
+  response->set_should_stop(result->stop);
+  response->set_reason(result->reason);
   return grpc::Status::OK;
 }
 

@@ -89,6 +89,7 @@
 #include "trials/observer.h"
 #include "trials/study_summary.h"
 #include "tuner/designer.h"
+#include "tuner/early_stopping.h"
 #include "util/clock.h"
 
 namespace cairn {
@@ -257,8 +258,9 @@ class StudyManager {
       bool infeasible, const std::string& infeasible_reason);
   // Asks a pending trial to stop (state STOPPING); its worker completes it.
   absl::StatusOr<cairn::v1::Trial> StopTrial(const std::string& name);
-  // true with a reason when the trial should stop (it is STOPPING).
-  absl::StatusOr<std::pair<bool, std::string>> CheckEarlyStopping(
+  // Whether the trial should stop (it is STOPPING) and why: the early
+  // stopping rule's reason, or "trial was asked to stop" (StopTrial).
+  absl::StatusOr<tuner::StopDecision> CheckEarlyStopping(
       const std::string& trial_name);
   // The best SUCCEEDED trial (one objective) or the Pareto front (several).
   absl::StatusOr<std::vector<cairn::v1::Trial>> ListOptimalTrials(

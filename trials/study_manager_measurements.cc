@@ -364,13 +364,13 @@ absl::StatusOr<int64_t> StudyManager::AddMeasurementsImpl(
   return result;
 }
 
-absl::StatusOr<std::pair<bool, std::string>> StudyManager::CheckEarlyStopping(
+absl::StatusOr<tuner::StopDecision> StudyManager::CheckEarlyStopping(
     const std::string& trial_name) {
   absl::StatusOr<TrialRef> tn = ResolveTrial(trial_name, "trial_name");
   if (!tn.ok()) return tn.status();
   StudyState& st = *tn->study;
   WriteScope scope;
-  absl::StatusOr<std::pair<bool, std::string>> result;
+  absl::StatusOr<tuner::StopDecision> result;
   {
     LockedStudy lock(st, &scope);
     absl::StatusOr<const Trial*> t = st.FindTrial(tn->trial_id, trial_name);
@@ -378,12 +378,11 @@ absl::StatusOr<std::pair<bool, std::string>> StudyManager::CheckEarlyStopping(
       result = t.status();
     } else if ((*t)->state() == Trial::STOPPING) {
       auto reason = (*t)->metadata().find("early_stopping_reason");
-      result =
-          std::make_pair(true, reason != (*t)->metadata().end()
-                                   ? reason->second
-                                   : std::string("trial was asked to stop"));
+      result = tuner::StopDecision{true, reason != (*t)->metadata().end()
+                                             ? reason->second
+                                             : "trial was asked to stop"};
     } else {
-      result = std::make_pair(false, std::string());
+      result = tuner::StopDecision{};
     }
   }
   return Finish(AwaitScope(scope), std::move(result));

@@ -263,7 +263,7 @@ TEST_F(StudyManagerTest, InfeasibleAndStopAndManualTrials) {
   EXPECT_EQ(stop->state(), Trial::STOPPING);
   auto check = manager_->CheckEarlyStopping(r->trials[1].name());
   ASSERT_TRUE(check.ok());
-  EXPECT_TRUE(check->first);
+  EXPECT_TRUE(check->stop);
   auto done = manager_->CompleteTrial(r->trials[1].name(), Loss(4), false, "");
   ASSERT_TRUE(done.ok());
   EXPECT_TRUE(done->stopped_early());
@@ -460,14 +460,14 @@ TEST_F(StudyManagerTest, MedianRuleMovesBadTrialsToStopping) {
   ASSERT_TRUE(r.ok());
   const std::string bad = r->trials[0].name();
   ASSERT_TRUE(manager_->AddMeasurement(bad, Loss(10, 1)).ok());
-  EXPECT_FALSE(manager_->CheckEarlyStopping(bad)->first);  // < min_steps
+  EXPECT_FALSE(manager_->CheckEarlyStopping(bad)->stop);  // < min_steps
   auto t = manager_->AddMeasurement(bad, Loss(9, 2));
   ASSERT_TRUE(t.ok());
   EXPECT_EQ(t->state(), Trial::STOPPING);
   auto check = manager_->CheckEarlyStopping(bad);
   ASSERT_TRUE(check.ok());
-  EXPECT_TRUE(check->first);
-  EXPECT_NE(check->second.find("median"), std::string::npos) << check->second;
+  EXPECT_TRUE(check->stop);
+  EXPECT_NE(check->reason.find("median"), std::string::npos) << check->reason;
   // Stopping survives a restart, and completing marks it stopped early.
   Reopen();
   auto done = manager_->CompleteTrial(bad, std::nullopt, false, "");
