@@ -1,8 +1,6 @@
 // Job runner implementation. See job_runner.h for what a pass does.
 #include "jobs/job_runner.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <set>
 #include <utility>
@@ -12,16 +10,15 @@
 #include "api/resource_names.h"
 #include "api/trial_states.h"
 #include "jobs/gpu_detect.h"
-#include "jobs/hypertune.h"
+#include "jobs/hypertune_cursor.h"
 #include "jobs/job_command.h"
-#include "jobs/job_template.h"
+#include "jobs/orphan_recovery.h"
 #include "jobs/tf_config.h"
 #include "spdlog/spdlog.h"
 
 namespace cairn::jobs {
 namespace {
 
-namespace fs = std::filesystem;
 using cairn::v1::Study;
 using cairn::v1::Trial;
 using cairn::v1::TrialJob;
@@ -44,23 +41,6 @@ absl::Duration MaxRunningTime(const cairn::v1::TrialJobTemplate& tmpl) {
   return absl::Seconds(d.seconds()) + absl::Nanoseconds(d.nanos());
 }
 
-std::vector<MeasurementReport> ToReports(
-    const std::string& trial_name, const std::vector<HypertuneEntry>& entries) {
-  std::vector<MeasurementReport> reports;
-  for (const HypertuneEntry& e : entries) {
-    MeasurementReport m;
-    m.trial_name = trial_name;
-    m.measurement.set_step_count(e.global_step);
-    for (const auto& [k, v] : e.metrics) {
-      auto* metric = m.measurement.add_metrics();
-      metric->set_metric_id(k);
-      metric->set_value(v);
-    }
-    reports.push_back(std::move(m));
-  }
-  return reports;
-}
-
 }  // namespace
 
 JobRunner::JobRunner(StudyManager* manager, Executor* executor,
@@ -69,8 +49,17 @@ JobRunner::JobRunner(StudyManager* manager, Executor* executor,
       executor_(executor),
       clock_(clock),
       options_(options),
-      roots_{options.jobs_root, options.allowed_job_dirs},
-      gpus_(options.gpus >= 0 ? options.gpus : DetectGpuCount()) {
+      starter_(executor, clock,
+               AttemptSettings{{options.jobs_root, options.allowed_job_dirs},
+                               options.job_user,
+                               options.server_address,
+                               options.server_tls_ca,
+                               options.grace_period,
+                               options.mint_token}),
+      gpus_(options.gpus >= 0 ? options.gpus : DetectGpuCount()),
+      backoff_(options.restart_backoff_initial,
+               options.restart_backoff_multiplier,
+               options.restart_backoff_max) {
   counts_.gpus_total = gpus_.total();
   counts_.max_running = options.max_running_jobs;
 }
@@ -176,33 +165,8 @@ bool JobRunner::ReattachTrial(const JobStudyView& view, const Trial& trial) {
 }
 
 void JobRunner::RecoverTrial(const Trial& trial) {
-  TrialJob job = trial.job();
-  bool killed =
-      job.pid() > 0 && executor_->KillOrphan(job.pid(), job.proc_start_ticks());
-  // Every other replica of a group (the master's entry repeats pid).
-  for (const cairn::v1::ReplicaProcess& p : job.replica_processes()) {
-    if (p.pid() <= 0 || p.pid() == job.pid()) continue;
-    if (executor_->KillOrphan(p.pid(), p.proc_start_ticks())) {
-      spdlog::info("job {}: orphan {} (pid {}) of a previous cairnd killed",
-                   trial.name(), p.name(), p.pid());
-      killed = true;
-    }
-  }
-  job.clear_replica_processes();
-  if (killed) job.set_message("orphan of a previous cairnd killed; resuming");
-  if (job.state() == TrialJob::STATE_UNSPECIFIED ||
-      job.state() == TrialJob::QUEUED) {
-    return;
-  }
-  spdlog::info("job {}: resumed after a cairnd restart ({}; queued again)",
-               trial.name(),
-               killed ? absl::StrCat("orphan pid ", job.pid(), " killed")
-                      : "no orphan left");
-  job.set_pid(0);
-  job.set_proc_start_ticks(0);
-  job.set_state(TrialJob::QUEUED);
-  job.clear_gpus();
-  SetJob(trial.name(), job);
+  std::optional<TrialJob> job = RequeueOrphanedJob(executor_, trial);
+  if (job.has_value()) SetJob(trial.name(), *job);
 }
 
 // --- A pass. ---
@@ -229,14 +193,13 @@ void JobRunner::Publish(int queued) {
 }
 
 void JobRunner::ForgetRestartTimes(const std::vector<JobStudyView>& views) {
-  if (restart_at_.empty()) return;
+  if (backoff_.empty()) return;
   std::set<std::string> pending;
   for (const JobStudyView& view : views) {
     for (const Trial& t : view.pending) pending.insert(t.name());
   }
-  for (auto it = restart_at_.begin(); it != restart_at_.end();) {
-    it = pending.count(it->first) > 0 ? std::next(it) : restart_at_.erase(it);
-  }
+  backoff_.ForgetUnless(
+      [&pending](const std::string& name) { return pending.count(name) > 0; });
 }
 
 // --- Running jobs. ---
@@ -313,61 +276,27 @@ void JobRunner::NoteRequeues(Running& r) {
   r.job.set_restarts(r.job.restarts() + added);
   restarts_total_ += added;
   absl::StatusOr<int64_t> last = manager_->LastReportedStep(r.trial_name);
-  if (last.ok()) r.step_floor = std::max(r.step_floor, *last);
+  if (last.ok()) r.hypertune.RaiseStepFloor(*last);
   spdlog::info("job {}: restarted by the cluster (restart {})", r.trial_name,
                r.job.restarts());
   SetJob(r.trial_name, r.job);
 }
 
 void JobRunner::Collect(Running& r) {
-  // Every pass polls every running job: skip the read and parse unless the
-  // writer replaced or grew the file since the last look.
-  // lstat: a link the job left there is never followed (nor read below).
-  struct stat st;
-  if (lstat(r.hypertune_path.c_str(), &st) != 0) return;  // Not written yet.
-  const int64_t mtime =
-      int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec;
-  if (!S_ISREG(st.st_mode) ||
-      (mtime == r.hypertune_mtime_ns && st.st_size == r.hypertune_size)) {
-    return;
-  }
-  r.hypertune_mtime_ns = mtime;
-  r.hypertune_size = st.st_size;
-  std::vector<HypertuneEntry> entries =
-      ReadHypertuneSince(r.hypertune_path, r.hypertune_timestamp);
-  if (entries.empty()) return;
-  r.hypertune_timestamp = entries.back().timestamp;
-  r.job.set_hypertune_timestamp(r.hypertune_timestamp);
-  DropReplayedSteps(r, entries);
-  if (entries.empty()) return SetJob(r.trial_name, r.job);
+  std::optional<std::vector<HypertuneEntry>> entries =
+      r.hypertune.Poll(r.trial_name);
+  if (!entries.has_value()) return;
+  r.job.set_hypertune_timestamp(r.hypertune.timestamp());
+  if (entries->empty()) return SetJob(r.trial_name, r.job);
   // The measurements and how far the file was read, in one durable write.
   absl::StatusOr<int64_t> added = manager_->AddMeasurementsWithJob(
-      ToReports(r.trial_name, entries), r.trial_name, r.job);
+      ToReports(r.trial_name, *entries), r.trial_name, r.job);
   if (!added.ok()) {
     // Rejected measurements (e.g. a NaN) are dropped; move past them.
     LogIfError(added.status(), r.trial_name,
                "recording hypertune metrics (skipped)");
     SetJob(r.trial_name, r.job);
   }
-}
-
-void JobRunner::DropReplayedSteps(Running& r,
-                                  std::vector<HypertuneEntry>& entries) {
-  if (r.step_floor < 0) return;
-  const int64_t floor = r.step_floor;
-  std::vector<HypertuneEntry> kept;
-  for (HypertuneEntry& e : entries) {
-    if (e.global_step <= r.step_floor) continue;
-    r.step_floor = e.global_step;
-    kept.push_back(std::move(e));
-  }
-  if (kept.size() < entries.size()) {
-    spdlog::info(
-        "job {}: dropped {} hypertune report(s) at or below step {}, stored "
-        "before the resume",
-        r.trial_name, entries.size() - kept.size(), floor);
-  }
-  entries = std::move(kept);
 }
 
 // --- Exits. ---
@@ -461,8 +390,8 @@ void JobRunner::RestartOrFail(const Running& r, const std::string& how,
   job.set_state(TrialJob::QUEUED);
   job.set_message(
       absl::StrCat(how, "; restart ", job.restarts(), " of ", max_restarts));
-  const absl::Duration delay = RestartDelay(job.restarts());
-  restart_at_[r.trial_name] = clock_->Now() + delay;
+  const absl::Duration delay =
+      backoff_.Schedule(r.trial_name, job.restarts(), clock_->Now());
   spdlog::info("job {}: restarting in {} (restart {} of {}, attempt {})",
                r.trial_name, absl::FormatDuration(delay), job.restarts(),
                max_restarts, job.attempts() + 1);
@@ -470,16 +399,6 @@ void JobRunner::RestartOrFail(const Running& r, const std::string& how,
   if (options_.observer != nullptr && study.ok()) {
     options_.observer->OnJobRestart(study->name());
   }
-}
-
-absl::Duration JobRunner::RestartDelay(int restart) const {
-  absl::Duration delay = options_.restart_backoff_initial;
-  const double factor = options_.restart_backoff_multiplier;
-  for (int i = 1;
-       i < restart && factor > 1 && delay < options_.restart_backoff_max; ++i) {
-    delay = delay * factor;
-  }
-  return std::min(delay, options_.restart_backoff_max);
 }
 
 // --- Dispatch. ---
@@ -553,25 +472,22 @@ void JobRunner::StartQueued(const JobStudyView& view, const Trial& trial) {
   const bool capped =
       options_.max_running_jobs > 0 &&
       static_cast<int>(running_.size()) >= options_.max_running_jobs;
-  if (!capped && !InRestartBackoff(trial.name())) {
+  if (!capped && !backoff_.Waiting(trial.name(), clock_->Now())) {
     gpus = gpus_.Acquire(TrialGpuCount(view.study.spec().job_template()));
   }
   if (!gpus.has_value()) return KeepQueued(trial);
   TrialJob job = trial.job();
-  absl::StatusOr<ReplicaGroup> group = StartJob(view, trial, *gpus, job);
+  absl::StatusOr<ReplicaGroup> group =
+      starter_.Start(view.study, view.study_id, trial, *gpus, job);
   if (!group.ok()) {
     gpus_.Release(*gpus);
     return FailToStart(trial.name(), job,
                        std::string(group.status().message()));
   }
-  restart_at_.erase(trial.name());
+  SetJob(trial.name(), job);
+  backoff_.Forget(trial.name());
   running_.emplace(trial.name(), MakeRunning(view, trial.name(), job,
                                              *std::move(group), *gpus));
-}
-
-bool JobRunner::InRestartBackoff(const std::string& trial_name) {
-  auto it = restart_at_.find(trial_name);
-  return it != restart_at_.end() && clock_->Now() < it->second;
 }
 
 void JobRunner::KeepQueued(const Trial& trial) {
@@ -579,81 +495,6 @@ void JobRunner::KeepQueued(const Trial& trial) {
   TrialJob job = trial.job();
   job.set_state(TrialJob::QUEUED);
   SetJob(trial.name(), job);
-}
-
-absl::StatusOr<ReplicaGroup> JobRunner::StartJob(const JobStudyView& view,
-                                                 const Trial& trial,
-                                                 const std::vector<int>& gpus,
-                                                 TrialJob& job) {
-  const cairn::v1::TrialJobTemplate& tmpl = view.study.spec().job_template();
-  absl::StatusOr<fs::path> dir = CreateTrialJobDir(
-      roots_, view.study.spec(), view.study_id, trial.id(), options_.job_user);
-  if (!dir.ok()) return dir.status();
-  std::vector<ReplicaTask> replicas = ExpandReplicas(tmpl);
-  if (absl::Status placed = PlaceReplicas(tmpl, gpus, replicas); !placed.ok()) {
-    return placed;
-  }
-  const bool resume = job.attempts() > 0;
-  job.set_attempts(job.attempts() + 1);
-  job.set_job_dir(dir->string());
-  job.set_log_path(JobLogPath(*dir).string());
-  job.clear_gpus();
-  for (int g : gpus) job.add_gpus(g);
-  JobContext context{options_.server_address,
-                     view.study.name(),
-                     *dir,
-                     resume,
-                     /*token=*/"",
-                     /*metric_tag=*/"",
-                     options_.server_tls_ca};
-  if (!view.study.spec().metrics().empty()) {
-    context.metric_tag = view.study.spec().metrics(0).metric_id();
-  }
-  if (options_.mint_token) {
-    absl::StatusOr<std::string> token = options_.mint_token(trial.name());
-    if (!token.ok()) return token.status();
-    context.token = *std::move(token);
-  }
-  const std::vector<JobSpec> specs =
-      MakeJobSpecs(tmpl, trial, context, replicas);
-  std::vector<std::string> names;
-  for (size_t i = 0; i < specs.size(); ++i) {
-    names.push_back(replicas[i].Name());
-    LogIfError(
-        AppendAttemptHeader(specs[i].log_path, trial.name(), job.attempts(),
-                            resume, clock_->Now(), specs[i].argv),
-        trial.name(), "writing the attempt header to the job log");
-  }
-  absl::StatusOr<ReplicaGroup> group =
-      ReplicaGroup::Start(executor_, names, specs, options_.grace_period);
-  if (!group.ok()) return group.status();
-  RecordStarted(trial.name(), resume, *group, gpus, job);
-  return group;
-}
-
-void JobRunner::RecordStarted(const std::string& trial_name, bool resume,
-                              const ReplicaGroup& group,
-                              const std::vector<int>& gpus, TrialJob& job) {
-  std::vector<std::string> pids;
-  job.clear_replica_processes();
-  for (const RunningReplica& p : group.processes()) {
-    pids.push_back(group.processes().size() == 1
-                       ? absl::StrCat(p.handle.pid)
-                       : absl::StrCat(p.name, " ", p.handle.pid));
-    if (group.processes().size() == 1) continue;
-    cairn::v1::ReplicaProcess* stored = job.add_replica_processes();
-    stored->set_name(p.name);
-    stored->set_pid(p.handle.pid);
-    stored->set_proc_start_ticks(p.handle.start_ticks);
-  }
-  spdlog::info("job {}: started attempt {}{} (pid {}, GPUs [{}])", trial_name,
-               job.attempts(), resume ? ", resuming" : "",
-               absl::StrJoin(pids, ", "), absl::StrJoin(gpus, ","));
-  job.set_state(TrialJob::RUNNING);
-  job.set_pid(group.master().pid);
-  job.set_proc_start_ticks(group.master().start_ticks);
-  job.set_message("");
-  SetJob(trial_name, job);
 }
 
 JobRunner::Running JobRunner::MakeRunning(const JobStudyView& view,
@@ -668,14 +509,15 @@ JobRunner::Running JobRunner::MakeRunning(const JobStudyView& view,
   r.gpus = gpus;
   r.started = clock_->Now();
   r.timeout = MaxRunningTime(view.study.spec().job_template());
-  r.hypertune_path = HypertunePath(job.job_dir()).string();
-  r.hypertune_timestamp = job.hypertune_timestamp();
   r.job = job;
+  int64_t step_floor = -1;
   if (job.attempts() > 1) {
     absl::StatusOr<int64_t> last = manager_->LastReportedStep(trial_name);
     LogIfError(last.status(), trial_name, "reading the last reported step");
-    r.step_floor = last.ok() ? *last : -1;
+    step_floor = last.ok() ? *last : -1;
   }
+  r.hypertune = HypertuneCursor(HypertunePath(job.job_dir()).string(),
+                                job.hypertune_timestamp(), step_floor);
   return r;
 }
 

@@ -61,13 +61,15 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "jobs/attempt_starter.h"
 #include "jobs/executor.h"
 #include "jobs/gpu_slots.h"
-#include "jobs/hypertune.h"
+#include "jobs/hypertune_cursor.h"
 #include "jobs/job_logs.h"
 #include "jobs/job_template.h"
 #include "jobs/job_user.h"
 #include "jobs/replica_group.h"
+#include "jobs/restart_backoff.h"
 #include "trials/study_manager.h"
 #include "util/clock.h"
 
@@ -177,15 +179,9 @@ class JobRunner {
     // queue): max_running_time counts from here.
     absl::Time started;
     absl::Duration timeout = absl::InfiniteDuration();
-    std::string hypertune_path;
-    double hypertune_timestamp = 0;
-    // Last seen modification time (ns) and size of the hypertune file: the
-    // file is read and parsed only when they change.
-    int64_t hypertune_mtime_ns = 0;
-    int64_t hypertune_size = 0;
-    // In a resumed attempt: the highest step stored for the trial; entries
-    // at or below it are dropped. -1 in a first attempt (nothing dropped).
-    int64_t step_floor = -1;
+    // The attempt's hypertune file; in a resumed attempt entries at or
+    // below the trial's highest stored step are dropped.
+    HypertuneCursor hypertune;
     // Restarts the executor did on its own (Executor::Requeues) so far.
     int requeues_seen = 0;
     bool terminating = false;
@@ -216,8 +212,6 @@ class JobRunner {
   // Counts restarts the executor did on its own (a Slurm requeue) as job
   // restarts; the resumed job's replayed steps are dropped.
   void NoteRequeues(Running& r) ABSL_EXCLUSIVE_LOCKS_REQUIRED(pass_mu_);
-  // Removes entries at or below r.step_floor, raising it as entries pass.
-  void DropReplayedSteps(Running& r, std::vector<HypertuneEntry>& entries);
 
   // Tops up an ACTIVE study and starts (or cancels) its trials that do not
   // run. Returns how many stay queued.
@@ -229,19 +223,7 @@ class JobRunner {
   void StopUnstarted(const cairn::v1::Trial& trial);
   void StartQueued(const JobStudyView& view, const cairn::v1::Trial& trial)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(pass_mu_);
-  bool InRestartBackoff(const std::string& trial_name)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(pass_mu_);
   void KeepQueued(const cairn::v1::Trial& trial);
-  // Starts the job's replicas with `gpus`, updating `job` (attempts, dirs,
-  // pids, RUNNING).
-  absl::StatusOr<ReplicaGroup> StartJob(const JobStudyView& view,
-                                        const cairn::v1::Trial& trial,
-                                        const std::vector<int>& gpus,
-                                        cairn::v1::TrialJob& job);
-  // Records the started group in `job` (RUNNING, every replica's pid).
-  void RecordStarted(const std::string& trial_name, bool resume,
-                     const ReplicaGroup& group, const std::vector<int>& gpus,
-                     cairn::v1::TrialJob& job);
   Running MakeRunning(const JobStudyView& view, const std::string& trial_name,
                       const cairn::v1::TrialJob& job, ReplicaGroup group,
                       const std::vector<int>& gpus) const;
@@ -259,7 +241,6 @@ class JobRunner {
   void RestartOrFail(const Running& r, const std::string& how,
                      cairn::v1::TrialJob& job)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(pass_mu_);
-  absl::Duration RestartDelay(int restart) const;
 
   // Store writes whose failure is logged with the trial's name.
   void SetJob(const std::string& trial_name, const cairn::v1::TrialJob& job);
@@ -279,7 +260,7 @@ class JobRunner {
   Executor* const executor_;
   util::Clock* const clock_;
   const JobRunnerOptions options_;
-  const JobRoots roots_;
+  const AttemptStarter starter_;
   GpuSlots gpus_;
 
   // Serializes passes (Recover, RunOnce). Held across store writes and
@@ -287,8 +268,8 @@ class JobRunner {
   absl::Mutex pass_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   // Jobs the executor runs, by trial name.
   std::map<std::string, Running> running_ ABSL_GUARDED_BY(pass_mu_);
-  // Trials waiting out their restart backoff: when they may start again.
-  std::map<std::string, absl::Time> restart_at_ ABSL_GUARDED_BY(pass_mu_);
+  // Trials waiting out their restart backoff.
+  RestartBackoff backoff_ ABSL_GUARDED_BY(pass_mu_);
   int64_t restarts_total_ ABSL_GUARDED_BY(pass_mu_) = 0;
 
   // Never held across I/O, so Counts() answers at once.
