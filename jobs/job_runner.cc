@@ -234,9 +234,10 @@ bool JobRunner::CheckRunning(Running& r, const JobStudyView* view,
   NoteRequeues(r);
   // max_running_time counts running time, not time in a cluster's queue.
   if (executor_->Queued(r.group->master())) r.started = clock_->Now();
-  if (r.terminating) return false;
-  const std::string reason = TerminateReason(r, view, trial);
-  if (reason.empty()) return false;
+  if (r.stop.has_value()) return false;
+  const std::optional<StopReason> stop = StopReasonFor(r, view, trial);
+  if (!stop.has_value()) return false;
+  const std::string reason(StopReasonText(*stop));
   spdlog::info("job {}: killing pid {}{} ({}): SIGTERM, SIGKILL after {}",
                r.trial_name, r.group->master().pid,
                r.group->processes().size() > 1
@@ -245,26 +246,28 @@ bool JobRunner::CheckRunning(Running& r, const JobStudyView* view,
                    : "",
                reason, absl::FormatDuration(options_.grace_period));
   r.group->Terminate(options_.grace_period);
-  r.terminating = true;
-  r.terminate_reason = reason;
+  r.stop = stop;
   r.job.set_state(TrialJob::STOPPING);
   r.job.set_message(reason);
   SetJob(r.trial_name, r.job);
   return false;
 }
 
-std::string JobRunner::TerminateReason(const Running& r,
-                                       const JobStudyView* view,
-                                       const Trial* trial) {
-  if (clock_->Now() - r.started > r.timeout) return "timeout";
+std::optional<StopReason> JobRunner::StopReasonFor(const Running& r,
+                                                   const JobStudyView* view,
+                                                   const Trial* trial) {
+  if (clock_->Now() - r.started > r.timeout) return StopReason::kTimeout;
   if (view == nullptr) {
     // No longer pending: completed through the API (the job ends on its
     // own) or deleted with its study (NotFound: end the job).
-    return manager_->GetTrialBasic(r.trial_name).ok() ? "" : "cancelled";
+    if (manager_->GetTrialBasic(r.trial_name).ok()) return std::nullopt;
+    return StopReason::kCancelled;
   }
-  if (view->study.state() != Study::ACTIVE) return "cancelled";
-  if (trial != nullptr && trial->state() == Trial::STOPPING) return "stopped";
-  return "";
+  if (view->study.state() != Study::ACTIVE) return StopReason::kCancelled;
+  if (trial != nullptr && trial->state() == Trial::STOPPING) {
+    return StopReason::kStopped;
+  }
+  return std::nullopt;
 }
 
 void JobRunner::NoteRequeues(Running& r) {
@@ -332,16 +335,16 @@ void JobRunner::RecordOutcome(const Running& r, const Trial& trial,
   if (!api::IsPendingState(trial.state())) {
     job.set_state(TrialJob::SUCCEEDED);
     job.set_message(absl::StrCat("trial completed by the program; job ", how));
-  } else if (r.terminate_reason == "cancelled") {
+  } else if (r.stop == StopReason::kCancelled) {
     job.set_state(TrialJob::CANCELLED);
     job.set_message(absl::StrCat("cancelled: the study stopped; job ", how));
     EndStopped(r.trial_name, "stopped: the study stopped before it reported");
-  } else if (r.terminate_reason == "stopped" ||
+  } else if (r.stop == StopReason::kStopped ||
              trial.state() == Trial::STOPPING) {
     job.set_state(TrialJob::CANCELLED);
     job.set_message(absl::StrCat("stopped early; job ", how));
     EndStopped(r.trial_name, "stopped before reporting its objective");
-  } else if (r.terminate_reason == "timeout") {
+  } else if (r.stop == StopReason::kTimeout) {
     job.set_state(TrialJob::FAILED);
     job.set_message("timeout: ran longer than job_template.max_running_time");
     MarkFailed(r.trial_name, job.message());

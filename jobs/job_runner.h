@@ -70,6 +70,7 @@
 #include "jobs/job_user.h"
 #include "jobs/replica_group.h"
 #include "jobs/restart_backoff.h"
+#include "jobs/stop_reason.h"
 #include "trials/study_manager.h"
 #include "util/clock.h"
 
@@ -184,8 +185,8 @@ class JobRunner {
     HypertuneCursor hypertune;
     // Restarts the executor did on its own (Executor::Requeues) so far.
     int requeues_seen = 0;
-    bool terminating = false;
-    std::string terminate_reason;  // "timeout", "cancelled", "stopped"
+    // Set once the runner ends the job (SIGTERM sent), with why.
+    std::optional<StopReason> stop;
     cairn::v1::TrialJob job;
   };
 
@@ -205,9 +206,10 @@ class JobRunner {
   bool CheckRunning(Running& r, const JobStudyView* view,
                     const cairn::v1::Trial* trial)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(pass_mu_);
-  // Why the job must end ("timeout", "cancelled", "stopped"), or "".
-  std::string TerminateReason(const Running& r, const JobStudyView* view,
-                              const cairn::v1::Trial* trial);
+  // Why the job must end now, or nullopt while it may run on.
+  std::optional<StopReason> StopReasonFor(const Running& r,
+                                          const JobStudyView* view,
+                                          const cairn::v1::Trial* trial);
   void Collect(Running& r);
   // Counts restarts the executor did on its own (a Slurm requeue) as job
   // restarts; the resumed job's replayed steps are dropped.
