@@ -264,14 +264,11 @@ absl::Status StudyManager::ValidateNewStudy(const Study& request) const {
   return absl::OkStatus();
 }
 
-absl::StatusOr<Study> StudyManager::CreateStudy(const Study& request) {
-  if (absl::Status s = CheckWritable(); !s.ok()) return s;
-  if (absl::Status s = CheckReserve(); !s.ok()) return s;
-  if (absl::Status s = ValidateNewStudy(request); !s.ok()) return s;
-  absl::StatusOr<std::unique_ptr<tuner::Designer>> designer =
-      create_designer_(request.spec());
-  if (!designer.ok()) return designer.status();
+namespace {
 
+// The study record CreateStudy writes for `request` (validated), created
+// at `now`.
+Study NewStudyRecord(const Study& request, absl::Time now) {
   Study study;
   study.set_display_name(request.display_name());
   *study.mutable_spec() = request.spec();
@@ -283,31 +280,67 @@ absl::StatusOr<Study> StudyManager::CreateStudy(const Study& request) {
   } else {
     study.set_state(Study::ACTIVE);
   }
-  *study.mutable_create_time() = util::ToProtoTimestamp(clock_->Now());
+  *study.mutable_create_time() = util::ToProtoTimestamp(now);
   study.set_creator(request.creator());
+  return study;
+}
 
+}  // namespace
+
+absl::Status StudyManager::ReserveDisplayName(const std::string& display_name) {
   absl::MutexLock lock(&mu_);
-  if (by_display_name_.count(study.display_name()) > 0) {
-    return absl::AlreadyExistsError(absl::StrCat(
-        "study.display_name: a study named ",
-        util::QuoteForError(study.display_name()), " already exists"));
+  if (by_display_name_.count(display_name) > 0 ||
+      !creating_.insert(display_name).second) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("study.display_name: a study named ",
+                     util::QuoteForError(display_name), " already exists"));
+  }
+  return absl::OkStatus();
+}
+
+Study StudyManager::AddCreatedStudy(int64_t study_id, const Study& study,
+                                    std::unique_ptr<tuner::Designer> designer) {
+  auto state = std::make_shared<StudyState>(study_id);
+  {
+    absl::MutexLock study_lock(&state->mu);
+    state->study = study;
+    state->study.set_name(api::StudyName(study_id));
+    state->loaded = true;
+    state->designer = std::move(designer);
+  }
+  absl::MutexLock lock(&mu_);
+  creating_.erase(study.display_name());
+  // A rebuild from the store after another call's failed write may have
+  // added the study meanwhile: keep that object, which callers may hold.
+  StudyState& added =
+      *studies_.try_emplace(study_id, std::move(state)).first->second;
+  by_display_name_[study.display_name()] = study_id;
+  absl::MutexLock study_lock(&added.mu);
+  return added.View();
+}
+
+absl::StatusOr<Study> StudyManager::CreateStudy(const Study& request) {
+  if (absl::Status s = CheckWritable(); !s.ok()) return s;
+  if (absl::Status s = CheckReserve(); !s.ok()) return s;
+  if (absl::Status s = ValidateNewStudy(request); !s.ok()) return s;
+  absl::StatusOr<std::unique_ptr<tuner::Designer>> designer =
+      create_designer_(request.spec());
+  if (!designer.ok()) return designer.status();
+  const Study study = NewStudyRecord(request, clock_->Now());
+  if (absl::Status s = ReserveDisplayName(study.display_name()); !s.ok()) {
+    return s;
   }
   absl::StatusOr<int64_t> id;
   {
     WriteTimer timer(observer_);
     id = store_->CreateStudy(study);
   }
-  if (!id.ok()) return id.status();
-  study.set_name(api::StudyName(*id));
-  auto state = std::make_shared<StudyState>(*id);
-  absl::MutexLock study_lock(&state->mu);
-  state->study = study;
-  state->loaded = true;
-  state->designer = std::move(*designer);
-  Study view = state->View();
-  by_display_name_[study.display_name()] = *id;
-  studies_[*id] = std::move(state);
-  return view;
+  if (!id.ok()) {
+    absl::MutexLock lock(&mu_);
+    creating_.erase(study.display_name());
+    return id.status();
+  }
+  return AddCreatedStudy(*id, study, std::move(*designer));
 }
 
 absl::StatusOr<Study> StudyManager::GetStudy(const std::string& name) {
@@ -318,6 +351,10 @@ absl::StatusOr<Study> StudyManager::GetStudy(const std::string& name) {
   Study view;
   {
     LockedStudy lock(st, &scope);
+    // Deleted while this call waited for the deletion's outcome.
+    if (st.deleted) {
+      return absl::NotFoundError(absl::StrCat("study ", name, " not found"));
+    }
     view = st.View();
   }
   return Finish<absl::StatusOr<Study>>(AwaitScope(scope), std::move(view));
@@ -368,24 +405,50 @@ absl::StatusOr<StudyPage> StudyManager::ListStudies(
   return Finish<absl::StatusOr<StudyPage>>(AwaitScope(scope), std::move(page));
 }
 
+absl::Status StudyManager::BeginDeletion(StudyState& st,
+                                         const std::string& name) {
+  absl::MutexLock lock(&st.mu);
+  st.AwaitNoDeletion();
+  if (st.deleted) {
+    return absl::NotFoundError(absl::StrCat("study ", name, " not found"));
+  }
+  st.deleting = true;
+  return absl::OkStatus();
+}
+
+absl::Status StudyManager::EndDeletion(StudyState& st, absl::Status written) {
+  std::string display_name;
+  {
+    // Not under mu_: a call waiting for the outcome may hold another
+    // study's mutex, which a holder of mu_ (a rebuild) may be waiting for.
+    absl::MutexLock study_lock(&st.mu);
+    st.deleting = false;
+    if (!written.ok()) return written;
+    st.deleted = true;
+    display_name = st.study.display_name();
+  }
+  absl::MutexLock lock(&mu_);
+  // A rebuild meanwhile may have given the name to a newer study.
+  auto named = by_display_name_.find(display_name);
+  if (named != by_display_name_.end() && named->second == st.id) {
+    by_display_name_.erase(named);
+  }
+  studies_.erase(st.id);
+  return written;
+}
+
 absl::Status StudyManager::DeleteStudy(const std::string& name) {
   if (absl::Status s = CheckWritable(); !s.ok()) return s;
   auto state = PeekStudyByName(name, "name");
   if (!state.ok()) return state.status();
   StudyState& st = **state;
-  absl::MutexLock lock(&mu_);
-  absl::MutexLock study_lock(&st.mu);
-  if (st.deleted) {
-    return absl::NotFoundError(absl::StrCat("study ", name, " not found"));
-  }
+  if (absl::Status s = BeginDeletion(st, name); !s.ok()) return s;
+  absl::Status written;
   {
     WriteTimer timer(observer_);
-    if (absl::Status s = store_->DeleteStudy(st.id); !s.ok()) return s;
+    written = store_->DeleteStudy(st.id);
   }
-  st.deleted = true;
-  by_display_name_.erase(st.study.display_name());
-  studies_.erase(st.id);
-  return absl::OkStatus();
+  return EndDeletion(st, std::move(written));
 }
 
 namespace {

@@ -53,6 +53,15 @@
 // num_studies(), num_trials() (monitoring) may include changes whose writes
 // are still in flight.
 //
+// Creating and deleting a study: the store writes these synchronously, and
+// no mutex is held meanwhile. CreateStudy reserves the display name under
+// mu_, writes the study, then adds it under mu_: until then it is NotFound
+// (never half made), and a failed write leaves only the name free again.
+// DeleteStudy marks the study as being deleted under its mutex, writes the
+// deletion, then marks it deleted (or clears the mark if the write failed)
+// and removes it from mu_'s maps; calls on that study wait for the outcome
+// (and then find it deleted), others proceed.
+//
 // Failure: if a store write fails (disk full, I/O error), the in-memory state
 // is ahead of the disk. The call that saw the failure rebuilds every study
 // from the store (which refuses all writes until it resumes, see
@@ -75,6 +84,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -324,6 +334,23 @@ class StudyManager {
   std::vector<std::shared_ptr<StudyState>> AllStudies() const;
   // Checks a new study's display name and spec (also with validate_spec_).
   absl::Status ValidateNewStudy(const cairn::v1::Study& request) const;
+  // Takes `display_name` for a study being created (AlreadyExists if a
+  // study has it or is being created with it).
+  absl::Status ReserveDisplayName(const std::string& display_name)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Adds a study the store just created (freeing its reservation) and
+  // returns its view.
+  cairn::v1::Study AddCreatedStudy(int64_t study_id,
+                                   const cairn::v1::Study& study,
+                                   std::unique_ptr<tuner::Designer> designer)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Marks `st` as being deleted (see StudyState::deleting); NotFound (naming
+  // `name`) if it is deleted already.
+  static absl::Status BeginDeletion(StudyState& st, const std::string& name);
+  // Ends a deletion begun by BeginDeletion: removes the study if `written`
+  // is OK, else keeps it. Returns `written`.
+  absl::Status EndDeletion(StudyState& st, absl::Status written)
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   // AddMeasurements and AddMeasurementsWithJob (job_trial and job both null,
   // or both set).
@@ -382,6 +409,8 @@ class StudyManager {
   mutable absl::Mutex mu_;
   std::map<int64_t, std::shared_ptr<StudyState>> studies_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, int64_t> by_display_name_ ABSL_GUARDED_BY(mu_);
+  // Display names of the studies whose creation is being written.
+  std::set<std::string> creating_ ABSL_GUARDED_BY(mu_);
 
   const uint64_t min_free_bytes_;
 

@@ -218,6 +218,7 @@ absl::Status StudyManager::DeleteTrial(const std::string& name) {
   StudyState& st = *tn->study;
   // Synchronous: Store::DeleteTrial drains the commit queue itself.
   absl::MutexLock lock(&st.mu);
+  st.AwaitNoDeletion();
   if (!st.trials.contains(tn->trial_id)) {
     return absl::NotFoundError(absl::StrCat("trial ", name, " not found"));
   }

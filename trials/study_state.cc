@@ -156,9 +156,16 @@ absl::Status StudyState::AdvanceState(Store* store, WriteScope* scope) {
   return absl::OkStatus();
 }
 
+void StudyState::AwaitNoDeletion() {
+  auto settled = [this]()
+                     ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) { return !deleting; };
+  mu.Await(absl::Condition(&settled));
+}
+
 LockedStudy::LockedStudy(StudyState& study, WriteScope* scope)
     : study_(study), scope_(scope) {
   study_.mu.Lock();
+  study_.AwaitNoDeletion();
 }
 
 LockedStudy::~LockedStudy() {

@@ -80,6 +80,10 @@ struct StudyState {
   bool exhausted ABSL_GUARDED_BY(mu) = false;
   // Set once the study is deleted; late callers holding a pointer see it.
   bool deleted ABSL_GUARDED_BY(mu) = false;
+  // Set while DeleteStudy writes the deletion (without holding mu): a
+  // LockedStudy waits until it is cleared, so that no write of the study is
+  // queued behind its deletion.
+  bool deleting ABSL_GUARDED_BY(mu) = false;
   // The latest store write queued for this study (null if none yet). Writes
   // are queued under mu, so queue order equals the order of in-memory
   // changes; awaiting this one (the queue is ordered) makes every change
@@ -105,6 +109,10 @@ struct StudyState {
 
   // Marks the curve of trial `trial_id` complete (it SUCCEEDED).
   void CompleteCurve(int64_t trial_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
+
+  // Waits (releasing mu meanwhile) until no deletion of the study is in
+  // flight.
+  void AwaitNoDeletion() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
 
   int64_t CountPending() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     return trials.pending();
@@ -143,8 +151,9 @@ struct StudyState {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
 };
 
-// Holds a study's mutex for one critical section of a StudyManager call. On
-// release it records the study's latest queued write in `scope`, so the call
+// Holds a study's mutex for one critical section of a StudyManager call,
+// once no deletion of the study is in flight (AwaitNoDeletion). On release
+// it records the study's latest queued write in `scope`, so the call
 // can await it (after unlocking) before returning.
 //
 //   StudyState& st = **found;  // found: StatusOr<shared_ptr<StudyState>>

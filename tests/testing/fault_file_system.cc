@@ -106,6 +106,7 @@ class FaultFileSystem::File final : public rocksdb::FSWritableFileOwnerWrapper {
  private:
   template <typename SyncFn>
   IOStatus SyncWith(SyncFn sync) {
+    fs_->MaybeStallSync(path_);
     IOStatus fault = fs_->MaybeFail(path_, kSyncOp, nullptr);
     if (!fault.ok()) return fault;
     // Only what was appended before the sync started is surely durable.
@@ -177,6 +178,36 @@ void FaultFileSystem::ClearFaults() {
 int64_t FaultFileSystem::injected_faults() const {
   absl::MutexLock lock(&mu_);
   return injected_;
+}
+
+void FaultFileSystem::StallSyncs(uint32_t kinds) {
+  absl::MutexLock lock(&mu_);
+  stall_kinds_ = kinds;
+}
+
+void FaultFileSystem::ReleaseSyncs() {
+  absl::MutexLock lock(&mu_);
+  stall_kinds_ = 0;
+}
+
+bool FaultFileSystem::AwaitStalledSync(absl::Duration timeout) {
+  absl::MutexLock lock(&mu_);
+  auto stalled = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return stalled_syncs_ > 0;
+  };
+  return mu_.AwaitWithTimeout(absl::Condition(&stalled), timeout);
+}
+
+void FaultFileSystem::MaybeStallSync(const std::string& path) {
+  absl::MutexLock lock(&mu_);
+  const uint32_t kind = KindOfFile(path);
+  if ((stall_kinds_ & kind) == 0) return;
+  ++stalled_syncs_;
+  auto released = [this, kind]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return (stall_kinds_ & kind) == 0;
+  };
+  mu_.Await(absl::Condition(&released));
+  --stalled_syncs_;
 }
 
 IOStatus FaultFileSystem::MaybeFail(const std::string& path, FaultOp op,

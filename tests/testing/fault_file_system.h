@@ -17,6 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "rocksdb/file_system.h"
 
 namespace cairn::testing {
@@ -67,6 +68,8 @@ struct FaultSpec {
 //    past the threshold; a failed sync makes nothing durable (the bytes stay
 //    in the file, as in a page cache whose fsync failed, and a power loss
 //    drops them).
+//  - while syncs are stalled (StallSyncs), a sync of a matching file waits
+//    until ReleaseSyncs, so that a test can hold a write in its fsync.
 //  - it remembers, for every file it created or reopened for writing, how
 //    many bytes were appended and how many of them were synced, and whether
 //    the file's directory was fsynced since the file was created, so that
@@ -98,6 +101,15 @@ class FaultFileSystem final : public rocksdb::FileSystemWrapper {
   void ClearFaults() ABSL_LOCKS_EXCLUDED(mu_);
   // Number of operations failed by injection so far.
   int64_t injected_faults() const ABSL_LOCKS_EXCLUDED(mu_);
+
+  // From now on every sync of a file of the FileKind bits `kinds` waits
+  // (before it fails or syncs) until ReleaseSyncs.
+  void StallSyncs(uint32_t kinds) ABSL_LOCKS_EXCLUDED(mu_);
+  // Lets every waiting and later sync through.
+  void ReleaseSyncs() ABSL_LOCKS_EXCLUDED(mu_);
+  // Waits up to `timeout` until at least one sync is waiting in StallSyncs;
+  // whether one is.
+  bool AwaitStalledSync(absl::Duration timeout) ABSL_LOCKS_EXCLUDED(mu_);
 
   // How much unsynced data a power loss keeps.
   struct PowerLoss {
@@ -172,6 +184,8 @@ class FaultFileSystem final : public rocksdb::FileSystemWrapper {
   // be written before the failure. Returns the error to report, or OK.
   rocksdb::IOStatus MaybeFail(const std::string& path, FaultOp op,
                               uint64_t* allowed) ABSL_LOCKS_EXCLUDED(mu_);
+  // Waits while syncs of `path`'s kind are stalled (see StallSyncs).
+  void MaybeStallSync(const std::string& path) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Bookkeeping called by File after its base operation succeeded.
   // Appended: n more bytes at the end; ExtendedTo: the file reaches `end`.
@@ -192,6 +206,10 @@ class FaultFileSystem final : public rocksdb::FileSystemWrapper {
   uint64_t bytes_to_go_ ABSL_GUARDED_BY(mu_) = 0;
   std::mt19937_64 rng_ ABSL_GUARDED_BY(mu_);
   int64_t injected_ ABSL_GUARDED_BY(mu_) = 0;
+  // FileKind bits of the files whose syncs wait (0: none), and how many
+  // syncs wait now.
+  uint32_t stall_kinds_ ABSL_GUARDED_BY(mu_) = 0;
+  int stalled_syncs_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace cairn::testing
