@@ -242,13 +242,19 @@ std::string FormatRepairReport(const std::string& path,
       absl::StrAppend(&out, "  ", d, "\n");
     }
   }
-  absl::StrAppend(&out, "moved the damaged store aside to ", report.aside_path,
+  const bool intact = report.damage.empty();
+  absl::StrAppend(&out, "moved the ", intact ? "original" : "damaged",
+                  " store aside to ", report.aside_path,
                   " (every file kept)\n");
   absl::StrAppend(&out, "recovered ", report.recovered.studies, " studies, ",
                   report.recovered.trials, " trials, ",
                   report.recovered.measurements,
                   " measurements into a fresh store at ", path, "\n");
   const int64_t lost = report.unreadable + report.orphaned;
+  if (lost == 0 && intact) {
+    absl::StrAppend(&out, "nothing lost: every record decoded\n");
+    return out;
+  }
   if (lost == 0) {
     absl::StrAppend(&out,
                     "could not recover: only what the damaged files held "

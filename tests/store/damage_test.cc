@@ -41,6 +41,7 @@ using damage_testing::MakeStudy;
 using damage_testing::PutTrials;
 using damage_testing::Snapshot;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr int kFirst = 600;   // Trials flushed into an SST by a reopen.
 constexpr int kSecond = 400;  // Trials only in the newest WAL.
@@ -256,6 +257,11 @@ TEST_F(DamageTest, IntactStoreVerifiesCleanAndRepairsLosslessly) {
   EXPECT_EQ(repair->recovered.measurements, 3);
   EXPECT_EQ(repair->unreadable + repair->orphaned, 0);
   ExpectSetAside(repair->aside_path, before);
+  const std::string printed = FormatRepairReport(dir_.string(), *repair);
+  EXPECT_THAT(printed, HasSubstr("no damage found"));
+  EXPECT_THAT(printed, HasSubstr("moved the original store aside"));
+  EXPECT_THAT(printed, HasSubstr("nothing lost"));
+  EXPECT_THAT(printed, Not(HasSubstr("damaged store")));
   auto store = Store::Open(StoreOptions(), dir_.string());
   ASSERT_TRUE(store.ok()) << store.status();
   auto all = (*store)->LoadAll();
