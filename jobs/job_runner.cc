@@ -400,7 +400,7 @@ void JobRunner::RestartOrFail(const Running& r, const std::string& how,
                max_restarts, job.attempts() + 1);
   ++restarts_total_;
   if (options_.observer != nullptr && study.ok()) {
-    options_.observer->OnJobRestart(study->name());
+    options_.observer->OnJobRestart({study->name(), study->display_name()});
   }
 }
 

@@ -24,7 +24,6 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
-#include "api/resource_names.h"
 #include "monitoring/process_metrics.h"
 #include "prometheus/collectable.h"
 #include "prometheus/counter.h"
@@ -121,35 +120,16 @@ class SeriesCache {
     Apply(values.begin(), values.size(), [](T&) {});
   }
 
-  // Removes the series whose first label value is not in `keep`; a series
-  // whose first value is a key of `renames` has its value added to the
-  // series with that value renamed (counters recorded under a study's
-  // resource name before a snapshot told its display name).
-  void RetainFirstLabelIn(
-      const absl::flat_hash_set<std::string>& keep,
-      const absl::flat_hash_map<std::string, std::string>& renames) {
-    std::vector<std::pair<std::vector<std::string>, double>> moved;
-    {
-      absl::MutexLock lock(&mu_);
-      for (auto it = series_.begin(); it != series_.end();) {
-        const std::vector<std::string>& values = it->second.values;
-        if (keep.contains(values.front())) {
-          ++it;
-          continue;
-        }
-        if (auto rename = renames.find(values.front());
-            rename != renames.end()) {
-          std::vector<std::string> renamed = values;
-          renamed.front() = rename->second;
-          moved.emplace_back(std::move(renamed), it->second.metric->Value());
-        }
-        family_.Remove(it->second.metric);
-        series_.erase(it++);
+  // Removes the series whose first label value is not in `keep`.
+  void RetainFirstLabelIn(const absl::flat_hash_set<std::string>& keep) {
+    absl::MutexLock lock(&mu_);
+    for (auto it = series_.begin(); it != series_.end();) {
+      if (keep.contains(it->second.values.front())) {
+        ++it;
+        continue;
       }
-    }
-    for (const auto& [values, value] : moved) {
-      Apply(values.data(), values.size(),
-            [value = value](T& metric) { metric.Increment(value); });
+      family_.Remove(it->second.metric);
+      series_.erase(it++);
     }
   }
 
@@ -380,18 +360,14 @@ class MetricsImpl final : public Metrics {
 
   void RecordTrialFinished(std::string_view study,
                            TrialOutcome outcome) override {
-    std::string display;
-    trials_finished_.Apply(
-        {StudyLabel(study, display), TrialOutcomeLabel(outcome)},
-        [](Counter& c) { c.Increment(); });
+    trials_finished_.Apply({study, TrialOutcomeLabel(outcome)},
+                           [](Counter& c) { c.Increment(); });
   }
 
   void RecordEarlyStoppingDecision(std::string_view study,
                                    std::string_view rule, bool stop) override {
-    std::string display;
-    early_stopping_decisions_.Apply(
-        {StudyLabel(study, display), rule, stop ? "stop" : "continue"},
-        [](Counter& c) { c.Increment(); });
+    early_stopping_decisions_.Apply({study, rule, stop ? "stop" : "continue"},
+                                    [](Counter& c) { c.Increment(); });
   }
 
   void RecordStoreWrite(double seconds) override {
@@ -403,9 +379,7 @@ class MetricsImpl final : public Metrics {
   }
 
   void RecordJobRestart(std::string_view study) override {
-    std::string display;
-    job_restarts_.Apply({StudyLabel(study, display)},
-                        [](Counter& c) { c.Increment(); });
+    job_restarts_.Apply({study}, [](Counter& c) { c.Increment(); });
   }
 
   void RecordRpc(std::string_view method, std::string_view code,
@@ -465,21 +439,6 @@ class MetricsImpl final : public Metrics {
   }
 
  private:
-  // The `study` label of `study`: its display name when it is the resource
-  // name of a study in the latest snapshot (copied into `storage`).
-  std::string_view StudyLabel(std::string_view study, std::string& storage) {
-    if (!api::ParseStudyName(absl::string_view(study.data(), study.size()),
-                             "study")
-             .ok()) {
-      return study;
-    }
-    absl::ReaderMutexLock lock(&names_mu_);
-    auto it = display_by_name_.find(std::string(study));
-    if (it == display_by_name_.end()) return study;
-    storage = it->second;
-    return storage;
-  }
-
   // The per-study gauge families of one scrape.
   struct StudyFamilies {
     MetricFamily studies = GaugeFamily("cairn_studies", "Studies, by state.");
@@ -504,10 +463,8 @@ class MetricsImpl final : public Metrics {
       studies_by_state[std::string(state)] = 0;
     }
     absl::flat_hash_set<std::string> names;
-    absl::flat_hash_map<std::string, std::string> display_by_name;
     for (const StudySnapshot& study : snapshot.studies) {
       names.insert(study.display_name);
-      if (!study.name.empty()) display_by_name[study.name] = study.display_name;
       ++studies_by_state[absl::AsciiStrToLower(study.state)];
       AddStudyGauges(study, f);
       TouchStudyCounters(study);
@@ -515,7 +472,7 @@ class MetricsImpl final : public Metrics {
     for (const auto& [state, count] : studies_by_state) {
       AddGauge(f.studies, {{"state", state}}, static_cast<double>(count));
     }
-    ForgetRemovedStudies(names, display_by_name);
+    ForgetRemovedStudies(names);
     std::vector<MetricFamily> all = ServiceFamilies(snapshot);
     for (MetricFamily* family :
          {&f.studies, &f.study_info, &f.trials, &f.best, &f.latest}) {
@@ -573,16 +530,10 @@ class MetricsImpl final : public Metrics {
   }
 
   // Drops the counters of studies no longer in the snapshot.
-  void ForgetRemovedStudies(
-      const absl::flat_hash_set<std::string>& names,
-      const absl::flat_hash_map<std::string, std::string>& display_by_name) {
-    {
-      absl::MutexLock lock(&names_mu_);
-      display_by_name_ = display_by_name;
-    }
-    trials_finished_.RetainFirstLabelIn(names, display_by_name);
-    job_restarts_.RetainFirstLabelIn(names, display_by_name);
-    early_stopping_decisions_.RetainFirstLabelIn(names, display_by_name);
+  void ForgetRemovedStudies(const absl::flat_hash_set<std::string>& names) {
+    trials_finished_.RetainFirstLabelIn(names);
+    job_restarts_.RetainFirstLabelIn(names);
+    early_stopping_decisions_.RetainFirstLabelIn(names);
   }
 
   // cairn_jobs, cairn_jobs_max_running, cairn_gpu_slots, cairn_store_bytes
@@ -679,11 +630,6 @@ class MetricsImpl final : public Metrics {
 
   absl::Mutex provider_mu_;
   std::function<Snapshot()> provider_ ABSL_GUARDED_BY(provider_mu_);
-
-  // Resource name -> display name, from the latest snapshot.
-  absl::Mutex names_mu_;
-  absl::flat_hash_map<std::string, std::string> display_by_name_
-      ABSL_GUARDED_BY(names_mu_);
 
   int http_port_ = 0;
   // Declared last: destroyed first (also reset explicitly in the destructor).

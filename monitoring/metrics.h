@@ -156,10 +156,8 @@ struct Snapshot {
 // Label values are used as given: callers pass bounded sets (method names,
 // algorithm names, study names), never free-form text.
 //
-// Methods taking a `study` accept its display name or its resource name
-// ("studies/7"); a resource name is exported as the display name the latest
-// snapshot gave it (series recorded before that snapshot are merged into the
-// display-name series at the next scrape).
+// Methods taking a `study` take its display name, the `study` label as
+// given (MetricsStudyObserver passes the one each observer event carries).
 //
 // Per-study counter series (trials finished, early-stopping decisions, job
 // restarts) of a study that is missing from the snapshot are removed at the

@@ -10,11 +10,13 @@ void MetricsStudyObserver::OnSuggest(const std::string& algorithm,
   metrics_->RecordSuggestion(absl::AsciiStrToLower(algorithm), seconds, count);
 }
 
-void MetricsStudyObserver::OnTrialFinished(const std::string& study,
+void MetricsStudyObserver::OnTrialFinished(const ObservedStudy& study,
                                            const std::string& outcome) {
   std::optional<TrialOutcome> parsed =
       TrialOutcomeFromLabel(absl::AsciiStrToLower(outcome));
-  if (parsed.has_value()) metrics_->RecordTrialFinished(study, *parsed);
+  if (parsed.has_value()) {
+    metrics_->RecordTrialFinished(study.display_name, *parsed);
+  }
 }
 
 void MetricsStudyObserver::OnStoreWrite(double seconds) {
@@ -25,15 +27,15 @@ void MetricsStudyObserver::OnMeasurementsWritten(int64_t count) {
   metrics_->RecordMeasurementsWritten(count);
 }
 
-void MetricsStudyObserver::OnEarlyStoppingDecision(const std::string& study,
+void MetricsStudyObserver::OnEarlyStoppingDecision(const ObservedStudy& study,
                                                    const std::string& rule,
                                                    bool stop) {
-  metrics_->RecordEarlyStoppingDecision(study, absl::AsciiStrToLower(rule),
-                                        stop);
+  metrics_->RecordEarlyStoppingDecision(study.display_name,
+                                        absl::AsciiStrToLower(rule), stop);
 }
 
-void MetricsStudyObserver::OnJobRestart(const std::string& study) {
-  metrics_->RecordJobRestart(study);
+void MetricsStudyObserver::OnJobRestart(const ObservedStudy& study) {
+  metrics_->RecordJobRestart(study.display_name);
 }
 
 }  // namespace cairn::monitoring

@@ -12,9 +12,9 @@
 namespace cairn::monitoring {
 
 // Forwards each hook to the matching Metrics::Record* call. Algorithm names
-// are exported in lower case ("GP_BANDIT" -> "gp_bandit"); a study may be
-// given by display or resource name (see Metrics); an unknown outcome string
-// is ignored. `metrics` is not owned and must outlive the observer.
+// are exported in lower case ("GP_BANDIT" -> "gp_bandit"); each study series
+// is recorded under the display name the event carries; an unknown outcome
+// string is ignored. `metrics` is not owned and must outlive the observer.
 // Thread-safe.
 class MetricsStudyObserver final : public StudyObserver {
  public:
@@ -22,13 +22,13 @@ class MetricsStudyObserver final : public StudyObserver {
 
   void OnSuggest(const std::string& algorithm, double seconds,
                  int count) override;
-  void OnTrialFinished(const std::string& study,
+  void OnTrialFinished(const ObservedStudy& study,
                        const std::string& outcome) override;
   void OnStoreWrite(double seconds) override;
   void OnMeasurementsWritten(int64_t count) override;
-  void OnEarlyStoppingDecision(const std::string& study,
+  void OnEarlyStoppingDecision(const ObservedStudy& study,
                                const std::string& rule, bool stop) override;
-  void OnJobRestart(const std::string& study) override;
+  void OnJobRestart(const ObservedStudy& study) override;
 
  private:
   Metrics* const metrics_;

@@ -93,7 +93,8 @@ absl::Status ApplyCompletion(StudyState& st, Trial t,
   st.last_measurement.erase(id);
   if (st.HasEarlyStopping() && succeeded) st.CompleteCurve(id);
   if (deps.observer != nullptr) {
-    deps.observer->OnTrialFinished(st.study.name(), outcome);
+    deps.observer->OnTrialFinished({st.study.name(), st.study.display_name()},
+                                   outcome);
   }
   return st.AdvanceState(deps.store, scope);
 }

@@ -51,7 +51,8 @@ absl::StatusOr<Trial> EndLocked(StudyState& st, int64_t trial_id,
   st.last_measurement.erase(t.id());
   if (deps.observer != nullptr) {
     deps.observer->OnTrialFinished(
-        st.study.name(), end == Trial::FAILED ? "failed" : "cancelled");
+        {st.study.name(), st.study.display_name()},
+        end == Trial::FAILED ? "failed" : "cancelled");
   }
   if (absl::Status s = st.AdvanceState(deps.store, scope); !s.ok()) return s;
   return t;

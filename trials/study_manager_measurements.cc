@@ -204,7 +204,7 @@ absl::Status JudgeTrial(StudyState& st, int64_t trial_id, Store* store,
       tuner::ShouldStop(st.study.spec(), st.curves[trial_id], others);
   if (observer != nullptr) {
     observer->OnEarlyStoppingDecision(
-        st.study.name(),
+        {st.study.name(), st.study.display_name()},
         st.study.spec().early_stopping().has_median() ? "median" : "asha",
         d.stop);
   }

@@ -96,7 +96,8 @@ absl::StatusOr<Trial> CreateTrialLocked(StudyState& st,
   if (absl::Status s = st.WriteTrial(deps.store, t, scope); !s.ok()) return s;
   st.max_trial_id = t.id();
   if (request.has_final_measurement() && deps.observer != nullptr) {
-    deps.observer->OnTrialFinished(st.study.name(), "succeeded");
+    deps.observer->OnTrialFinished({st.study.name(), st.study.display_name()},
+                                   "succeeded");
   }
   return t;
 }

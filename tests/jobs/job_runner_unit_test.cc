@@ -135,9 +135,9 @@ class FakeExecutor : public Executor {
 
 class RestartCounter : public StudyObserver {
  public:
-  void OnJobRestart(const std::string& study) override {
+  void OnJobRestart(const ObservedStudy& study) override {
     absl::MutexLock lock(&mu_);
-    studies_.push_back(study);
+    studies_.push_back(std::string(study.name));
   }
   std::vector<std::string> studies() {
     absl::MutexLock lock(&mu_);

@@ -428,17 +428,19 @@ TEST(MetricsTest, ServesMetricsOverHttp) {
   EXPECT_FALSE(HttpGet(port, "/metrics").ok());
 }
 
-TEST(MetricsTest, ResourceNamesBecomeDisplayNames) {
+TEST(MetricsTest, ObserverEventsAreRecordedUnderDisplayNames) {
   std::unique_ptr<Metrics> metrics = StartWithoutHttp();
-  // Recorded before any snapshot told "studies/1" is "mnist".
-  metrics->RecordTrialFinished("studies/1", TrialOutcome::kSucceeded);
-  metrics->RecordTrialFinished("studies/1", TrialOutcome::kSucceeded);
-  metrics->RecordJobRestart("studies/1");
+  MetricsStudyObserver observer(metrics.get());
+  const ObservedStudy mnist{"studies/1", "mnist"};
+  // Recorded before any snapshot named the study.
+  observer.OnTrialFinished(mnist, "succeeded");
+  observer.OnTrialFinished(mnist, "succeeded");
+  observer.OnJobRestart(mnist);
   metrics->SetSnapshotProvider([] { return TwoStudies(false); });
   metrics->ScrapeText();
-  // Recorded after: translated on the spot.
-  metrics->RecordTrialFinished("studies/1", TrialOutcome::kSucceeded);
-  metrics->RecordEarlyStoppingDecision("studies/1", "median", true);
+  // Recorded after.
+  observer.OnTrialFinished(mnist, "succeeded");
+  observer.OnEarlyStoppingDecision(mnist, "median", true);
   std::string text = metrics->ScrapeText();
   EXPECT_FALSE(absl::StrContains(text, "study=\"studies/1\"")) << text;
   EXPECT_THAT(Sample(text, "cairn_trials_finished_total",
@@ -484,18 +486,19 @@ TEST(MetricsTest, StudyObserverForwardsHooks) {
   std::unique_ptr<Metrics> metrics = StartWithoutHttp();
   MetricsStudyObserver observer(metrics.get());
   StudyObserver& hooks = observer;
+  const ObservedStudy mnist{"studies/1", "mnist"};
   hooks.OnSuggest("RANDOM_SEARCH", 0.002, 3);
-  hooks.OnTrialFinished("mnist", "stopped_early");
-  hooks.OnTrialFinished("mnist", "infeasible");
-  hooks.OnTrialFinished("mnist", "cancelled");
-  hooks.OnTrialFinished("mnist", "no such outcome");
+  hooks.OnTrialFinished(mnist, "stopped_early");
+  hooks.OnTrialFinished(mnist, "infeasible");
+  hooks.OnTrialFinished(mnist, "cancelled");
+  hooks.OnTrialFinished(mnist, "no such outcome");
   hooks.OnStoreWrite(0.001);
   hooks.OnMeasurementsWritten(4);
-  hooks.OnEarlyStoppingDecision("mnist", "median", true);
-  hooks.OnEarlyStoppingDecision("mnist", "median", false);
-  hooks.OnEarlyStoppingDecision("mnist", "ASHA", true);
-  hooks.OnJobRestart("mnist");
-  hooks.OnJobRestart("mnist");
+  hooks.OnEarlyStoppingDecision(mnist, "median", true);
+  hooks.OnEarlyStoppingDecision(mnist, "median", false);
+  hooks.OnEarlyStoppingDecision(mnist, "ASHA", true);
+  hooks.OnJobRestart(mnist);
+  hooks.OnJobRestart(mnist);
   std::string text = metrics->ScrapeText();
   EXPECT_THAT(Sample(text, "cairn_suggested_trials_total",
                      {{"algorithm", "random_search"}}),
