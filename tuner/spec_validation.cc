@@ -269,75 +269,15 @@ class SpaceValidator {
                                  const ConditionalParameterSpec& c,
                                  const std::string& parent_where,
                                  const std::string& path) {
-    const int n_cat = c.parent_categorical_values_size();
-    const int n_int = c.parent_int_values_size();
-    const int n_disc = c.parent_discrete_values_size();
     const std::string child_id = c.parameter_spec().parameter_id();
     const std::string where = Where(path, child_id);
     switch (p.type()) {
-      case ParameterSpec::CATEGORICAL: {
-        if (n_int > 0 || n_disc > 0) {
-          return Bad(where,
-                     "parent " + parent_where +
-                         " is CATEGORICAL: use parent_categorical_values, "
-                         "not parent_int_values/parent_discrete_values");
-        }
-        if (n_cat == 0) {
-          return Bad(where, "parent_categorical_values is empty");
-        }
-        absl::flat_hash_set<std::string> values(p.categorical_values().begin(),
-                                                p.categorical_values().end());
-        for (int k = 0; k < n_cat; ++k) {
-          if (!values.contains(c.parent_categorical_values(k))) {
-            return Bad(where, absl::StrCat(
-                                  "parent_categorical_values[", k, "] ",
-                                  Quote(c.parent_categorical_values(k)),
-                                  " is not a value of parent ", parent_where));
-          }
-        }
-        return absl::OkStatus();
-      }
-      case ParameterSpec::INTEGER: {
-        if (n_cat > 0 || n_disc > 0) {
-          return Bad(where,
-                     "parent " + parent_where +
-                         " is INTEGER: use parent_int_values, not "
-                         "parent_categorical_values/parent_discrete_values");
-        }
-        if (n_int == 0) return Bad(where, "parent_int_values is empty");
-        for (int k = 0; k < n_int; ++k) {
-          const double v = static_cast<double>(c.parent_int_values(k));
-          if (v < p.min_value() || v > p.max_value()) {
-            return Bad(where,
-                       absl::StrCat("parent_int_values[", k, "] ",
-                                    c.parent_int_values(k), " is outside [",
-                                    RoundTripNumber(p.min_value()), ", ",
-                                    RoundTripNumber(p.max_value()),
-                                    "] of parent ", parent_where));
-          }
-        }
-        return absl::OkStatus();
-      }
-      case ParameterSpec::DISCRETE: {
-        if (n_cat > 0 || n_int > 0) {
-          return Bad(where, "parent " + parent_where +
-                                " is DISCRETE: use parent_discrete_values, not "
-                                "parent_categorical_values/parent_int_values");
-        }
-        if (n_disc == 0) return Bad(where, "parent_discrete_values is empty");
-        for (int k = 0; k < n_disc; ++k) {
-          const double v = c.parent_discrete_values(k);
-          bool found = false;
-          for (double d : p.discrete_values()) found = found || d == v;
-          if (!found) {
-            return Bad(where, absl::StrCat("parent_discrete_values[", k, "] ",
-                                           RoundTripNumber(v),
-                                           " is not a value of parent ",
-                                           parent_where));
-          }
-        }
-        return absl::OkStatus();
-      }
+      case ParameterSpec::CATEGORICAL:
+        return ValidateCategoricalCondition(p, c, parent_where, where);
+      case ParameterSpec::INTEGER:
+        return ValidateIntegerCondition(p, c, parent_where, where);
+      case ParameterSpec::DISCRETE:
+        return ValidateDiscreteCondition(p, c, parent_where, where);
       default:
         return Bad(where, absl::StrCat("parent ", parent_where, " is ",
                                        TypeName(p.type()),
@@ -345,6 +285,83 @@ class SpaceValidator {
                                        "CATEGORICAL, INTEGER or DISCRETE "
                                        "parent"));
     }
+  }
+
+  // The child of a CATEGORICAL parent names parent_categorical_values only.
+  static absl::Status ValidateCategoricalCondition(
+      const ParameterSpec& p, const ConditionalParameterSpec& c,
+      const std::string& parent_where, const std::string& where) {
+    const int n_cat = c.parent_categorical_values_size();
+    if (c.parent_int_values_size() > 0 || c.parent_discrete_values_size() > 0) {
+      return Bad(where, "parent " + parent_where +
+                            " is CATEGORICAL: use parent_categorical_values, "
+                            "not parent_int_values/parent_discrete_values");
+    }
+    if (n_cat == 0) {
+      return Bad(where, "parent_categorical_values is empty");
+    }
+    absl::flat_hash_set<std::string> values(p.categorical_values().begin(),
+                                            p.categorical_values().end());
+    for (int k = 0; k < n_cat; ++k) {
+      if (!values.contains(c.parent_categorical_values(k))) {
+        return Bad(where,
+                   absl::StrCat("parent_categorical_values[", k, "] ",
+                                Quote(c.parent_categorical_values(k)),
+                                " is not a value of parent ", parent_where));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // The child of an INTEGER parent names parent_int_values within its bounds.
+  static absl::Status ValidateIntegerCondition(
+      const ParameterSpec& p, const ConditionalParameterSpec& c,
+      const std::string& parent_where, const std::string& where) {
+    const int n_int = c.parent_int_values_size();
+    if (c.parent_categorical_values_size() > 0 ||
+        c.parent_discrete_values_size() > 0) {
+      return Bad(where, "parent " + parent_where +
+                            " is INTEGER: use parent_int_values, not "
+                            "parent_categorical_values/parent_discrete_values");
+    }
+    if (n_int == 0) return Bad(where, "parent_int_values is empty");
+    for (int k = 0; k < n_int; ++k) {
+      const double v = static_cast<double>(c.parent_int_values(k));
+      if (v < p.min_value() || v > p.max_value()) {
+        return Bad(where, absl::StrCat("parent_int_values[", k, "] ",
+                                       c.parent_int_values(k), " is outside [",
+                                       RoundTripNumber(p.min_value()), ", ",
+                                       RoundTripNumber(p.max_value()),
+                                       "] of parent ", parent_where));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // The child of a DISCRETE parent names parent_discrete_values of its set.
+  static absl::Status ValidateDiscreteCondition(
+      const ParameterSpec& p, const ConditionalParameterSpec& c,
+      const std::string& parent_where, const std::string& where) {
+    const int n_disc = c.parent_discrete_values_size();
+    if (c.parent_categorical_values_size() > 0 ||
+        c.parent_int_values_size() > 0) {
+      return Bad(where, "parent " + parent_where +
+                            " is DISCRETE: use parent_discrete_values, not "
+                            "parent_categorical_values/parent_int_values");
+    }
+    if (n_disc == 0) return Bad(where, "parent_discrete_values is empty");
+    for (int k = 0; k < n_disc; ++k) {
+      const double v = c.parent_discrete_values(k);
+      bool found = false;
+      for (double d : p.discrete_values()) found = found || d == v;
+      if (!found) {
+        return Bad(
+            where,
+            absl::StrCat("parent_discrete_values[", k, "] ", RoundTripNumber(v),
+                         " is not a value of parent ", parent_where));
+      }
+    }
+    return absl::OkStatus();
   }
 
   // parameter_id -> path of its first occurrence.
