@@ -245,6 +245,54 @@ GpHyperparameters PriorMode(const GpPriorOptions& prior, int num_dims) {
   return h;
 }
 
+namespace {
+
+// The points the optimizer starts from: the warm start (when its dimension
+// fits), the prior mode (without a warm start or when asked), then
+// options.num_random_restarts draws from the prior, seeded by `seed` and the
+// number of points.
+std::vector<Eigen::VectorXd> StartingPoints(
+    const GpFitOptions& options, int dims, Eigen::Index rows, uint64_t seed,
+    const GpHyperparameters* warm_start) {
+  std::vector<Eigen::VectorXd> starts;
+  if (warm_start != nullptr && warm_start->num_dims() == dims) {
+    starts.push_back(warm_start->Pack());
+  }
+  if (warm_start == nullptr || options.start_from_prior_mode) {
+    starts.push_back(PriorMode(options.prior, dims).Pack());
+  }
+  Rng rng(MixSeed(seed, 0xF17, static_cast<uint64_t>(rows)));
+  const double mu_l = LengthScalePriorMean(options.prior, dims);
+  for (int i = 0; i < options.num_random_restarts; ++i) {
+    GpHyperparameters h;
+    h.log_length_scales.resize(dims);
+    for (int d = 0; d < dims; ++d) {
+      h.log_length_scales[d] =
+          mu_l + options.prior.length_scale_prior_sigma * rng.Normal();
+    }
+    h.log_signal_variance =
+        options.prior.signal_variance_prior_sigma * rng.Normal();
+    h.log_noise_variance =
+        std::log(options.prior.noise_variance_prior_mean) +
+        options.prior.noise_variance_prior_sigma * rng.Normal();
+    starts.push_back(h.Pack());
+  }
+  return starts;
+}
+
+// L-BFGS-B settings of the hyperparameter fit.
+LBFGSpp::LBFGSBParam<double> SolverParam(const GpFitOptions& options) {
+  LBFGSpp::LBFGSBParam<double> param;
+  param.m = 8;
+  param.max_iterations = std::max(1, options.max_iterations);
+  param.epsilon = 1e-5;
+  param.epsilon_rel = 1e-6;
+  param.max_linesearch = 30;
+  return param;
+}
+
+}  // namespace
+
 absl::StatusOr<GpHyperparameters> FitHyperparameters(
     const CategoricalMask& categorical, const Eigen::MatrixXd& x,
     const Eigen::VectorXd& y, const GpFitOptions& options, uint64_t seed,
@@ -281,36 +329,10 @@ absl::StatusOr<GpHyperparameters> FitHyperparameters(
     return f;
   };
 
-  std::vector<Eigen::VectorXd> starts;
-  if (warm_start != nullptr && warm_start->num_dims() == dims) {
-    starts.push_back(warm_start->Pack());
-  }
-  if (warm_start == nullptr || options.start_from_prior_mode) {
-    starts.push_back(PriorMode(options.prior, dims).Pack());
-  }
-  Rng rng(MixSeed(seed, 0xF17, static_cast<uint64_t>(x.rows())));
-  const double mu_l = LengthScalePriorMean(options.prior, dims);
-  for (int i = 0; i < options.num_random_restarts; ++i) {
-    GpHyperparameters h;
-    h.log_length_scales.resize(dims);
-    for (int d = 0; d < dims; ++d) {
-      h.log_length_scales[d] =
-          mu_l + options.prior.length_scale_prior_sigma * rng.Normal();
-    }
-    h.log_signal_variance =
-        options.prior.signal_variance_prior_sigma * rng.Normal();
-    h.log_noise_variance =
-        std::log(options.prior.noise_variance_prior_mean) +
-        options.prior.noise_variance_prior_sigma * rng.Normal();
-    starts.push_back(h.Pack());
-  }
-
-  LBFGSpp::LBFGSBParam<double> param;
-  param.m = 8;
-  param.max_iterations = std::max(1, options.max_iterations);
-  param.epsilon = 1e-5;
-  param.epsilon_rel = 1e-6;
-  param.max_linesearch = 30;
+  const std::vector<Eigen::VectorXd> starts =
+      StartingPoints(options, dims, x.rows(), seed, warm_start);
+  // The solver keeps a reference to its parameters.
+  const LBFGSpp::LBFGSBParam<double> param = SolverParam(options);
   LBFGSpp::LBFGSBSolver<double> solver(param);
   for (Eigen::VectorXd theta : starts) {
     theta = theta.cwiseMax(lb).cwiseMin(ub);
