@@ -78,6 +78,63 @@ absl::Status CheckBeforeOpen(const std::string& path) {
   return DamagedStoreError(path, damage->front());
 }
 
+// The store's info log, wrapped to remember the first damage RocksDB
+// reports, set as `db_options`' info_log; null (RocksDB's default log) when
+// there is no store to log into or the log cannot be opened. A torn WAL tail
+// found by the store's Env is logged there as a warning.
+std::shared_ptr<DamageLog> AttachDamageLog(
+    const StoreOptions& options, const std::string& path,
+    const std::optional<TornWalTail>& torn, rocksdb::Options* db_options) {
+  std::shared_ptr<DamageLog> damage_log;
+  if (options.create_if_missing || std::filesystem::exists(path)) {
+    absl::StatusOr<std::shared_ptr<rocksdb::Logger>> info_log =
+        NewInfoLog(path);
+    if (info_log.ok()) {
+      damage_log = std::make_shared<DamageLog>(std::move(*info_log));
+      db_options->info_log = damage_log;
+    }
+  }
+  if (torn.has_value() && damage_log != nullptr) {
+    rocksdb::Log(rocksdb::InfoLogLevel::WARN_LEVEL, damage_log.get(), "%s",
+                 DescribeTornTail(*torn).c_str());
+  }
+  return damage_log;
+}
+
+// The Status for a failed DB::Open `s`: DataLoss naming the corrupt file
+// (from `damage_log`, which may be null), Unavailable when another process
+// holds the lock, NotFound when there is no store and none may be created.
+// REQUIRES: !s.ok().
+absl::Status OpenFailure(const StoreOptions& options, const std::string& path,
+                         const rocksdb::Status& s,
+                         const DamageLog* damage_log) {
+  if (s.IsCorruption()) {
+    const DamageReport damage =
+        damage_log ? damage_log->FirstDamage() : DamageReport();
+    return DamagedStoreError(
+        path, damage.file.empty()
+                  ? s.ToString()
+                  : absl::StrCat("file ", damage.file, " is corrupt (",
+                                 damage.detail, ")"));
+  }
+  const std::string lower = absl::AsciiStrToLower(s.ToString());
+  if (s.IsIOError() && absl::StrContains(lower, "lock")) {
+    return absl::UnavailableError(absl::StrCat(
+        "store directory ", path,
+        " is locked: another process (is another cairnd running?) or "
+        "another Store in this process has it open (",
+        s.ToString(), ")"));
+  }
+  if (!options.create_if_missing && s.IsInvalidArgument() &&
+      absl::StrContains(lower, "does not exist")) {
+    return absl::NotFoundError(
+        absl::StrCat("store directory ", path,
+                     " holds no database and create_if_missing is false (",
+                     s.ToString(), ")"));
+  }
+  return FromRocks(s, absl::StrCat("opening store at ", path));
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Store>> RocksDbStore::Open(
@@ -94,19 +151,8 @@ absl::StatusOr<std::unique_ptr<Store>> RocksDbStore::Open(
   rocksdb::Options db_options = StoreDbOptions(env.get());
   db_options.create_if_missing = options.create_if_missing;
 
-  std::shared_ptr<DamageLog> damage_log;
-  if (options.create_if_missing || std::filesystem::exists(path)) {
-    absl::StatusOr<std::shared_ptr<rocksdb::Logger>> info_log =
-        NewInfoLog(path);
-    if (info_log.ok()) {
-      damage_log = std::make_shared<DamageLog>(std::move(*info_log));
-      db_options.info_log = damage_log;
-    }
-  }
-  if (torn.has_value() && damage_log != nullptr) {
-    rocksdb::Log(rocksdb::InfoLogLevel::WARN_LEVEL, damage_log.get(), "%s",
-                 DescribeTornTail(*torn).c_str());
-  }
+  std::shared_ptr<DamageLog> damage_log =
+      AttachDamageLog(options, path, torn, &db_options);
 
   // Disk full: RocksDB stops writes and, through the SstFileManager, polls
   // for free space every 5 s and resumes by itself once there is room for
@@ -117,33 +163,7 @@ absl::StatusOr<std::unique_ptr<Store>> RocksDbStore::Open(
       rocksdb::NewSstFileManager(env.get(), db_options.info_log));
   rocksdb::DB* raw = nullptr;
   rocksdb::Status s = rocksdb::DB::Open(db_options, path, &raw);
-  if (s.IsCorruption()) {
-    const DamageReport damage =
-        damage_log ? damage_log->FirstDamage() : DamageReport();
-    return DamagedStoreError(
-        path, damage.file.empty()
-                  ? s.ToString()
-                  : absl::StrCat("file ", damage.file, " is corrupt (",
-                                 damage.detail, ")"));
-  }
-  if (!s.ok()) {
-    const std::string lower = absl::AsciiStrToLower(s.ToString());
-    if (s.IsIOError() && absl::StrContains(lower, "lock")) {
-      return absl::UnavailableError(absl::StrCat(
-          "store directory ", path,
-          " is locked: another process (is another cairnd running?) or "
-          "another Store in this process has it open (",
-          s.ToString(), ")"));
-    }
-    if (!options.create_if_missing && s.IsInvalidArgument() &&
-        absl::StrContains(lower, "does not exist")) {
-      return absl::NotFoundError(
-          absl::StrCat("store directory ", path,
-                       " holds no database and create_if_missing is false (",
-                       s.ToString(), ")"));
-    }
-    return FromRocks(s, absl::StrCat("opening store at ", path));
-  }
+  if (!s.ok()) return OpenFailure(options, path, s, damage_log.get());
   std::unique_ptr<RocksDbStore> store(new RocksDbStore(
       path, std::move(env), std::unique_ptr<rocksdb::DB>(raw), options.sync));
   if (absl::Status st = store->Init(); !st.ok()) return st;
