@@ -88,6 +88,81 @@ void Send(HttpResponse response, httplib::Response& res) {
       });
 }
 
+// Words the errors the library answers by itself (413 for a body over
+// `limit` bytes, 400 for a bad request) as the REST API's error JSON.
+auto LibraryErrorHandler(size_t limit) {
+  return [limit](const httplib::Request&, httplib::Response& res) {
+    // Only the library's own errors: Send marks every response of ours.
+    if (res.has_header("X-Content-Type-Options")) return;
+    res.set_header("X-Content-Type-Options", "nosniff");
+    if (res.status == 413) {
+      res.set_content(
+          ErrorJson(413, "RESOURCE_EXHAUSTED",
+                    absl::StrCat("request body larger than ", limit, " bytes")),
+          "application/json");
+    } else {
+      res.set_content(
+          ErrorJson(res.status, "INVALID_ARGUMENT",
+                    absl::StrCat("bad HTTP request (status ", res.status, ")")),
+          "application/json");
+    }
+  };
+}
+
+// Reads the body of `req` itself rather than by the library, which refuses
+// a body over 8 KB sent as application/x-www-form-urlencoded (curl -d's
+// default) with a 413, and reads a chunked body (no Content-Length)
+// without any bound. True with the body in `body`; false when the request
+// is answered already or left: a multipart body gets 415, and over `limit`
+// bytes a 413, worded by the error handler, and the connection is closed
+// (the rest is left unread).
+bool ReadBody(const httplib::Request& req, httplib::Response& res,
+              const httplib::ContentReader& reader, size_t limit,
+              std::string* body) {
+  bool too_large = false;
+  if (req.is_multipart_form_data()) {
+    if (reader([](const httplib::MultipartFormData&) { return true; },
+               [](const char*, size_t) { return true; })) {
+      HttpResponse refused;
+      refused.status = 415;
+      refused.body = ErrorJson(415, "INVALID_ARGUMENT",
+                               "multipart bodies are not accepted: send "
+                               "the request's JSON as the body");
+      Send(std::move(refused), res);
+    }
+    return false;
+  }
+  if (!reader([&](const char* data, size_t n) {
+        too_large = body->size() + n > limit;
+        if (!too_large) body->append(data, n);
+        return !too_large;
+      })) {
+    if (too_large) {
+      res.status = 413;
+      res.set_header("Connection", "close");
+    }
+    return false;
+  }
+  return true;
+}
+
+// Every path and method goes to the one handler; POST, PUT, PATCH and
+// DELETE with or without a body.
+template <typename Serve, typename ServeBody>
+void Route(httplib::Server& server, const Serve& serve,
+           const ServeBody& serve_body) {
+  server.Get(".*", serve);
+  server.Post(".*", serve);
+  server.Post(".*", serve_body);
+  server.Put(".*", serve);
+  server.Put(".*", serve_body);
+  server.Patch(".*", serve);
+  server.Patch(".*", serve_body);
+  server.Delete(".*", serve);
+  server.Delete(".*", serve_body);
+  server.Options(".*", serve);
+}
+
 }  // namespace
 
 HttpServer::HttpServer(HttpServerOptions options, HttpHandler handler)
@@ -116,72 +191,19 @@ absl::Status HttpServer::Create() {
   server_->set_payload_max_length(options_.max_body_bytes);
   server_->set_read_timeout(30, 0);
   const size_t limit = options_.max_body_bytes;
-  server_->set_error_handler([limit](const httplib::Request&,
-                                     httplib::Response& res) {
-    // Only the library's own errors: Send marks every response of ours.
-    if (res.has_header("X-Content-Type-Options")) return;
-    res.set_header("X-Content-Type-Options", "nosniff");
-    if (res.status == 413) {
-      res.set_content(
-          ErrorJson(413, "RESOURCE_EXHAUSTED",
-                    absl::StrCat("request body larger than ", limit, " bytes")),
-          "application/json");
-    } else {
-      res.set_content(
-          ErrorJson(res.status, "INVALID_ARGUMENT",
-                    absl::StrCat("bad HTTP request (status ", res.status, ")")),
-          "application/json");
-    }
-  });
+  server_->set_error_handler(LibraryErrorHandler(limit));
   // Requests without a body.
   auto serve = [this](const httplib::Request& req, httplib::Response& res) {
     Send(handler_(ToRequest(req, tls(), "")), res);
   };
-  // Requests with one: read here rather than by the library, which refuses
-  // a body over 8 KB sent as application/x-www-form-urlencoded (curl -d's
-  // default) with a 413, and reads a chunked body (no Content-Length)
-  // without any bound. Over `limit` bytes: 413, worded by the error
-  // handler, and the connection is closed (the rest is left unread).
   auto serve_body = [this, limit](const httplib::Request& req,
                                   httplib::Response& res,
                                   const httplib::ContentReader& reader) {
     std::string body;
-    bool too_large = false;
-    if (req.is_multipart_form_data()) {
-      if (reader([](const httplib::MultipartFormData&) { return true; },
-                 [](const char*, size_t) { return true; })) {
-        HttpResponse refused;
-        refused.status = 415;
-        refused.body = ErrorJson(415, "INVALID_ARGUMENT",
-                                 "multipart bodies are not accepted: send "
-                                 "the request's JSON as the body");
-        Send(std::move(refused), res);
-      }
-      return;
-    }
-    if (!reader([&](const char* data, size_t n) {
-          too_large = body.size() + n > limit;
-          if (!too_large) body.append(data, n);
-          return !too_large;
-        })) {
-      if (too_large) {
-        res.status = 413;
-        res.set_header("Connection", "close");
-      }
-      return;
-    }
+    if (!ReadBody(req, res, reader, limit, &body)) return;
     Send(handler_(ToRequest(req, tls(), std::move(body))), res);
   };
-  server_->Get(".*", serve);
-  server_->Post(".*", serve);
-  server_->Post(".*", serve_body);
-  server_->Put(".*", serve);
-  server_->Put(".*", serve_body);
-  server_->Patch(".*", serve);
-  server_->Patch(".*", serve_body);
-  server_->Delete(".*", serve);
-  server_->Delete(".*", serve_body);
-  server_->Options(".*", serve);
+  Route(*server_, serve, serve_body);
   return absl::OkStatus();
 }
 
