@@ -150,15 +150,19 @@ absl::StatusOr<ExportedModel> LoadModel(const std::string& dir) {
   return m;
 }
 
-absl::StatusOr<size_t> PredictCsv(const std::string& model_dir,
-                                  const std::string& input,
-                                  const std::string& output) {
-  absl::StatusOr<ExportedModel> model = LoadModel(model_dir);
-  if (!model.ok()) return model.status();
-  const ExportedModel& m = *model;
+namespace {
+
+// Rows predicted by one forward pass.
+constexpr int kPredictChunk = 1024;
+
+// Finds the label column of a prediction CSV, if it has one: the column
+// named like the model's label (unless a feature has that name), else
+// none when there are exactly the model's features, else the training
+// file's label column when there is one column more.
+LabelResolver ModelLabelResolver(const ExportedModel& m) {
   const int nf = m.spec.InputSize();
-  LabelResolver resolver = [&m, nf](const std::vector<std::string>& header,
-                                    int cols) -> absl::StatusOr<int> {
+  return [&m, nf](const std::vector<std::string>& header,
+                  int cols) -> absl::StatusOr<int> {
     for (int c = 0; c < static_cast<int>(header.size()); ++c) {
       if (header[c] == m.label_name &&
           std::find(m.feature_names.begin(), m.feature_names.end(),
@@ -174,44 +178,47 @@ absl::StatusOr<size_t> PredictCsv(const std::string& model_dir,
         absl::StrCat("expected ", nf, " feature columns (or ", nf + 1,
                      " with the label), found ", cols));
   };
-  absl::StatusOr<CsvData> data = ReadCsv(input, resolver);
-  if (!data.ok()) return data.status();
-  std::vector<float> x(data->rows * nf);
-  // Select features by header name when every model feature is named there.
+}
+
+// The model's inputs, row-major [rows, features], normalized as in
+// training. Features are selected by header name when every model feature
+// is named there, else taken in order (then their count must match).
+absl::StatusOr<std::vector<float>> ModelInputs(const ExportedModel& m,
+                                               const CsvData& data,
+                                               const std::string& input) {
+  const int nf = m.spec.InputSize();
+  std::vector<float> x(data.rows * nf);
   std::vector<int> cols(nf);
-  bool by_name = !data->header.empty();
+  bool by_name = !data.header.empty();
   for (int f = 0; f < nf && by_name; ++f) {
-    auto it = std::find(data->feature_names.begin(), data->feature_names.end(),
+    auto it = std::find(data.feature_names.begin(), data.feature_names.end(),
                         m.feature_names[f]);
-    if (it == data->feature_names.end()) {
+    if (it == data.feature_names.end()) {
       by_name = false;
     } else {
-      cols[f] = static_cast<int>(it - data->feature_names.begin());
+      cols[f] = static_cast<int>(it - data.feature_names.begin());
     }
   }
-  const int have = static_cast<int>(data->feature_names.size());
+  const int have = static_cast<int>(data.feature_names.size());
   if (!by_name && have != nf) {
     return absl::InvalidArgumentError(absl::StrCat(
         input, ": has ", have, " feature columns, model expects ", nf));
   }
-  for (size_t i = 0; i < data->rows; ++i) {
+  for (size_t i = 0; i < data.rows; ++i) {
     for (int f = 0; f < nf; ++f) {
       const int c = by_name ? cols[f] : f;
-      x[i * nf + f] = data->features[i * have + c];
+      x[i * nf + f] = data.features[i * have + c];
     }
   }
-  Normalize(m.mean, m.std, data->rows, &x);
+  Normalize(m.mean, m.std, data.rows, &x);
+  return x;
+}
 
-  constexpr int kChunk = 1024;
-  HyperParams hp;
-  CpuBackend backend(m.spec, hp, /*threads=*/1, kChunk);
-  TrainState state;
-  state.params = m.params;
-  state.m.assign(m.params.size(), 0.0f);
-  state.v.assign(m.params.size(), 0.0f);
-  absl::Status s = backend.SetState(state);
-  if (!s.ok()) return s;
-
+// Writes one prediction a line to `output` (stdout when empty): the class
+// name for classification, the shortest round-trip number for regression.
+absl::Status WritePredictions(const ExportedModel& m, CpuBackend& backend,
+                              const std::vector<float>& x, size_t rows,
+                              const std::string& output) {
   FILE* out = stdout;
   if (!output.empty()) {
     out = std::fopen(output.c_str(), "w");
@@ -220,11 +227,13 @@ absl::StatusOr<size_t> PredictCsv(const std::string& model_dir,
           "--output: cannot open ", output, ": ", std::strerror(errno)));
     }
   }
+  const int nf = m.spec.InputSize();
   const int nout = m.spec.OutputSize();
-  std::vector<float> y(static_cast<size_t>(kChunk) * nout);
-  for (size_t start = 0; start < data->rows && s.ok(); start += kChunk) {
+  std::vector<float> y(static_cast<size_t>(kPredictChunk) * nout);
+  absl::Status s;
+  for (size_t start = 0; start < rows && s.ok(); start += kPredictChunk) {
     const int n =
-        static_cast<int>(std::min<size_t>(kChunk, data->rows - start));
+        static_cast<int>(std::min<size_t>(kPredictChunk, rows - start));
     s = backend.Forward(x.data() + start * nf, n, y.data());
     for (int i = 0; i < n && s.ok(); ++i) {
       const float* r = y.data() + static_cast<size_t>(i) * nout;
@@ -245,6 +254,31 @@ absl::StatusOr<size_t> PredictCsv(const std::string& model_dir,
   } else {
     std::fflush(out);
   }
+  return s;
+}
+
+}  // namespace
+
+absl::StatusOr<size_t> PredictCsv(const std::string& model_dir,
+                                  const std::string& input,
+                                  const std::string& output) {
+  absl::StatusOr<ExportedModel> model = LoadModel(model_dir);
+  if (!model.ok()) return model.status();
+  const ExportedModel& m = *model;
+  absl::StatusOr<CsvData> data = ReadCsv(input, ModelLabelResolver(m));
+  if (!data.ok()) return data.status();
+  absl::StatusOr<std::vector<float>> x = ModelInputs(m, *data, input);
+  if (!x.ok()) return x.status();
+
+  HyperParams hp;
+  CpuBackend backend(m.spec, hp, /*threads=*/1, kPredictChunk);
+  TrainState state;
+  state.params = m.params;
+  state.m.assign(m.params.size(), 0.0f);
+  state.v.assign(m.params.size(), 0.0f);
+  absl::Status s = backend.SetState(state);
+  if (!s.ok()) return s;
+  s = WritePredictions(m, backend, *x, data->rows, output);
   if (!s.ok()) return s;
   return data->rows;
 }
