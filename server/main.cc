@@ -46,19 +46,21 @@ int RepairAndExit(const std::string& data_dir) {
               data_dir.c_str());
   return 0;
 }
-
-}  // namespace
-
-int main(int argc, char** argv) {
-  // Inside a multi-replica Slurm job (jobs/slurm_launch.h), not a server.
-  if (argc == 3 && std::string(argv[1]) == "--slurm-batch") {
-    return cairn::jobs::RunSlurmBatch(argv[2]);
-  }
-  if (argc == 3 && std::string(argv[1]) == "--slurm-replica") {
-    return cairn::jobs::RunSlurmReplica(argv[2]);
-  }
+// The flags, and the values cairnd parses further after CLI11 (sizes,
+// durations, the auth mode) before they go into `options`.
+struct Flags {
   cairn::CairndOptions options;
-  CLI::App app{"cairnd: the Cairn hyperparameter-tuning server"};
+  std::string min_free_space = "256MB";
+  std::string auth_mode = "token";
+  std::string audit_retention = "90d";
+  bool verify = false;
+  bool repair = false;
+};
+
+// The flags are added in the order --help lists them.
+
+// Where the store lives and where the API listens.
+void AddServerFlags(CLI::App& app, cairn::CairndOptions& options) {
   app.add_option("--data-dir", options.data_dir,
                  "Directory of the embedded store")
       ->capture_default_str();
@@ -67,6 +69,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--port-file", options.port_file,
                  "Write the bound port to this file once serving");
+}
+
+// Where trial jobs run, as whom and how many at once.
+void AddJobFlags(CLI::App& app, cairn::CairndOptions& options) {
   app.add_option("--jobs-root", options.jobs_root,
                  "Root of the trial job dirs (default <data-dir>/jobs)");
   app.add_option("--allowed-job-dirs", options.allowed_job_dirs,
@@ -96,6 +102,10 @@ int main(int argc, char** argv) {
                  "(or a duration such as 1m)")
       ->transform(cairn::util::flags::SecondsFlag(/*allow_zero=*/true))
       ->capture_default_str();
+}
+
+// Who runs trial jobs (local or Slurm) and how jobs reach cairnd.
+void AddExecutorFlags(CLI::App& app, cairn::CairndOptions& options) {
   app.add_option("--executor", options.executor,
                  "Who runs trial jobs: local (child processes) or slurm (one "
                  "Slurm batch job per attempt; needs a shared filesystem)")
@@ -117,38 +127,43 @@ int main(int argc, char** argv) {
                  "With --job-server on a TLS port: PEM CA file jobs get as "
                  "CAIRN_TLS_CA (readable by the job user on the nodes)")
       ->check(CLI::ExistingFile);
-  app.add_option("--metrics-listen", options.metrics_listen,
+}
+
+// Metrics, REST, free-space reserve, authentication, audit and call limits.
+void AddServingFlags(CLI::App& app, Flags& flags) {
+  app.add_option("--metrics-listen", flags.options.metrics_listen,
                  "Prometheus /metrics address HOST:PORT (\"\" disables)")
       ->capture_default_str();
-  app.add_option("--http-listen", options.http_listen,
+  app.add_option("--http-listen", flags.options.http_listen,
                  "REST API and web UI address HOST:PORT (port 0 picks a free "
                  "one; \"\" disables); HTTPS only when --tls-cert is given")
       ->capture_default_str();
-  std::string min_free_space = "256MB";
-  app.add_option("--min-free-space", min_free_space,
+  app.add_option("--min-free-space", flags.min_free_space,
                  "Refuse new studies and trials while the store's disk has "
                  "less free space (BYTES, or with a KB/MB/GB suffix; 0 "
                  "disables it); running trials can still report")
       ->capture_default_str();
-  std::string auth_mode = "token";
-  app.add_option("--auth", auth_mode,
+  app.add_option("--auth", flags.auth_mode,
                  "token: every call needs a token (the admin's is written to "
                  "<data-dir>/admin.token on first start); none: no checks, "
                  "for one user on loopback only")
       ->check(CLI::IsMember({"token", "none"}))
       ->capture_default_str();
-  std::string audit_retention = "90d";
-  app.add_option("--audit-retention", audit_retention,
+  app.add_option("--audit-retention", flags.audit_retention,
                  "Keep audit events this long (e.g. 90d, 12h); older ones "
                  "are deleted at start and hourly")
       ->capture_default_str();
-  app.add_flag("--audit-reads", options.audit_reads,
+  app.add_flag("--audit-reads", flags.options.audit_reads,
                "Also record the calls that only read in the audit log");
-  app.add_option("--max-calls-per-token", options.max_calls_per_token,
+  app.add_option("--max-calls-per-token", flags.options.max_calls_per_token,
                  "Calls one token may have in progress at once (each holds "
                  "a thread); more get RESOURCE_EXHAUSTED (0: no limit)")
       ->transform(cairn::util::flags::IntegerFlag(0, 1000000))
       ->capture_default_str();
+}
+
+// TLS files and the plaintext override.
+void AddTlsFlags(CLI::App& app, cairn::CairndOptions& options) {
   app.add_option("--tls-cert", options.tls.cert_file,
                  "PEM certificate chain to serve TLS with (needs --tls-key); "
                  "re-read when the file changes")
@@ -167,40 +182,39 @@ int main(int argc, char** argv) {
   app.add_flag("--insecure", options.insecure,
                "Serve plaintext on a non-loopback --listen (refused "
                "without it); warned at every start");
-  bool verify = false;
-  bool repair = false;
+}
+
+// --verify and --repair: check or salvage the store instead of serving.
+void AddMaintenanceFlags(CLI::App& app, Flags& flags) {
   CLI::Option* verify_flag = app.add_flag(
-      "--verify", verify,
+      "--verify", flags.verify,
       "Check the store read-only, print a report and exit (0: intact, 1: "
       "damaged); does not serve");
-  app.add_flag("--repair", repair,
+  app.add_flag("--repair", flags.repair,
                "Move a damaged store aside to store.damaged-YYYYMMDD-HHMMSS, "
                "salvage it into a fresh store, print what was recovered and "
                "exit; does not serve")
       ->excludes(verify_flag);
-  app.set_version_flag("--version", CAIRN_VERSION);
-  CLI11_PARSE(app, argc, argv);
-  if (verify) return VerifyAndExit(options.data_dir);
-  if (repair) return RepairAndExit(options.data_dir);
-  absl::StatusOr<uint64_t> reserve =
-      cairn::util::flags::ParseByteSize("--min-free-space", min_free_space);
-  if (!reserve.ok()) {
-    std::fprintf(stderr, "cairnd: error: %s\n",
-                 std::string(reserve.status().message()).c_str());
-    return 2;
-  }
-  options.min_free_space = *reserve;
+}
+
+// Parses the flag values CLI11 keeps as text into flags->options. On error
+// the message names the flag.
+absl::Status FinishOptions(Flags* flags) {
+  absl::StatusOr<uint64_t> reserve = cairn::util::flags::ParseByteSize(
+      "--min-free-space", flags->min_free_space);
+  if (!reserve.ok()) return reserve.status();
+  flags->options.min_free_space = *reserve;
   absl::StatusOr<absl::Duration> retention =
       cairn::util::flags::ParseFlagDuration("--audit-retention",
-                                            audit_retention);
-  if (!retention.ok()) {
-    std::fprintf(stderr, "cairnd: error: %s\n",
-                 std::string(retention.status().message()).c_str());
-    return 2;
-  }
-  options.audit_retention = *retention;
-  options.auth = auth_mode != "none";
+                                            flags->audit_retention);
+  if (!retention.ok()) return retention.status();
+  flags->options.audit_retention = *retention;
+  flags->options.auth = flags->auth_mode != "none";
+  return absl::OkStatus();
+}
 
+// Serves until SIGTERM or SIGINT; the exit status of cairnd.
+int Serve(const cairn::CairndOptions& options) {
   // Debian's Abseil records every Mutex acquisition in a global lock-order
   // graph (deadlock detection). The tests keep it on to catch lock-order
   // bugs; the server drops it from every request's path.
@@ -232,4 +246,34 @@ int main(int argc, char** argv) {
   server->reset();
   spdlog::info("cairnd: stopped cleanly");
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Inside a multi-replica Slurm job (jobs/slurm_launch.h), not a server.
+  if (argc == 3 && std::string(argv[1]) == "--slurm-batch") {
+    return cairn::jobs::RunSlurmBatch(argv[2]);
+  }
+  if (argc == 3 && std::string(argv[1]) == "--slurm-replica") {
+    return cairn::jobs::RunSlurmReplica(argv[2]);
+  }
+  Flags flags;
+  CLI::App app{"cairnd: the Cairn hyperparameter-tuning server"};
+  AddServerFlags(app, flags.options);
+  AddJobFlags(app, flags.options);
+  AddExecutorFlags(app, flags.options);
+  AddServingFlags(app, flags);
+  AddTlsFlags(app, flags.options);
+  AddMaintenanceFlags(app, flags);
+  app.set_version_flag("--version", CAIRN_VERSION);
+  CLI11_PARSE(app, argc, argv);
+  if (flags.verify) return VerifyAndExit(flags.options.data_dir);
+  if (flags.repair) return RepairAndExit(flags.options.data_dir);
+  if (absl::Status st = FinishOptions(&flags); !st.ok()) {
+    std::fprintf(stderr, "cairnd: error: %s\n",
+                 std::string(st.message()).c_str());
+    return 2;
+  }
+  return Serve(flags.options);
 }
