@@ -52,7 +52,7 @@ absl::StatusOr<PackageFiles> PackageOf(const Job& job,
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<JobManager>> JobManager::Open(
-    Store* store, StudyManager* studies, util::Clock* clock,
+    JobRecordStore* store, StudyManager* studies, util::Clock* clock,
     const JobManagerOptions& options) {
   absl::StatusOr<std::vector<JobRecord>> records = store->LoadJobRecords();
   if (!records.ok()) return records.status();

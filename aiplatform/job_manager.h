@@ -69,7 +69,7 @@ class JobManager {
   // above), and starts the scheduling thread. `store`, `studies` and `clock`
   // are not owned and must outlive the manager.
   static absl::StatusOr<std::unique_ptr<JobManager>> Open(
-      Store* store, StudyManager* studies, util::Clock* clock,
+      JobRecordStore* store, StudyManager* studies, util::Clock* clock,
       const JobManagerOptions& options);
 
   // Submits `job` (jobId, labels, trainingInput; output fields ignored) with
@@ -121,7 +121,7 @@ class JobManager {
       ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  JobManager(Store* store, StudyManager* studies, util::Clock* clock,
+  JobManager(JobRecordStore* store, StudyManager* studies, util::Clock* clock,
              const JobManagerOptions& options)
       : store_(store), studies_(studies), clock_(clock), options_(options) {}
 
@@ -167,7 +167,7 @@ class JobManager {
       const std::string& previous_job_id, const std::string& study_name);
   std::string StagingDir(const std::string& job_id) const;
 
-  Store* const store_;
+  JobRecordStore* const store_;
   StudyManager* const studies_;
   util::Clock* const clock_;
   const JobManagerOptions options_;

@@ -53,7 +53,7 @@ int64_t AuditLog::IdAt(absl::Time time) {
 }
 
 absl::StatusOr<std::unique_ptr<AuditLog>> AuditLog::Open(
-    Store* store, AuditLogOptions options) {
+    AuditStore* store, AuditLogOptions options) {
   if (options.retention <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "audit retention: ", absl::FormatDuration(options.retention),

@@ -5,7 +5,7 @@
 // permission table too. server/audit_interceptor.h feeds it from gRPC.
 //
 // Durability: Record returns once the event is in the store's WAL (see
-// Store::PutAuditEvent), and cairnd sends a call's response only after
+// AuditStore::PutAuditEvent), and cairnd sends a call's response only after
 // that, so the log survives restarts and kill -9 of cairnd like every
 // acknowledged write. Events are not fsynced one by one (that doubled a
 // write call's latency): the store syncs its WAL at the next synced write
@@ -90,7 +90,7 @@ class AuditLog {
   // deletes the events older than options.retention. InvalidArgument if
   // retention is not positive; the store's errors.
   static absl::StatusOr<std::unique_ptr<AuditLog>> Open(
-      Store* store, AuditLogOptions options);
+      AuditStore* store, AuditLogOptions options);
 
   // Whether a call of `full_method` that ended with `code` (a gRPC status
   // code number) is recorded: refusals (UNAUTHENTICATED, PERMISSION_DENIED)
@@ -111,13 +111,13 @@ class AuditLog {
   absl::Status Purge();
 
  private:
-  AuditLog(Store* store, AuditLogOptions options, int64_t last_id)
+  AuditLog(AuditStore* store, AuditLogOptions options, int64_t last_id)
       : store_(store), options_(std::move(options)), last_id_(last_id) {}
 
   // The first id of an event at `time` (microseconds since the epoch).
   static int64_t IdAt(absl::Time time);
 
-  Store* const store_;
+  AuditStore* const store_;
   const AuditLogOptions options_;
   absl::Mutex mu_;
   // The largest id allocated so far.

@@ -30,7 +30,7 @@ absl::Status Unauthenticated(absl::string_view why) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<TokenRegistry>> TokenRegistry::Open(
-    Store* store) {
+    TokenStore* store) {
   absl::StatusOr<std::vector<cairn::v1::TokenRecord>> records =
       store->LoadTokenRecords();
   if (!records.ok()) return records.status();

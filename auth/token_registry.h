@@ -40,7 +40,7 @@ class TokenRegistry {
  public:
   // Loads every token record of `store` (not owned; must outlive the
   // registry). Errors: the store's.
-  static absl::StatusOr<std::unique_ptr<TokenRegistry>> Open(Store* store);
+  static absl::StatusOr<std::unique_ptr<TokenRegistry>> Open(TokenStore* store);
 
   // Creates and stores a token. ttl <= 0: never expires. InvalidArgument for
   // a bad name or role, AlreadyExists if the name is taken (revoked tokens
@@ -83,9 +83,9 @@ class TokenRegistry {
   static constexpr absl::Duration kLastUseResolution = absl::Minutes(1);
 
  private:
-  explicit TokenRegistry(Store* store) : store_(store) {}
+  explicit TokenRegistry(TokenStore* store) : store_(store) {}
 
-  Store* const store_;
+  TokenStore* const store_;
   mutable absl::Mutex mu_;
   // name -> record.
   absl::flat_hash_map<std::string, cairn::v1::TokenRecord> records_

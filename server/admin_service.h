@@ -22,7 +22,7 @@ class AdminServiceImpl final : public cairn::v1::AdminService::Service {
  public:
   // `store` is cairnd's store, kept in `data_dir`; not owned, must outlive
   // the service.
-  AdminServiceImpl(Store* store, std::string data_dir)
+  AdminServiceImpl(AdminStore* store, std::string data_dir)
       : store_(store), data_dir_(std::move(data_dir)) {}
   // Checks every call; not owned; call before serving. Without one, every
   // call is refused.
@@ -60,7 +60,7 @@ class AdminServiceImpl final : public cairn::v1::AdminService::Service {
   // UNIMPLEMENTED when no token registry was set.
   grpc::Status CheckTokens() const;
 
-  Store* const store_;
+  AdminStore* const store_;
   const std::string data_dir_;
   const auth::Authorizer* authorizer_ = nullptr;
   auth::TokenRegistry* tokens_ = nullptr;

@@ -189,7 +189,7 @@ void CountFiles(const fs::path& dir, BackupResult* result) {
 }
 
 // Writes the backup into `tmp` (a fresh directory) and fills *result.
-absl::Status WriteBackup(Store& store, const fs::path& tmp,
+absl::Status WriteBackup(AdminStore& store, const fs::path& tmp,
                          BackupResult* result) {
   const fs::path store_dir = tmp / kStoreDirName;
   absl::StatusOr<uint64_t> sequence = store.Checkpoint(store_dir.string());
@@ -218,7 +218,7 @@ absl::Status MoveIntoPlace(const fs::path& tmp, const fs::path& dest) {
 
 }  // namespace
 
-absl::StatusOr<BackupResult> BackupStore(Store& store,
+absl::StatusOr<BackupResult> BackupStore(AdminStore& store,
                                          const std::string& data_dir,
                                          const std::string& dest) {
   const absl::Time start = absl::Now();

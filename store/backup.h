@@ -20,7 +20,7 @@ inline constexpr char kStoreDirName[] = "store";
 struct BackupResult {
   // The backup directory, as made absolute and normalized.
   std::string path;
-  // A RocksDB sequence number the backup holds (see Store::Checkpoint).
+  // A RocksDB sequence number the backup holds (see AdminStore::Checkpoint).
   uint64_t sequence_number = 0;
   // Studies and trials in the backup, counted by opening it.
   int64_t studies = 0;
@@ -49,10 +49,10 @@ struct BackupResult {
 //
 // Errors: InvalidArgument naming `dest` if it is empty, relative or inside
 // the data dir; FailedPrecondition naming it if it is a non-empty directory
-// or not a directory, or its parent does not exist; the Store::Checkpoint or
-// Store::Open error (with its code) if the copy fails or does not open.
+// or not a directory, or its parent does not exist; the AdminStore::Checkpoint
+// or Store::Open error (with its code) if the copy fails or does not open.
 // Thread-safe; several backups (to different destinations) may run at once.
-absl::StatusOr<BackupResult> BackupStore(Store& store,
+absl::StatusOr<BackupResult> BackupStore(AdminStore& store,
                                          const std::string& data_dir,
                                          const std::string& dest);
 

@@ -102,9 +102,9 @@ class RocksDbStore final : public Store {
   absl::Status PutSummary(int64_t study_id,
                           const TrialSummary& summary) override;
   absl::Status MarkSummariesComplete() override;
-  using Store::DeleteTrial;
-  using Store::EnqueuePutTrials;
-  using Store::PutTrials;
+  using StudyStore::DeleteTrial;
+  using StudyStore::EnqueuePutTrials;
+  using StudyStore::PutTrials;
   absl::Status PutTrials(int64_t study_id,
                          const std::vector<cairn::v1::Trial>& trials,
                          const TrialSummary* summary) override;

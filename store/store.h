@@ -1,6 +1,9 @@
-// Durable persistence of studies, trials and measurements.
+// Durable persistence of studies, trials, measurements, tokens, audit events
+// and job records.
 //
-// Store is the interface; Store::Open returns the RocksDB implementation
+// Store is the interface, made of one small interface per domain (below:
+// CommitQueue, StudyStore, MeasurementStore, TokenStore, AuditStore,
+// JobRecordStore, AdminStore); Store::Open returns the RocksDB implementation
 // (store/rocksdb_store.cc). Every mutating call returns only after its write is
 // durable (WAL fsynced when StoreOptions::sync is true), so a caller may
 // acknowledge a client as soon as the call returns OK: kill -9 loses nothing.
@@ -142,33 +145,63 @@ struct StoredStudy {
   std::optional<TrialSummary> summary;
 };
 
-// A write waiting in a Store's commit queue (opaque). Pass it to
-// Store::Await; shared so that a reader can wait for a writer's write too.
+// A write waiting in a store's commit queue (opaque). Pass it to
+// CommitQueue::Await; shared so that a reader can wait for a writer's write
+// too.
 class PendingWrite;
 
-class Store {
- public:
-  // Opens (creating if asked) the store in directory `path`.
-  // Returns FailedPrecondition if the schema version on disk is newer than
-  // this binary understands (the message names both versions), Unavailable
-  // naming the path if the directory is locked (another cairnd, or another
-  // open Store in this process), NotFound if it holds no database and
-  // create_if_missing is false, and Internal/DataLoss on other RocksDB
-  // errors.
-  // Damage: before RocksDB opens the store read-write, Open checks it
-  // read-only (store/damage_check.h); a damaged store (a corrupt or missing
-  // file, an emptied or deleted newest WAL, a MANIFEST that lost SSTs) is
-  // refused with DataLoss naming the file and the damage, every file left
-  // as it was, and the message names `cairnd --data-dir <parent of path>
-  // --repair` (store/repair.h). An open store keeps <path>/CAIRN-DURABLE
-  // current (store/durable_mark.h) for that check.
-  static absl::StatusOr<std::unique_ptr<Store>> Open(
-      const StoreOptions& options, const std::string& path);
+// The per-domain interfaces below are what components take, each the
+// narrowest one it uses (auth/ a TokenStore, audit/ an AuditStore, ...); Store
+// derives from all of them and is what owners hold. None has a method with a
+// default body: a test double implements (or forwards) every call it offers.
+// Each is safe for concurrent use without external locking, as the Store
+// behind it is.
 
-  Store() = default;
-  Store(const Store&) = delete;
-  Store& operator=(const Store&) = delete;
-  virtual ~Store() = default;
+// The commit queue and write health that every write shares (see "Ordered
+// group commit" and "Failure" above). The two writers that enqueue (studies
+// and trials, measurements) derive from it virtually, so one object has one
+// queue whichever interface reaches it.
+class CommitQueue {
+ public:
+  CommitQueue() = default;
+  CommitQueue(const CommitQueue&) = delete;
+  CommitQueue& operator=(const CommitQueue&) = delete;
+  virtual ~CommitQueue() = default;
+
+  // Blocks until `write` (and, because the queue is ordered, every write
+  // enqueued before it) is durable or failed; returns its status. nullptr:
+  // OK at once. May be called any number of times, from any thread.
+  virtual absl::Status Await(const std::shared_ptr<PendingWrite>& write) = 0;
+
+  // OK while writes are accepted; once a write failed, the error every
+  // write returns until Resume() succeeds.
+  virtual absl::Status WriteHealth() = 0;
+
+  // Makes a failed store writable again: waits until every queued write has
+  // finished (they fail), checks that the disk has room again
+  // (kMinFreeBytesToWrite: the store stops writing below it, before RocksDB
+  // itself runs out of space) and, if a RocksDB write failed, asks RocksDB
+  // to recover (DB::Resume, then a fresh WAL). OK if the store is writable
+  // (also when it never failed); otherwise the error that still stops
+  // writes, saying whether only a restart helps (RocksDB 7.8 cannot resume
+  // in place from EIO on its WAL). Callers that
+  // keep state derived from what they wrote must rebuild it from the store
+  // (LoadAll) *before* calling Resume: the failed writes are not on disk.
+  virtual absl::Status Resume() = 0;
+
+  // Bytes an unprivileged process may still write on the store's file
+  // system (statvfs f_bavail); with WriteHealth, what a caller needs to
+  // decide whether Resume can help. Error if the file system cannot be
+  // queried.
+  virtual absl::StatusOr<uint64_t> AvailableBytes() = 0;
+};
+
+// Studies, trials and their c/ summaries (keys s/, n/, k/, t/, c/ and
+// meta/). Every mutating call returns after its write is durable; the
+// Enqueue* calls queue it for CommitQueue::Await.
+class StudyStore : public virtual CommitQueue {
+ public:
+  ~StudyStore() override = default;
 
   // Allocates a new study id (persisting the counter), assigns it to
   // study.name ("studies/<id>") and writes the study and its name index in
@@ -236,18 +269,6 @@ class Store {
     return DeleteTrial(study_id, trial_id, nullptr);
   }
 
-  // Appends measurements to trials in one atomic, durable batch; each entry
-  // is (study id, trial id, measurement), appended in the given order.
-  // NotFound if a study does not exist (nothing is written then); the trials
-  // are not checked. Ids must be > 0 (InvalidArgument). An empty list is OK.
-  struct MeasurementWrite {
-    int64_t study_id;
-    int64_t trial_id;
-    cairn::v1::Measurement measurement;
-  };
-  virtual absl::Status AppendMeasurements(
-      const std::vector<MeasurementWrite>& measurements) = 0;
-
   // --- Enqueue variants (see "Ordered group commit" above). Each validates
   // exactly like its synchronous twin (same errors, returned at once, nothing
   // queued) and queues the write, without waiting. Returns nullptr when there
@@ -262,14 +283,32 @@ class Store {
       int64_t study_id, const std::vector<cairn::v1::Trial>& trials) {
     return EnqueuePutTrials(study_id, trials, nullptr);
   }
+};
+
+// Measurements of trials (keys m/). AppendMeasurements returns after its
+// write is durable; EnqueueAppendMeasurements queues it for
+// CommitQueue::Await.
+class MeasurementStore : public virtual CommitQueue {
+ public:
+  ~MeasurementStore() override = default;
+
+  // Appends measurements to trials in one atomic, durable batch; each entry
+  // is (study id, trial id, measurement), appended in the given order.
+  // NotFound if a study does not exist (nothing is written then); the trials
+  // are not checked. Ids must be > 0 (InvalidArgument). An empty list is OK.
+  struct MeasurementWrite {
+    int64_t study_id;
+    int64_t trial_id;
+    cairn::v1::Measurement measurement;
+  };
+  virtual absl::Status AppendMeasurements(
+      const std::vector<MeasurementWrite>& measurements) = 0;
+  // Enqueue variant of AppendMeasurements (see the Enqueue variants of
+  // StudyStore): same errors at once, nothing queued then; nullptr for an
+  // empty list.
   virtual absl::StatusOr<std::shared_ptr<PendingWrite>>
   EnqueueAppendMeasurements(
       const std::vector<MeasurementWrite>& measurements) = 0;
-
-  // Blocks until `write` (and, because the queue is ordered, every write
-  // enqueued before it) is durable or failed; returns its status. nullptr:
-  // OK at once. May be called any number of times, from any thread.
-  virtual absl::Status Await(const std::shared_ptr<PendingWrite>& write) = 0;
 
   // Returns the measurements of one trial in append order (empty if none).
   // NotFound if the study does not exist.
@@ -293,31 +332,82 @@ class Store {
   virtual absl::Status ScanMeasurements(int64_t study_id, int64_t trial_id,
                                         const MeasurementScan& scan,
                                         const MeasurementVisitor& visit) = 0;
+};
+
+// Everything a study's data needs: StudyManager (trials/) reads and writes
+// studies, trials and measurements through one commit queue.
+class StudyDataStore : public StudyStore, public MeasurementStore {};
+
+// API tokens (keys u/): auth/token_registry.h. Writes are durable when
+// they return.
+class TokenStore {
+ public:
+  virtual ~TokenStore() = default;
+
+  // Writes (inserts or overwrites) the record of token record.token().name()
+  // (InvalidArgument if the name is empty), durably.
+  virtual absl::Status PutTokenRecord(const cairn::v1::TokenRecord& record) = 0;
+  // Every token record, by name. DataLoss naming the key of one that does
+  // not decode.
+  virtual absl::StatusOr<std::vector<cairn::v1::TokenRecord>>
+  LoadTokenRecords() = 0;
+};
+
+// The audit log (keys a/): audit/audit_log.h.
+class AuditStore {
+ public:
+  virtual ~AuditStore() = default;
+
+  // Writes audit event `id` (a/<id>; InvalidArgument unless id > 0) to the
+  // WAL before returning, unsynced: it survives a crash or kill -9 of the
+  // process at once, and a power loss once the next synced write or the
+  // store's periodic WAL sync (about once a second) ran, so auditing costs
+  // no fsync per call. When `delete_before` > 0 the same batch also deletes
+  // every event whose id is smaller (one range deletion: retention costs no
+  // extra write).
+  virtual absl::Status PutAuditEvent(int64_t id,
+                                     const cairn::v1::AuditEvent& event,
+                                     int64_t delete_before) = 0;
+  // Deletes every audit event whose id is smaller than `before`, durably.
+  virtual absl::Status DeleteAuditEventsBefore(int64_t before) = 0;
+  // Visits the audit events with id >= start_id in id order, from one
+  // consistent snapshot, until `visit` returns false. DataLoss naming the
+  // key of one that does not decode.
+  using AuditVisitor =
+      std::function<bool(int64_t id, const cairn::v1::AuditEvent& event)>;
+  virtual absl::Status ScanAuditEvents(int64_t start_id,
+                                       const AuditVisitor& visit) = 0;
+  // The largest audit event id in the store; 0 if there is none.
+  virtual absl::StatusOr<int64_t> LastAuditEventId() = 0;
+};
+
+// AI Platform job records (keys j/): aiplatform/job_manager.h. Writes are
+// durable when they return.
+class JobRecordStore {
+ public:
+  virtual ~JobRecordStore() = default;
+
+  // Writes (inserts or overwrites) the record of job record.job().job_id()
+  // (InvalidArgument if it is empty), durably.
+  virtual absl::Status PutJobRecord(const cairn::v1::JobRecord& record) = 0;
+  // Removes the record of `job_id` durably (OK if there is none).
+  virtual absl::Status DeleteJobRecord(const std::string& job_id) = 0;
+  // Every job record, by job id. DataLoss naming the key of one that does
+  // not decode.
+  virtual absl::StatusOr<std::vector<cairn::v1::JobRecord>>
+  LoadJobRecords() = 0;
+};
+
+// Store-wide facts and copies for operators: the size for monitoring and
+// online backups (store/backup.h).
+class AdminStore {
+ public:
+  virtual ~AdminStore() = default;
 
   // Approximate bytes of data the store holds (for monitoring): SST files
   // plus the memtables not yet flushed (whose data is in the WAL; the WAL
   // files are preallocated, so their size on disk says little).
   virtual uint64_t ApproximateSizeBytes() = 0;
-
-  // OK while writes are accepted; once a write failed, the error every
-  // write returns until Resume() succeeds.
-  virtual absl::Status WriteHealth() = 0;
-
-  // Makes a failed store writable again: waits until every queued write has
-  // finished (they fail), checks that the disk has room again
-  // (kMinFreeBytesToWrite: the store stops writing below it, before RocksDB
-  // itself runs out of space) and, if a RocksDB write failed, asks RocksDB
-  // to recover (DB::Resume, then a fresh WAL). OK if the store is writable
-  // (also when it never failed); otherwise the error that still stops
-  // writes, saying whether only a restart helps (RocksDB 7.8 cannot resume
-  // in place from EIO on its WAL). Callers that
-  // keep state derived from what they wrote must rebuild it from the store
-  // (LoadAll) *before* calling Resume: the failed writes are not on disk.
-  virtual absl::Status Resume() = 0;
-
-  // Bytes an unprivileged process may still write on the store's file
-  // system (statvfs f_bavail). Error if the file system cannot be queried.
-  virtual absl::StatusOr<uint64_t> AvailableBytes() = 0;
 
   // Writes a consistent, openable copy of the store (RocksDB's Checkpoint)
   // into directory `dir`, which must not exist; its parent must. Every write
@@ -326,70 +416,38 @@ class Store {
   // copied otherwise; the MANIFEST and the WAL are copied. Returns a RocksDB
   // sequence number that the copy holds (writes up to it are in it). On error
   // `dir` may be left partly written (see store/backup.h, which names it so
-  // that this never matters). Default: Unimplemented (test doubles).
-  virtual absl::StatusOr<uint64_t> Checkpoint(const std::string& /*dir*/) {
-    return absl::UnimplementedError("this Store cannot make checkpoints");
-  }
+  // that this never matters).
+  virtual absl::StatusOr<uint64_t> Checkpoint(const std::string& dir) = 0;
+};
 
-  // Writes (inserts or overwrites) the record of token record.token().name()
-  // (InvalidArgument if the name is empty), durably. Default: Unimplemented
-  // (test doubles).
-  virtual absl::Status PutTokenRecord(
-      const cairn::v1::TokenRecord& /*record*/) {
-    return absl::UnimplementedError("this Store cannot keep tokens");
-  }
-  // Every token record, by name. DataLoss naming the key of one that does
-  // not decode. Default: none (test doubles).
-  virtual absl::StatusOr<std::vector<cairn::v1::TokenRecord>>
-  LoadTokenRecords() {
-    return std::vector<cairn::v1::TokenRecord>();
-  }
+// The whole store: what Store::Open returns and cairnd owns. Components
+// take the narrowest interface above that they use.
+class Store : public StudyDataStore,
+              public TokenStore,
+              public AuditStore,
+              public JobRecordStore,
+              public AdminStore {
+ public:
+  Store() = default;
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
 
-  // Writes audit event `id` (a/<id>; InvalidArgument unless id > 0) to the
-  // WAL before returning, unsynced: it survives a crash or kill -9 of the
-  // process at once, and a power loss once the next synced write or the
-  // store's periodic WAL sync (about once a second) ran, so auditing costs
-  // no fsync per call. When `delete_before` > 0 the same batch also deletes
-  // every event whose id is smaller (one range deletion: retention costs no
-  // extra write). Default: Unimplemented (test doubles).
-  virtual absl::Status PutAuditEvent(int64_t /*id*/,
-                                     const cairn::v1::AuditEvent& /*event*/,
-                                     int64_t /*delete_before*/) {
-    return absl::UnimplementedError("this Store keeps no audit log");
-  }
-  // Deletes every audit event whose id is smaller than `before`, durably.
-  // Default: Unimplemented (test doubles).
-  virtual absl::Status DeleteAuditEventsBefore(int64_t /*before*/) {
-    return absl::UnimplementedError("this Store keeps no audit log");
-  }
-  // Visits the audit events with id >= start_id in id order, from one
-  // consistent snapshot, until `visit` returns false. DataLoss naming the
-  // key of one that does not decode. Default: none (test doubles).
-  using AuditVisitor =
-      std::function<bool(int64_t id, const cairn::v1::AuditEvent& event)>;
-  virtual absl::Status ScanAuditEvents(int64_t /*start_id*/,
-                                       const AuditVisitor& /*visit*/) {
-    return absl::OkStatus();
-  }
-  // The largest audit event id in the store; 0 if there is none.
-  virtual absl::StatusOr<int64_t> LastAuditEventId() { return 0; }
-
-  // Writes (inserts or overwrites) the record of job record.job().job_id()
-  // (InvalidArgument if it is empty), durably. Default: Unimplemented (test
-  // doubles).
-  virtual absl::Status PutJobRecord(const cairn::v1::JobRecord& /*record*/) {
-    return absl::UnimplementedError("this Store cannot keep jobs");
-  }
-  // Removes the record of `job_id` durably (OK if there is none). Default:
-  // Unimplemented (test doubles).
-  virtual absl::Status DeleteJobRecord(const std::string& /*job_id*/) {
-    return absl::UnimplementedError("this Store cannot keep jobs");
-  }
-  // Every job record, by job id. DataLoss naming the key of one that does
-  // not decode. Default: none (test doubles).
-  virtual absl::StatusOr<std::vector<cairn::v1::JobRecord>> LoadJobRecords() {
-    return std::vector<cairn::v1::JobRecord>();
-  }
+  // Opens (creating if asked) the store in directory `path`.
+  // Returns FailedPrecondition if the schema version on disk is newer than
+  // this binary understands (the message names both versions), Unavailable
+  // naming the path if the directory is locked (another cairnd, or another
+  // open Store in this process), NotFound if it holds no database and
+  // create_if_missing is false, and Internal/DataLoss on other RocksDB
+  // errors.
+  // Damage: before RocksDB opens the store read-write, Open checks it
+  // read-only (store/damage_check.h); a damaged store (a corrupt or missing
+  // file, an emptied or deleted newest WAL, a MANIFEST that lost SSTs) is
+  // refused with DataLoss naming the file and the damage, every file left
+  // as it was, and the message names `cairnd --data-dir <parent of path>
+  // --repair` (store/repair.h). An open store keeps <path>/CAIRN-DURABLE
+  // current (store/durable_mark.h) for that check.
+  static absl::StatusOr<std::unique_ptr<Store>> Open(
+      const StoreOptions& options, const std::string& path);
 };
 
 }  // namespace cairn

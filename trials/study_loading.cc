@@ -20,7 +20,7 @@ using cairn::v1::Trial;
 // Puts recovered trial `t` into `state`, with the measurements the state
 // keeps in memory (the last one of a pending trial; every one for the curves
 // of an early-stopping study).
-absl::Status RecoverTrial(Store* store, Trial t, StudyState& state)
+absl::Status RecoverTrial(StudyDataStore* store, Trial t, StudyState& state)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.mu) {
   const int64_t id = t.id();
   const bool pending = api::IsPendingState(t.state());
@@ -41,7 +41,7 @@ absl::Status RecoverTrial(Store* store, Trial t, StudyState& state)
 }
 
 // Fills the unloaded `st` from `stored` (its trials and max trial id).
-absl::Status Fill(Store* store, StoredStudy stored, StudyState& st)
+absl::Status Fill(StudyDataStore* store, StoredStudy stored, StudyState& st)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(st.mu) {
   for (Trial& t : stored.trials) {
     if (absl::Status s = RecoverTrial(store, std::move(t), st); !s.ok()) {
@@ -63,7 +63,7 @@ absl::Status Fill(Store* store, StoredStudy stored, StudyState& st)
 
 }  // namespace
 
-absl::Status EnsureLoaded(Store* store, StudyState& st) {
+absl::Status EnsureLoaded(StudyDataStore* store, StudyState& st) {
   if (st.loaded || st.deleted) return absl::OkStatus();
   absl::StatusOr<StoredStudy> stored = store->LoadStudy(st.id);
   if (!stored.ok()) return stored.status();
@@ -76,7 +76,7 @@ absl::Status EnsureLoaded(Store* store, StudyState& st) {
 }
 
 absl::StatusOr<std::shared_ptr<StudyState>> StudyFromStore(
-    Store* store, StoredStudy stored,
+    StudyDataStore* store, StoredStudy stored,
     const std::function<absl::StatusOr<std::unique_ptr<tuner::Designer>>(
         const cairn::v1::StudySpec&)>& create_designer) {
   auto state = std::make_shared<StudyState>(stored.study_id);

@@ -21,7 +21,7 @@ namespace cairn {
 // FailedPrecondition when `create_designer` makes no designer for the stored
 // spec.
 absl::StatusOr<std::shared_ptr<StudyState>> StudyFromStore(
-    Store* store, StoredStudy stored,
+    StudyDataStore* store, StoredStudy stored,
     const std::function<absl::StatusOr<std::unique_ptr<tuner::Designer>>(
         const cairn::v1::StudySpec&)>& create_designer);
 
@@ -30,7 +30,7 @@ absl::StatusOr<std::shared_ptr<StudyState>> StudyFromStore(
 // from the store, unless loaded or deleted. Its summary is recomputed from
 // the trials. No trial write of the study can be queued meanwhile: every
 // write path loads the study first.
-absl::Status EnsureLoaded(Store* store, StudyState& st)
+absl::Status EnsureLoaded(StudyDataStore* store, StudyState& st)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(st.mu);
 
 }  // namespace cairn

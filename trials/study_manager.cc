@@ -31,7 +31,8 @@ using study_manager_internal::Finish;
 using study_manager_internal::ParsePageToken;
 using study_manager_internal::WriteTimer;
 
-StudyManager::StudyManager(Store* store, const StudyManagerOptions& options)
+StudyManager::StudyManager(StudyDataStore* store,
+                           const StudyManagerOptions& options)
     : store_(store),
       clock_(options.clock != nullptr ? options.clock : util::Clock::Real()),
       observer_(options.observer),
@@ -151,7 +152,7 @@ namespace {
 
 // Writes the summary record of a study recovered without one (a store
 // written before the records existed) and unloads it again.
-absl::Status WriteMissingSummary(Store* store, StudyState& st)
+absl::Status WriteMissingSummary(StudyDataStore* store, StudyState& st)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(st.mu) {
   if (absl::Status s = store->PutSummary(st.id, st.summary); !s.ok()) {
     return s;
@@ -163,7 +164,7 @@ absl::Status WriteMissingSummary(Store* store, StudyState& st)
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<StudyManager>> StudyManager::Open(
-    Store* store, const StudyManagerOptions& options) {
+    StudyDataStore* store, const StudyManagerOptions& options) {
   std::unique_ptr<StudyManager> manager(new StudyManager(store, options));
   absl::StatusOr<std::vector<StoredStudy>> loaded = store->LoadStudies();
   if (!loaded.ok()) return loaded.status();
@@ -455,8 +456,8 @@ namespace {
 
 // SetStudyState under the study's lock.
 absl::StatusOr<Study> SetStateLocked(StudyState& st, const std::string& name,
-                                     Study::State new_state, Store* store,
-                                     WriteScope* scope)
+                                     Study::State new_state,
+                                     StudyDataStore* store, WriteScope* scope)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(st.mu) {
   // Stopping a finished study changes nothing: it keeps its outcome.
   if (new_state == Study::INACTIVE && (st.study.state() == Study::COMPLETED ||

@@ -185,7 +185,7 @@ class StudyManager {
  public:
   // Recovers every study from `store` (not owned; must outlive the manager).
   static absl::StatusOr<std::unique_ptr<StudyManager>> Open(
-      Store* store, const StudyManagerOptions& options);
+      StudyDataStore* store, const StudyManagerOptions& options);
 
   StudyManager(const StudyManager&) = delete;
   StudyManager& operator=(const StudyManager&) = delete;
@@ -322,7 +322,7 @@ class StudyManager {
   std::vector<StudySummary> Summaries() const;
 
  private:
-  StudyManager(Store* store, const StudyManagerOptions& options);
+  StudyManager(StudyDataStore* store, const StudyManagerOptions& options);
 
   // The study, its trials loaded (read from the store on its first use
   // after a restart; see Recovery). NotFound for an unknown study.
@@ -396,7 +396,7 @@ class StudyManager {
                                             cairn::v1::Trial::State end,
                                             const std::string& reason);
 
-  Store* const store_;
+  StudyDataStore* const store_;
   util::Clock* const clock_;
   StudyObserver* const observer_;
   const std::function<absl::Status(const cairn::v1::StudySpec&)> validate_spec_;

@@ -135,7 +135,7 @@ absl::StatusOr<Trial> CompleteLocked(StudyState& st, int64_t trial_id,
 
 // StopTrial under the study's lock.
 absl::StatusOr<Trial> StopLocked(StudyState& st, int64_t trial_id,
-                                 const std::string& name, Store* store,
+                                 const std::string& name, StudyDataStore* store,
                                  WriteScope* scope)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(st.mu) {
   absl::StatusOr<const Trial*> found = st.FindPendingTrial(trial_id, name);

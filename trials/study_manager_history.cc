@@ -67,8 +67,9 @@ std::optional<Measurement> PointOf(const Measurement& m,
 
 // Up to page_size points from the measurement with sequence number
 // `start_seq` on; the token names the measurement of the next point.
-absl::StatusOr<MetricHistoryPage> ReadPage(Store* store, int64_t study_id,
-                                           int64_t trial_id, int64_t start_seq,
+absl::StatusOr<MetricHistoryPage> ReadPage(MeasurementStore* store,
+                                           int64_t study_id, int64_t trial_id,
+                                           int64_t start_seq,
                                            const MetricHistoryQuery& q) {
   const size_t page_size =
       q.page_size == 0 ? kDefaultHistoryPageSize : q.page_size;
@@ -92,7 +93,7 @@ absl::StatusOr<MetricHistoryPage> ReadPage(Store* store, int64_t study_id,
 // Every point of the range, downsampled to q.max_points: one pass counts the
 // points, a second feeds them to the downsampler (points appended meanwhile
 // are left out).
-absl::StatusOr<MetricHistoryPage> ReadDownsampled(Store* store,
+absl::StatusOr<MetricHistoryPage> ReadDownsampled(MeasurementStore* store,
                                                   int64_t study_id,
                                                   int64_t trial_id,
                                                   const MetricHistoryQuery& q) {

@@ -39,7 +39,7 @@ class WriteTimer {
 
 // What a step run under a study's lock needs from the manager (not owned).
 struct Deps {
-  Store* store;
+  StudyDataStore* store;
   util::Clock* clock;
   StudyObserver* observer;  // May be null.
   // Non-OK when new trials must be refused (below the disk reserve).

@@ -23,8 +23,8 @@ namespace {
 // UpdateTrialJob under the study's lock.
 absl::Status UpdateJobLocked(StudyState& st, int64_t trial_id,
                              const std::string& name,
-                             const cairn::v1::TrialJob& job, Store* store,
-                             WriteScope* scope)
+                             const cairn::v1::TrialJob& job,
+                             StudyDataStore* store, WriteScope* scope)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(st.mu) {
   absl::StatusOr<const Trial*> found = st.FindTrial(trial_id, name);
   if (!found.ok()) return found.status();

@@ -55,7 +55,7 @@ class StudyLocks {
 
 // The measurement write of `report` for pending trial `name` of `st`, with
 // elapsed_duration filled in from the trial's start if unset.
-absl::StatusOr<Store::MeasurementWrite> MeasurementWriteOf(
+absl::StatusOr<MeasurementStore::MeasurementWrite> MeasurementWriteOf(
     const StudyState& st, const api::TrialName& name,
     const MeasurementReport& report, absl::Time now)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(st.mu) {
@@ -83,7 +83,8 @@ absl::StatusOr<Store::MeasurementWrite> MeasurementWriteOf(
       !s.ok()) {
     return s;
   }
-  Store::MeasurementWrite w{st.id, name.trial_id, report.measurement};
+  MeasurementStore::MeasurementWrite w{st.id, name.trial_id,
+                                       report.measurement};
   if (!w.measurement.has_elapsed_duration() && (*trial)->has_start_time()) {
     *w.measurement.mutable_elapsed_duration() = util::ToProtoDuration(
         now - util::FromProtoTimestamp((*trial)->start_time()));
@@ -119,7 +120,7 @@ class LastSteps {
 // Such a report is dropped (acknowledged, not stored), so a trial that
 // resumes from a checkpoint never records a step twice.
 bool RepeatsStepOfResumedJob(const StudyState& st,
-                             const Store::MeasurementWrite& w,
+                             const MeasurementStore::MeasurementWrite& w,
                              LastSteps& last_steps)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(st.mu) {
   auto trial = st.trials.find(w.trial_id);
@@ -131,16 +132,17 @@ bool RepeatsStepOfResumedJob(const StudyState& st,
 
 // Every report as a store write, less the steps a resumed job repeats.
 // REQUIRES: every study's mutex held.
-absl::StatusOr<std::vector<Store::MeasurementWrite>> MeasurementWrites(
-    const ResolvedReports& resolved,
-    const std::vector<MeasurementReport>& reports, absl::Time now) {
-  std::vector<Store::MeasurementWrite> writes;
+absl::StatusOr<std::vector<MeasurementStore::MeasurementWrite>>
+MeasurementWrites(const ResolvedReports& resolved,
+                  const std::vector<MeasurementReport>& reports,
+                  absl::Time now) {
+  std::vector<MeasurementStore::MeasurementWrite> writes;
   writes.reserve(reports.size());
   LastSteps last_steps;
   for (size_t i = 0; i < reports.size(); ++i) {
     const StudyState& st = *resolved.states.at(resolved.names[i].study_id);
     st.mu.AssertHeld();
-    absl::StatusOr<Store::MeasurementWrite> w =
+    absl::StatusOr<MeasurementStore::MeasurementWrite> w =
         MeasurementWriteOf(st, resolved.names[i], reports[i], now);
     if (!w.ok()) return w.status();
     if (RepeatsStepOfResumedJob(st, *w, last_steps)) continue;
@@ -152,9 +154,10 @@ absl::StatusOr<std::vector<Store::MeasurementWrite>> MeasurementWrites(
 
 // Queues `writes` as one store write, the latest write of every study.
 // REQUIRES: every study's mutex held.
-absl::Status QueueMeasurements(Store* store,
-                               const std::vector<Store::MeasurementWrite>& w,
-                               const StudyMap& states, WriteScope* scope) {
+absl::Status QueueMeasurements(
+    MeasurementStore* store,
+    const std::vector<MeasurementStore::MeasurementWrite>& w,
+    const StudyMap& states, WriteScope* scope) {
   if (w.empty()) return absl::OkStatus();
   absl::StatusOr<std::shared_ptr<PendingWrite>> queued =
       store->EnqueueAppendMeasurements(w);
@@ -173,9 +176,10 @@ absl::Status QueueMeasurements(Store* store,
 // Returns the (study, trial) pairs the early-stopping rule must judge.
 // REQUIRES: every study's mutex held.
 std::set<std::pair<int64_t, int64_t>> ApplyMeasurements(
-    std::vector<Store::MeasurementWrite>& writes, const StudyMap& states) {
+    std::vector<MeasurementStore::MeasurementWrite>& writes,
+    const StudyMap& states) {
   std::set<std::pair<int64_t, int64_t>> to_check;
-  for (Store::MeasurementWrite& w : writes) {
+  for (MeasurementStore::MeasurementWrite& w : writes) {
     StudyState& st = *states.at(w.study_id);
     st.mu.AssertHeld();
     if (st.HasEarlyStopping()) {
@@ -189,7 +193,7 @@ std::set<std::pair<int64_t, int64_t>> ApplyMeasurements(
 
 // Early stopping: a trial the rule stops becomes STOPPING; its worker (or
 // the job runner) sees that and completes it with its last measurement.
-absl::Status JudgeTrial(StudyState& st, int64_t trial_id, Store* store,
+absl::Status JudgeTrial(StudyState& st, int64_t trial_id, StudyDataStore* store,
                         StudyObserver* observer, WriteScope* scope)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(st.mu) {
   auto found = st.trials.find(trial_id);
@@ -231,10 +235,10 @@ absl::StatusOr<const Trial*> JobTrial(const StudyState& st,
 // Queues the measurements as one write and, right behind them (the same
 // group commit), the job record `job` of `job_trial` in `job_study` if set.
 // REQUIRES: every study's mutex held.
-absl::Status QueueBatch(const std::vector<Store::MeasurementWrite>& writes,
-                        const StudyMap& states, StudyState* job_study,
-                        const Trial* job_trial, const cairn::v1::TrialJob* job,
-                        Store* store, WriteScope* scope) {
+absl::Status QueueBatch(
+    const std::vector<MeasurementStore::MeasurementWrite>& writes,
+    const StudyMap& states, StudyState* job_study, const Trial* job_trial,
+    const cairn::v1::TrialJob* job, StudyDataStore* store, WriteScope* scope) {
   if (absl::Status s = QueueMeasurements(store, writes, states, scope);
       !s.ok()) {
     return s;
@@ -288,7 +292,7 @@ absl::StatusOr<int64_t> WriteMeasurementsLocked(
     const ResolvedReports& resolved,
     const std::vector<MeasurementReport>& reports, const std::string* job_trial,
     const cairn::v1::TrialJob* job, const Deps& deps, WriteScope* scope) {
-  absl::StatusOr<std::vector<Store::MeasurementWrite>> writes =
+  absl::StatusOr<std::vector<MeasurementStore::MeasurementWrite>> writes =
       MeasurementWrites(resolved, reports, deps.clock->Now());
   if (!writes.ok()) return writes.status();
   StudyState* job_study = nullptr;

@@ -91,7 +91,8 @@ int64_t AllowedTrials(const StudyState& st, int64_t count, std::string* message)
 
 // The last step of a suggestion: advances the study's state and says why
 // fewer trials than asked came back.
-absl::StatusOr<SuggestResult> FinishSuggest(StudyState& st, Store* store,
+absl::StatusOr<SuggestResult> FinishSuggest(StudyState& st,
+                                            StudyDataStore* store,
                                             WriteScope* scope,
                                             SuggestResult result,
                                             std::string message)

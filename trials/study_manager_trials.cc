@@ -104,7 +104,8 @@ absl::StatusOr<Trial> CreateTrialLocked(StudyState& st,
 
 // Attaches to `t` the last kMaxTrialMeasurements of its measurements in the
 // store, in report order; measurements_truncated set where there are more.
-absl::Status AttachMeasurements(Store* store, int64_t study_id, Trial& t) {
+absl::Status AttachMeasurements(MeasurementStore* store, int64_t study_id,
+                                Trial& t) {
   std::vector<Measurement> newest_first;
   absl::Status s = store->ScanMeasurements(
       study_id, t.id(), {INT64_MAX, true}, [&](int64_t, const Measurement& m) {
@@ -126,8 +127,8 @@ absl::Status AttachMeasurements(Store* store, int64_t study_id, Trial& t) {
 // measurements attached when `include_measurements`, fit in
 // kMaxListTrialsBytes; a cut page's next_page_token resumes after its last
 // trial.
-absl::Status FitPage(Store* store, int64_t study_id, bool include_measurements,
-                     TrialPage& page) {
+absl::Status FitPage(MeasurementStore* store, int64_t study_id,
+                     bool include_measurements, TrialPage& page) {
   size_t bytes = 0;
   for (size_t i = 0; i < page.trials.size(); ++i) {
     Trial& t = page.trials[i];

@@ -100,7 +100,7 @@ void StudyState::ReplaceContents(StudyState& from) {
   last_write = nullptr;
 }
 
-absl::Status StudyState::WriteTrial(Store* store, Trial trial,
+absl::Status StudyState::WriteTrial(StudyStore* store, Trial trial,
                                     WriteScope* scope) {
   std::vector<Trial> batch = {std::move(trial)};
   TrialSummary after = SummaryAfterPut(study.spec(), trials, summary, batch);
@@ -136,7 +136,7 @@ bool StudyState::NextState(Study::State* state, std::string* reason) const {
   return false;
 }
 
-absl::Status StudyState::AdvanceState(Store* store, WriteScope* scope) {
+absl::Status StudyState::AdvanceState(StudyStore* store, WriteScope* scope) {
   Study::State next;
   std::string reason;
   if (!NextState(&next, &reason)) return absl::OkStatus();

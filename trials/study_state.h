@@ -137,7 +137,7 @@ struct StudyState {
   // Queues the write of `trial` (with the summary after it) in `scope`, then
   // puts it in `trials`. On a failed enqueue nothing changes and the error
   // is returned. REQUIRES: loaded.
-  absl::Status WriteTrial(Store* store, cairn::v1::Trial trial,
+  absl::Status WriteTrial(StudyStore* store, cairn::v1::Trial trial,
                           WriteScope* scope) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
 
   // The state the study should move to given its trials, if it changes:
@@ -147,7 +147,7 @@ struct StudyState {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
   // Moves the study to the state NextState() gives, if it changes, queueing
   // the write in `scope`. A move to FAILED is logged (spdlog warn).
-  absl::Status AdvanceState(Store* store, WriteScope* scope)
+  absl::Status AdvanceState(StudyStore* store, WriteScope* scope)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
 };
 

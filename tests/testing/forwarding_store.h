@@ -1,5 +1,6 @@
-// A Store that forwards every call to another Store: tests derive from it and
-// override the calls they delay, count or fail.
+// A StudyDataStore (what StudyManager takes) that forwards every call to
+// another one: tests derive from it and override the calls they delay, count
+// or fail. Thread-safe when the store it forwards to is.
 #ifndef CAIRN_TESTS_TESTING_FORWARDING_STORE_H_
 #define CAIRN_TESTS_TESTING_FORWARDING_STORE_H_
 
@@ -12,10 +13,10 @@
 
 namespace cairn::testing {
 
-class ForwardingStore : public Store {
+class ForwardingStore : public StudyDataStore {
  public:
   // `base` is not owned and must outlive this store.
-  explicit ForwardingStore(Store* base) : base_(base) {}
+  explicit ForwardingStore(StudyDataStore* base) : base_(base) {}
 
   absl::StatusOr<int64_t> CreateStudy(cairn::v1::Study study) override {
     return base_->CreateStudy(std::move(study));
@@ -41,9 +42,9 @@ class ForwardingStore : public Store {
   absl::Status MarkSummariesComplete() override {
     return base_->MarkSummariesComplete();
   }
-  using Store::DeleteTrial;
-  using Store::EnqueuePutTrials;
-  using Store::PutTrials;
+  using StudyStore::DeleteTrial;
+  using StudyStore::EnqueuePutTrials;
+  using StudyStore::PutTrials;
   absl::Status PutTrials(int64_t id, const std::vector<cairn::v1::Trial>& t,
                          const TrialSummary* summary) override {
     return base_->PutTrials(id, t, summary);
@@ -81,9 +82,6 @@ class ForwardingStore : public Store {
                                 const MeasurementVisitor& visit) override {
     return base_->ScanMeasurements(id, trial_id, scan, visit);
   }
-  uint64_t ApproximateSizeBytes() override {
-    return base_->ApproximateSizeBytes();
-  }
   absl::Status WriteHealth() override { return base_->WriteHealth(); }
   absl::Status Resume() override { return base_->Resume(); }
   absl::StatusOr<uint64_t> AvailableBytes() override {
@@ -91,7 +89,7 @@ class ForwardingStore : public Store {
   }
 
  private:
-  Store* const base_;
+  StudyDataStore* const base_;
 };
 
 }  // namespace cairn::testing
