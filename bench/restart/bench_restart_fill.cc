@@ -19,9 +19,11 @@
 #include "cairn/v1/study.pb.h"
 #include "rocksdb/db.h"
 #include "store/store.h"
+#include "tests/testing/test_util.h"
 
 namespace {
 
+using cairn::testing::Loss;
 using cairn::v1::Measurement;
 using cairn::v1::Study;
 using cairn::v1::Trial;
@@ -49,15 +51,6 @@ Study BraninStudy(int index) {
   return study;
 }
 
-Measurement Loss(int64_t step, double value) {
-  Measurement m;
-  m.set_step_count(step);
-  auto* metric = m.add_metrics();
-  metric->set_metric_id("loss");
-  metric->set_value(value);
-  return m;
-}
-
 Trial MakeTrial(int64_t id, bool pending) {
   Trial t;
   t.set_id(id);
@@ -71,7 +64,7 @@ Trial MakeTrial(int64_t id, bool pending) {
   }
   if (!pending) {
     t.mutable_end_time()->set_seconds(1'700'000'060 + id);
-    *t.mutable_final_measurement() = Loss(100, 0.4 + 1e-6 * (id % 9973));
+    *t.mutable_final_measurement() = Loss(0.4 + 1e-6 * (id % 9973), 100);
   }
   return t;
 }
@@ -97,7 +90,7 @@ bool FillStudy(cairn::Store& store, int64_t study_id, int64_t trials,
   std::vector<cairn::Store::MeasurementWrite> ms;
   for (int64_t id = trials - pending + 1; id <= trials; ++id) {
     for (int step = 1; step <= 5; ++step) {
-      ms.push_back({study_id, id, Loss(step, 1.0 / step)});
+      ms.push_back({study_id, id, Loss(1.0 / step, step)});
     }
   }
   return Check(store.AppendMeasurements(ms), "AppendMeasurements");

@@ -19,6 +19,7 @@
 namespace cairn {
 namespace {
 
+using cairn::testing::Loss;
 using cairn::v1::Measurement;
 using cairn::v1::Study;
 using cairn::v1::Trial;
@@ -67,15 +68,6 @@ Study BraninStudy(const std::string& name, int max_trials, int max_parallel) {
   return study;
 }
 
-Measurement Loss(int64_t step, double value) {
-  Measurement m;
-  m.set_step_count(step);
-  auto* metric = m.add_metrics();
-  metric->set_metric_id("loss");
-  metric->set_value(value);
-  return m;
-}
-
 // A store and a manager over it (through a CountingStore) that can restart.
 class Node {
  public:
@@ -121,9 +113,9 @@ std::vector<std::string> Populate(StudyManager& m) {
     const size_t complete = s < 2 ? 4 : 3;
     for (size_t i = 0; i < r->trials.size(); ++i) {
       const std::string& t = r->trials[i].name();
-      EXPECT_TRUE(m.AddMeasurement(t, Loss(1, 1.0 + i)).ok());
+      EXPECT_TRUE(m.AddMeasurement(t, Loss(1.0 + i, 1)).ok());
       if (i < complete) {
-        EXPECT_TRUE(m.CompleteTrial(t, Loss(2, 0.5 + i), false, "").ok());
+        EXPECT_TRUE(m.CompleteTrial(t, Loss(0.5 + i, 2), false, "").ok());
       }
     }
   }
@@ -182,7 +174,7 @@ TEST(StudyRestartTest, OldStoreGetsItsSummariesOnceThenStartsWithoutReads) {
       Trial t;
       t.set_id(i);
       t.set_state(i <= 4 ? Trial::SUCCEEDED : Trial::ACTIVE);
-      if (i <= 4) *t.mutable_final_measurement() = Loss(1, 10.0 - i);
+      if (i <= 4) *t.mutable_final_measurement() = Loss(10.0 - i, 1);
       trials.push_back(t);
     }
     ASSERT_TRUE((*store)->PutTrials(*id, trials).ok());
@@ -230,10 +222,10 @@ TEST(StudyRestartTest, LazilyLoadedStudyBehavesIdentically) {
     auto r = n->manager().SuggestTrials(name, 2, "a");
     ASSERT_TRUE(r.ok());
     ASSERT_TRUE(n->manager()
-                    .CompleteTrial(r->trials[0].name(), Loss(1, 3.5), false, "")
+                    .CompleteTrial(r->trials[0].name(), Loss(3.5, 1), false, "")
                     .ok());
     ASSERT_TRUE(
-        n->manager().AddMeasurement(r->trials[1].name(), Loss(1, 2.5)).ok());
+        n->manager().AddMeasurement(r->trials[1].name(), Loss(2.5, 1)).ok());
   }
   lazy.Restart();
   ASSERT_EQ(lazy.counting().trial_reads(), 0);
@@ -270,12 +262,12 @@ TEST(StudyRestartTest, LazilyLoadedStudyBehavesIdentically) {
   for (int id = 3; id <= 5; ++id) {
     same([&](StudyManager& m) {
       return m.CompleteTrial(name + "/trials/" + std::to_string(id),
-                             Loss(1, 1.0 * id), false, "");
+                             Loss(1.0 * id, 1), false, "");
     });
   }
   same([&](StudyManager& m) { return m.SuggestTrials(name, 4, "d"); });
   same([&](StudyManager& m) {
-    return m.CompleteTrial(name + "/trials/6", Loss(1, 0.25), false, "");
+    return m.CompleteTrial(name + "/trials/6", Loss(0.25, 1), false, "");
   });
   same([&](StudyManager& m) { return m.SuggestTrials(name, 1, "e"); });
   same(get);
