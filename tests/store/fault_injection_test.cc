@@ -81,16 +81,6 @@ cairn::v1::Study NewStudy(const std::string& display_name) {
   return study;
 }
 
-cairn::v1::Trial NewTrial(int64_t id, double lr) {
-  cairn::v1::Trial trial;
-  trial.set_id(id);
-  trial.set_state(cairn::v1::Trial::ACTIVE);
-  cairn::v1::Parameter* p = trial.add_parameters();
-  p->set_parameter_id("lr");
-  p->mutable_value()->set_number_value(lr);
-  return trial;
-}
-
 // ------------------------------------------------------------ the writers
 
 // Writes through a store from several threads until the first failure (any
@@ -169,9 +159,9 @@ class Workload {
     r.study_id = w->study_id;
     const int n = std::uniform_int_distribution<int>(1, 3)(w->rng);
     for (int i = 0; i < n; ++i) {
-      r.trials.push_back(
-          NewTrial(w->next_trial_id++,
-                   std::uniform_real_distribution<double>(1e-4, 1)(w->rng)));
+      r.trials.push_back(testing::MakeTrial(
+          w->next_trial_id++,
+          std::uniform_real_distribution<double>(1e-4, 1)(w->rng)));
     }
     r.enqueued = clock_.fetch_add(1);
     if (w->rng() % 2 == 0) {

@@ -32,6 +32,7 @@
 #include "store/keys.h"
 #include "store/rocksdb_store.h"
 #include "store/summary_record.h"
+#include "tests/testing/test_util.h"
 
 namespace cairn {
 namespace {
@@ -72,22 +73,9 @@ cairn::v1::Study MakeStudy(const std::string& display_name) {
   return study;
 }
 
-cairn::v1::Measurement MakeMeasurement(int64_t step, double loss) {
-  cairn::v1::Measurement m;
-  m.set_step_count(step);
-  cairn::v1::Metric* metric = m.add_metrics();
-  metric->set_metric_id("loss");
-  metric->set_value(loss);
-  return m;
-}
-
+// testing::MakeTrial with a client id and a label.
 cairn::v1::Trial MakeTrial(int64_t id, double lr) {
-  cairn::v1::Trial trial;
-  trial.set_id(id);
-  trial.set_state(cairn::v1::Trial::ACTIVE);
-  cairn::v1::Parameter* p = trial.add_parameters();
-  p->set_parameter_id("lr");
-  p->mutable_value()->set_number_value(lr);
+  cairn::v1::Trial trial = testing::MakeTrial(id, lr);
   trial.set_client_id("worker-0");
   (*trial.mutable_labels())["k"] = "v";
   return trial;
@@ -323,8 +311,8 @@ TEST_F(StoreTest, PutTrialsRoundTripInIdOrderWithoutMeasurements) {
   OpenStore();
   const int64_t id = *store_->CreateStudy(MakeStudy("t"));
   cairn::v1::Trial t3 = MakeTrial(3, 0.3);
-  *t3.add_measurements() = MakeMeasurement(1, 0.5);  // Must not be stored.
-  *t3.mutable_final_measurement() = MakeMeasurement(10, 0.1);
+  *t3.add_measurements() = testing::Loss(0.5, 1);  // Must not be stored.
+  *t3.mutable_final_measurement() = testing::Loss(0.1, 10);
   ASSERT_TRUE(store_->PutTrials(id, {t3, MakeTrial(1, 0.1)}).ok());
   ASSERT_TRUE(store_->PutTrials(id, {MakeTrial(17, 0.17)}).ok());
   // Overwrite trial 1.
@@ -444,8 +432,8 @@ TEST_F(StoreTest, DeleteTrialKeepsMaxIdAcrossReopen) {
   ASSERT_TRUE(
       store_->PutTrials(id, {MakeTrial(1, 0.1), MakeTrial(2, 0.2)}).ok());
   ASSERT_TRUE(store_
-                  ->AppendMeasurements({{id, 2, MakeMeasurement(1, 1.0)},
-                                        {id, 1, MakeMeasurement(1, 2.0)}})
+                  ->AppendMeasurements({{id, 2, testing::Loss(1.0, 1)},
+                                        {id, 1, testing::Loss(2.0, 1)}})
                   .ok());
   ASSERT_TRUE(store_->DeleteTrial(id, 2).ok());
   EXPECT_EQ(store_->DeleteTrial(id, 2).code(), absl::StatusCode::kNotFound);
@@ -500,12 +488,11 @@ TEST_F(StoreTest, MeasurementOrderSurvivesReopenAndAppendsContinue) {
   // Interleaved in one batch; 20 entries so seqs pass a hex digit boundary.
   std::vector<Store::MeasurementWrite> batch;
   for (int i = 0; i < 20; ++i) {
-    batch.push_back({id, 1, MakeMeasurement(100 - i, i)});
-    if (i % 4 == 0) batch.push_back({id, 2, MakeMeasurement(i, i)});
+    batch.push_back({id, 1, testing::Loss(i, 100 - i)});
+    if (i % 4 == 0) batch.push_back({id, 2, testing::Loss(i, i)});
   }
   ASSERT_TRUE(store_->AppendMeasurements(batch).ok());
-  ASSERT_TRUE(
-      store_->AppendMeasurements({{id, 1, MakeMeasurement(7, 7)}}).ok());
+  ASSERT_TRUE(store_->AppendMeasurements({{id, 1, testing::Loss(7, 7)}}).ok());
 
   std::vector<int64_t> want1;
   for (int i = 0; i < 20; ++i) want1.push_back(100 - i);
@@ -518,9 +505,9 @@ TEST_F(StoreTest, MeasurementOrderSurvivesReopenAndAppendsContinue) {
   OpenStore();
   EXPECT_EQ(Steps(List(id, 1)), want1);
   ASSERT_TRUE(store_
-                  ->AppendMeasurements({{id, 2, MakeMeasurement(50, 0)},
-                                        {id, 1, MakeMeasurement(-1, 0)},
-                                        {id, 2, MakeMeasurement(51, 0)}})
+                  ->AppendMeasurements({{id, 2, testing::Loss(0, 50)},
+                                        {id, 1, testing::Loss(0, -1)},
+                                        {id, 2, testing::Loss(0, 51)}})
                   .ok());
   want1.push_back(-1);
   EXPECT_EQ(Steps(List(id, 1)), want1);
@@ -567,8 +554,8 @@ TEST_F(StoreTest, ScanMeasurementsPagesBothWaysAndStaysInTrial) {
   std::vector<Store::MeasurementWrite> batch;
   std::vector<int64_t> want;
   for (int i = 0; i < 37; ++i) {
-    batch.push_back({id, 1, MakeMeasurement(i, i)});
-    batch.push_back({id, 2, MakeMeasurement(1000 + i, i)});
+    batch.push_back({id, 1, testing::Loss(i, i)});
+    batch.push_back({id, 2, testing::Loss(i, 1000 + i)});
     want.push_back(i);
   }
   ASSERT_TRUE(store_->AppendMeasurements(batch).ok());
@@ -608,10 +595,10 @@ TEST_F(StoreTest, AppendMeasurementsErrors) {
   const int64_t id = *store_->CreateStudy(MakeStudy("m"));
   EXPECT_TRUE(store_->AppendMeasurements({}).ok());
   absl::Status st = store_->AppendMeasurements(
-      {{id, 1, MakeMeasurement(1, 1)}, {id + 1, 1, MakeMeasurement(2, 2)}});
+      {{id, 1, testing::Loss(1, 1)}, {id + 1, 1, testing::Loss(2, 2)}});
   EXPECT_EQ(st.code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(st.message(), HasSubstr("studies/2"));
-  st = store_->AppendMeasurements({{id, 0, MakeMeasurement(1, 1)}});
+  st = store_->AppendMeasurements({{id, 0, testing::Loss(1, 1)}});
   EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(st.message(), HasSubstr("measurements[0].trial_id"));
   // Nothing of the failed batches landed.
@@ -635,8 +622,8 @@ TEST_F(StoreTest, ConcurrentAppendMeasurementsAllLand) {
         std::vector<Store::MeasurementWrite> batch;
         for (int i = 0; i < kPerBatch; ++i) {
           const int64_t step = t * 1000000 + b * kPerBatch + i;
-          batch.push_back({id, 1, MakeMeasurement(step, 0)});
-          batch.push_back({id, 10 + t, MakeMeasurement(step, 0)});
+          batch.push_back({id, 1, testing::Loss(0, step)});
+          batch.push_back({id, 10 + t, testing::Loss(0, step)});
         }
         if (!store_->AppendMeasurements(batch).ok()) ++failures;
         if (!store_->PutTrials(id, {MakeTrial(10 + t + 4 * b, 0)}).ok()) {
@@ -690,7 +677,7 @@ TEST_F(StoreTest, QueuedWritesAreCommittedInOneSyncInQueueOrder) {
     ASSERT_TRUE(w.ok()) << w.status();
     ASSERT_NE(*w, nullptr);
     writes.push_back(*w);
-    w = store_->EnqueueAppendMeasurements({{id, 5, MakeMeasurement(i, 1)}});
+    w = store_->EnqueueAppendMeasurements({{id, 5, testing::Loss(1, i)}});
     ASSERT_TRUE(w.ok()) << w.status();
     writes.push_back(*w);
   }
@@ -708,7 +695,7 @@ TEST_F(StoreTest, QueuedWritesAreCommittedInOneSyncInQueueOrder) {
   // Validation errors come back from the enqueue; nothing is queued.
   EXPECT_EQ(store_->EnqueuePutTrials(99, {MakeTrial(1, 0.1)}).status().code(),
             absl::StatusCode::kNotFound);
-  EXPECT_EQ(store_->EnqueueAppendMeasurements({{id, 0, MakeMeasurement(0, 1)}})
+  EXPECT_EQ(store_->EnqueueAppendMeasurements({{id, 0, testing::Loss(1, 0)}})
                 .status()
                 .code(),
             absl::StatusCode::kInvalidArgument);
@@ -804,7 +791,7 @@ TEST_F(StoreTest, AFailedWriteFailsEveryLaterWriteAndNothingLands) {
   absl::StatusOr<std::shared_ptr<PendingWrite>> a =
       store_->EnqueuePutTrials(id, {MakeTrial(2, 0.2)});
   absl::StatusOr<std::shared_ptr<PendingWrite>> b =
-      store_->EnqueueAppendMeasurements({{id, 1, MakeMeasurement(0, 1)}});
+      store_->EnqueueAppendMeasurements({{id, 1, testing::Loss(1, 0)}});
   ASSERT_TRUE(a.ok() && b.ok());
   absl::Status sa = store_->Await(*a);
   EXPECT_FALSE(sa.ok());
@@ -842,8 +829,8 @@ TEST_F(StoreTest, DeleteStudyRemovesEverythingAndIdsAreNotReused) {
     ASSERT_TRUE(
         store_->PutTrials(s, {MakeTrial(1, 0.1), MakeTrial(2, 0.2)}).ok());
     ASSERT_TRUE(store_
-                    ->AppendMeasurements({{s, 1, MakeMeasurement(1, 1)},
-                                          {s, 2, MakeMeasurement(2, 2)}})
+                    ->AppendMeasurements({{s, 1, testing::Loss(1, 1)},
+                                          {s, 2, testing::Loss(2, 2)}})
                     .ok());
   }
   ASSERT_TRUE(store_->DeleteStudy(gone).ok());
@@ -971,7 +958,7 @@ TEST_F(StoreTest, ApproximateSizeGrowsWithData) {
   const int64_t id = *store_->CreateStudy(MakeStudy("size"));
   std::vector<Store::MeasurementWrite> batch;
   for (int i = 0; i < 1000; ++i) {
-    batch.push_back({id, 1, MakeMeasurement(i, i)});
+    batch.push_back({id, 1, testing::Loss(i, i)});
   }
   ASSERT_TRUE(store_->AppendMeasurements(batch).ok());
   const uint64_t after = store_->ApproximateSizeBytes();
@@ -1064,8 +1051,7 @@ TEST_F(StoreTest, KillNineLosesNoAcknowledgedWrite) {
     EXPECT_THAT(Steps(List(id, t)), ElementsAre(0)) << "trial " << t;
   }
   // Appends continue after the crash.
-  ASSERT_TRUE(
-      store_->AppendMeasurements({{id, 1, MakeMeasurement(-5, 0)}}).ok());
+  ASSERT_TRUE(store_->AppendMeasurements({{id, 1, testing::Loss(0, -5)}}).ok());
   EXPECT_EQ(Steps(List(id, 1)).back(), -5);
   EXPECT_EQ(List(id, 1).size(), steps.size() + 1);
 }
@@ -1087,7 +1073,7 @@ int CrashChildMain(const std::string& path, int fd) {
     ++k;
     if (!(*store)
              ->AppendMeasurements(
-                 {{1, i, MakeMeasurement(0, 0)}, {1, 1, MakeMeasurement(i, 0)}})
+                 {{1, i, testing::Loss(0, 0)}, {1, 1, testing::Loss(0, i)}})
              .ok()) {
       return 3;
     }

@@ -266,6 +266,16 @@ cairn::v1::Measurement Loss(double value, int64_t step) {
   return m;
 }
 
+cairn::v1::Trial MakeTrial(int64_t id, double lr) {
+  cairn::v1::Trial trial;
+  trial.set_id(id);
+  trial.set_state(cairn::v1::Trial::ACTIVE);
+  cairn::v1::Parameter* p = trial.add_parameters();
+  p->set_parameter_id("lr");
+  p->mutable_value()->set_number_value(lr);
+  return trial;
+}
+
 namespace {
 
 std::string ReadAll(int fd) {

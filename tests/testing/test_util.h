@@ -103,6 +103,9 @@ cairn::v1::StudySpec MixedSpaceSpec();
 // A measurement of metric "loss" at `step`.
 cairn::v1::Measurement Loss(double value, int64_t step = 0);
 
+// An ACTIVE trial `id` with one parameter, "lr" = `lr`.
+cairn::v1::Trial MakeTrial(int64_t id, double lr);
+
 // Runs argv as a child process (no shell), capturing stdout and stderr.
 struct CommandResult {
   int exit_code = -1;  // -1 when killed by a signal.
