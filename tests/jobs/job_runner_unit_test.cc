@@ -21,6 +21,7 @@
 #include "spdlog/spdlog.h"
 #include "store/store.h"
 #include "tests/testing/manual_clock.h"
+#include "tests/testing/study_manager_fixture.h"
 #include "tests/testing/test_util.h"
 #include "trials/study_manager.h"
 #include "util/clock.h"
@@ -163,14 +164,10 @@ class JobRunnerUnitTest : public ::testing::Test {
     runner_.reset();
     manager_.reset();
     store_.reset();
-    auto store = Store::Open(StoreOptions(), dir_.path() + "/store");
-    ASSERT_TRUE(store.ok()) << store.status();
-    store_ = std::move(*store);
     StudyManagerOptions options;
     options.clock = &clock_;
-    auto manager = StudyManager::Open(store_.get(), options);
-    ASSERT_TRUE(manager.ok()) << manager.status();
-    manager_ = std::move(*manager);
+    ASSERT_NO_FATAL_FAILURE(testing::OpenStoreAndManager(
+        dir_.path() + "/store", StoreOptions(), options, &store_, &manager_));
   }
 
   JobRunnerOptions Options(int gpus = 0) {

@@ -11,6 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "store/store.h"
+#include "tests/testing/study_manager_fixture.h"
 #include "tests/testing/test_util.h"
 #include "trials/curve_downsampler.h"
 #include "trials/study_manager.h"
@@ -70,12 +71,9 @@ TEST(CurveDownsamplerTest, NeverExceedsMaxPoints) {
 class MetricHistoryTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto store = Store::Open(StoreOptions(), dir_.path());
-    ASSERT_TRUE(store.ok()) << store.status();
-    store_ = std::move(*store);
-    auto manager = StudyManager::Open(store_.get(), StudyManagerOptions());
-    ASSERT_TRUE(manager.ok()) << manager.status();
-    manager_ = std::move(*manager);
+    ASSERT_NO_FATAL_FAILURE(testing::OpenStoreAndManager(
+        dir_.path(), StoreOptions(), StudyManagerOptions(), &store_,
+        &manager_));
     cairn::v1::Study study;
     study.set_display_name("curves");
     *study.mutable_spec() = testing::BraninSpec();

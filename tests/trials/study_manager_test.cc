@@ -18,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "store/rocksdb_store.h"
 #include "tests/testing/forwarding_store.h"
+#include "tests/testing/study_manager_fixture.h"
 #include "tests/testing/test_util.h"
 
 namespace cairn {
@@ -49,12 +50,9 @@ class StudyManagerTest : public ::testing::Test {
   void Reopen() {
     manager_.reset();
     store_.reset();
-    auto store = Store::Open(StoreOptions(), dir_.path());
-    ASSERT_TRUE(store.ok()) << store.status();
-    store_ = std::move(*store);
-    auto manager = StudyManager::Open(store_.get(), StudyManagerOptions());
-    ASSERT_TRUE(manager.ok()) << manager.status();
-    manager_ = std::move(*manager);
+    ASSERT_NO_FATAL_FAILURE(testing::OpenStoreAndManager(
+        dir_.path(), StoreOptions(), StudyManagerOptions(), &store_,
+        &manager_));
   }
 
   testing::TempDir dir_;

@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "store/store.h"
 #include "tests/testing/fault_file_system.h"
+#include "tests/testing/study_manager_fixture.h"
 #include "tests/testing/test_util.h"
 #include "trials/study_manager.h"
 
@@ -39,12 +40,8 @@ class StudyWriteStallTest : public ::testing::Test {
   void SetUp() override {
     StoreOptions options;
     options.wrap_file_system = testing::FaultFileSystem::Hook(&fs_);
-    auto store = Store::Open(options, dir_.path());
-    ASSERT_TRUE(store.ok()) << store.status();
-    store_ = std::move(*store);
-    auto manager = StudyManager::Open(store_.get(), StudyManagerOptions());
-    ASSERT_TRUE(manager.ok()) << manager.status();
-    manager_ = std::move(*manager);
+    ASSERT_NO_FATAL_FAILURE(testing::OpenStoreAndManager(
+        dir_.path(), options, StudyManagerOptions(), &store_, &manager_));
     auto existing = manager_->CreateStudy(NamedStudy("existing"));
     ASSERT_TRUE(existing.ok()) << existing.status();
     existing_ = existing->name();

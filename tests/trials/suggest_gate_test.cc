@@ -14,6 +14,7 @@
 #include "absl/synchronization/mutex.h"
 #include "gtest/gtest.h"
 #include "store/store.h"
+#include "tests/testing/study_manager_fixture.h"
 #include "tests/testing/test_util.h"
 #include "trials/study_manager.h"
 #include "tuner/designer.h"
@@ -84,9 +85,6 @@ Study RandomStudy(int max_trials) {
 class SuggestGateTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto store = Store::Open(StoreOptions(), dir_.path());
-    ASSERT_TRUE(store.ok()) << store.status();
-    store_ = std::move(*store);
     StudyManagerOptions options;
     options.create_designer = [this](const cairn::v1::StudySpec& spec)
         -> absl::StatusOr<std::unique_ptr<tuner::Designer>> {
@@ -94,9 +92,8 @@ class SuggestGateTest : public ::testing::Test {
       if (!inner.ok()) return inner.status();
       return std::make_unique<LatchedDesigner>(*std::move(inner), &latch_);
     };
-    auto manager = StudyManager::Open(store_.get(), options);
-    ASSERT_TRUE(manager.ok()) << manager.status();
-    manager_ = std::move(*manager);
+    ASSERT_NO_FATAL_FAILURE(testing::OpenStoreAndManager(
+        dir_.path(), StoreOptions(), options, &store_, &manager_));
   }
   void TearDown() override { latch_.Open(); }
 

@@ -1,0 +1,26 @@
+// Opens a Store and a StudyManager over it, the setup every StudyManager
+// suite shares.
+#ifndef CAIRN_TESTS_TESTING_STUDY_MANAGER_FIXTURE_H_
+#define CAIRN_TESTS_TESTING_STUDY_MANAGER_FIXTURE_H_
+
+#include <memory>
+#include <string>
+
+#include "store/store.h"
+#include "trials/study_manager.h"
+
+namespace cairn::testing {
+
+// Opens the store at `path` with `store_options` into *store, then a manager
+// over it with `manager_options` into *manager. A failure to open either is
+// a fatal gtest failure (call it under ASSERT_NO_FATAL_FAILURE); *store and
+// *manager are left as they were from the step that failed on.
+void OpenStoreAndManager(const std::string& path,
+                         const StoreOptions& store_options,
+                         const StudyManagerOptions& manager_options,
+                         std::unique_ptr<Store>* store,
+                         std::unique_ptr<StudyManager>* manager);
+
+}  // namespace cairn::testing
+
+#endif  // CAIRN_TESTS_TESTING_STUDY_MANAGER_FIXTURE_H_
