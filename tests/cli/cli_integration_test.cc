@@ -26,7 +26,7 @@ using ::cairn::testing::Branin;
 using ::cairn::testing::CairndProcess;
 using ::cairn::testing::CommandResult;
 using ::cairn::testing::RunCommand;
-using ::cairn::testing::TempDir;
+using ::cairn::testing::SuiteCairnd;
 using ::testing::HasSubstr;
 using ::testing::MatchesRegex;
 using ::testing::StartsWith;
@@ -61,29 +61,22 @@ class CliIntegrationTest : public ::testing::Test {
     bin_dir_ = new std::string(Env("CAIRN_BIN_DIR", CAIRN_BIN_DIR_FALLBACK));
     source_dir_ =
         new std::string(Env("CAIRN_SOURCE_DIR", CAIRN_SOURCE_DIR_FALLBACK));
-    dir_ = new TempDir();
-    server_ =
-        new CairndProcess(dir_->path() + "/data", {"--metrics-listen", ""},
-                          *bin_dir_ + "/cairnd");
-    start_error_ = new std::string();
-    server_->Start(start_error_);
+    cairnd_ = new SuiteCairnd(*bin_dir_ + "/cairnd");
   }
 
-  static void TearDownTestSuite() {
-    server_->Terminate(std::chrono::seconds(5));
-    delete server_;
-    delete dir_;
-  }
+  static void TearDownTestSuite() { delete cairnd_; }
 
   void SetUp() override {
-    ASSERT_EQ(*start_error_, "") << "cairnd did not start; its log:\n"
-                                 << server_->Log();
+    ASSERT_EQ(cairnd_->start_error(), "") << "cairnd did not start; its log:\n"
+                                          << server().Log();
   }
+
+  static CairndProcess& server() { return cairnd_->server(); }
 
   // Runs `cairn --server ADDR args...` and collects its output.
   static CommandResult Cairn(const std::vector<std::string>& args) {
     std::vector<std::string> argv = {*bin_dir_ + "/cairn", "--server",
-                                     server_->address()};
+                                     server().address()};
     argv.insert(argv.end(), args.begin(), args.end());
     return RunCommand(argv);
   }
@@ -116,7 +109,7 @@ class CliIntegrationTest : public ::testing::Test {
 
   static std::string WriteConfig(const std::string& name,
                                  const std::string& text) {
-    const std::string path = dir_->path() + "/" + name;
+    const std::string path = cairnd_->dir().path() + "/" + name;
     std::ofstream(path) << text;
     return path;
   }
@@ -127,17 +120,12 @@ class CliIntegrationTest : public ::testing::Test {
 
   static std::string* bin_dir_;
   static std::string* source_dir_;
-  static TempDir* dir_;
-  static CairndProcess* server_;
-  // Empty when cairnd started; else why it did not.
-  static std::string* start_error_;
+  static SuiteCairnd* cairnd_;
 };
 
 std::string* CliIntegrationTest::bin_dir_ = nullptr;
 std::string* CliIntegrationTest::source_dir_ = nullptr;
-TempDir* CliIntegrationTest::dir_ = nullptr;
-CairndProcess* CliIntegrationTest::server_ = nullptr;
-std::string* CliIntegrationTest::start_error_ = nullptr;
+SuiteCairnd* CliIntegrationTest::cairnd_ = nullptr;
 
 TEST_F(CliIntegrationTest, MixedStudyRunsToMaxTrials) {
   const std::string name =

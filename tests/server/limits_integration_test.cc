@@ -24,25 +24,16 @@ namespace v1 = cairn::v1;
 
 class LimitsIntegrationTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    dir_ = new testing::TempDir();
-    server_ = new testing::CairndProcess(dir_->path() + "/data",
-                                         {"--metrics-listen", ""});
-    start_error_ = new std::string();
-    server_->Start(start_error_);
-  }
+  static void SetUpTestSuite() { cairnd_ = new testing::SuiteCairnd(); }
 
-  static void TearDownTestSuite() {
-    server_->Terminate(std::chrono::seconds(5));
-    delete server_;
-    delete dir_;
-    delete start_error_;
-  }
+  static void TearDownTestSuite() { delete cairnd_; }
 
   void SetUp() override {
-    ASSERT_EQ(*start_error_, "") << server_->Log();
-    stub_ = server_->NewStub();
+    ASSERT_EQ(cairnd_->start_error(), "") << server().Log();
+    stub_ = server().NewStub();
   }
+
+  static testing::CairndProcess& server() { return cairnd_->server(); }
 
   grpc::Status Create(const v1::Study& study) {
     grpc::ClientContext ctx;
@@ -112,15 +103,11 @@ class LimitsIntegrationTest : public ::testing::Test {
     return study;
   }
 
-  static testing::TempDir* dir_;
-  static testing::CairndProcess* server_;
-  static std::string* start_error_;
+  static testing::SuiteCairnd* cairnd_;
   std::unique_ptr<v1::StudyService::Stub> stub_;
 };
 
-testing::TempDir* LimitsIntegrationTest::dir_ = nullptr;
-testing::CairndProcess* LimitsIntegrationTest::server_ = nullptr;
-std::string* LimitsIntegrationTest::start_error_ = nullptr;
+testing::SuiteCairnd* LimitsIntegrationTest::cairnd_ = nullptr;
 
 TEST_F(LimitsIntegrationTest, MegabyteParameterIdIsRefusedBriefly) {
   const int before = StudyCount();
@@ -257,7 +244,7 @@ TEST_F(LimitsIntegrationTest, OutOfRangeDurationIsRefusedAndNotStored) {
             grpc::StatusCode::INVALID_ARGUMENT);
 
   const testing::CommandResult r = testing::RunCommand(
-      {testing::BinDir() + "/cairn", "--server", server_->address(), "trial",
+      {testing::BinDir() + "/cairn", "--server", server().address(), "trial",
        "get", trial.substr(0, trial.find("/trials/")), trial, "--json"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("\"state\": \"ACTIVE\""));
@@ -266,7 +253,7 @@ TEST_F(LimitsIntegrationTest, OutOfRangeDurationIsRefusedAndNotStored) {
 
 TEST_F(LimitsIntegrationTest, CliShowsTheMessageAndFails) {
   const int before = StudyCount();
-  const std::string config = dir_->path() + "/reserved.yaml";
+  const std::string config = cairnd_->dir().path() + "/reserved.yaml";
   std::ofstream(config) << "parameters:\n"
                            "  - parameter_id: job-dir\n"
                            "    type: DOUBLE\n"
@@ -274,7 +261,7 @@ TEST_F(LimitsIntegrationTest, CliShowsTheMessageAndFails) {
                            "    max_value: 1\n"
                            "metrics: [{metric_id: loss, goal: MINIMIZE}]\n";
   const testing::CommandResult r = testing::RunCommand(
-      {testing::BinDir() + "/cairn", "--server", server_->address(), "study",
+      {testing::BinDir() + "/cairn", "--server", server().address(), "study",
        "create", "--config", config, "--name", "reserved"});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_THAT(r.err, HasSubstr("INVALID_ARGUMENT: "

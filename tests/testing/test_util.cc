@@ -14,6 +14,7 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 #include "absl/strings/str_replace.h"
 #include "auth/client_token.h"
@@ -179,6 +180,14 @@ void CairndProcess::ReadAdminToken() {
   token_ = token;
   ::setenv("CAIRN_TOKEN", token_.c_str(), 1);
 }
+
+SuiteCairnd::SuiteCairnd(std::string binary)
+    : server_(dir_.path() + "/data", {"--metrics-listen", ""},
+              std::move(binary)) {
+  server_.Start(&start_error_);
+}
+
+SuiteCairnd::~SuiteCairnd() { server_.Terminate(std::chrono::seconds(5)); }
 
 double Branin(double x1, double x2) {
   const double pi = 3.14159265358979323846;

@@ -87,6 +87,28 @@ class CairndProcess {
   void ReadAdminToken();
 };
 
+// A cairnd (metrics off) with its data under a fresh TempDir, started on
+// construction and shared by the tests of a suite: new it in
+// SetUpTestSuite, check start_error() in SetUp, delete it in
+// TearDownTestSuite. The destructor stops cairnd (SIGTERM, 5 s grace) and
+// then removes the directory.
+class SuiteCairnd {
+ public:
+  // `binary` as for CairndProcess.
+  explicit SuiteCairnd(std::string binary = "");
+  ~SuiteCairnd();
+
+  const TempDir& dir() const { return dir_; }
+  CairndProcess& server() { return server_; }
+  // Empty when cairnd started; else why it did not.
+  const std::string& start_error() const { return start_error_; }
+
+ private:
+  TempDir dir_;
+  CairndProcess server_;
+  std::string start_error_;
+};
+
 // The Branin function (SFU library), minimum 0.397887.
 double Branin(double x1, double x2);
 
