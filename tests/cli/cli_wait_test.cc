@@ -3,13 +3,8 @@
 // while its real cairnd is SIGKILLed and restarted on the same data dir and
 // port: wait keeps going, prints progress lines, and exits 0 when the study
 // completes.
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -19,6 +14,7 @@
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "tests/testing/child_process.h"
 #include "tests/testing/test_util.h"
 
 namespace cairn::cli {
@@ -78,50 +74,10 @@ TEST(StudyWaitFormatTest, BackoffDoublesToFiveSecondsAndResets) {
 
 // `cairn ...` as a child whose stdout and stderr go to files (stdout is not
 // a terminal, so wait prints plain lines).
-class CairnChild {
+class CairnChild : public testing::ChildProcess {
  public:
   CairnChild(const std::vector<std::string>& args, const std::string& prefix)
-      : out_(prefix + ".out"), err_(prefix + ".err") {
-    pid_ = fork();
-    if (pid_ == 0) {
-      dup2(open(out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), 1);
-      dup2(open(err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), 2);
-      std::vector<std::string> argv = {testing::BinDir() + "/cairn"};
-      argv.insert(argv.end(), args.begin(), args.end());
-      std::vector<char*> cargv;
-      for (std::string& a : argv) cargv.push_back(a.data());
-      cargv.push_back(nullptr);
-      execv(cargv[0], cargv.data());
-      _exit(127);
-    }
-  }
-  ~CairnChild() {
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-  }
-  // Exit code, or -1 if still running after `limit`.
-  int Wait(std::chrono::seconds limit) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < deadline) {
-      int status = 0;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return -1;
-  }
-  static std::string Read(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  }
-  std::string Stdout() const { return Read(out_); }
-  std::string Stderr() const { return Read(err_); }
+      : ChildProcess(testing::BinDir() + "/cairn", args, prefix) {}
   // Waits up to 10 s for `text` in stdout.
   bool AwaitStdout(const std::string& text) const {
     for (int i = 0; i < 500; ++i) {
@@ -130,10 +86,6 @@ class CairnChild {
     }
     return false;
   }
-
- private:
-  pid_t pid_ = -1;
-  std::string out_, err_;
 };
 
 class StudyWaitRestartTest : public ::testing::Test {

@@ -1,12 +1,9 @@
 // End-to-end tests of the cairn-train binary ($CAIRN_BIN_DIR/cairn-train):
 // SIGKILL-and-resume determinism, SIGTERM, corrupt checkpoints, export and
 // predict, reporting and command-line errors.
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -15,6 +12,7 @@
 #include <thread>
 
 #include "absl/strings/str_split.h"
+#include "tests/testing/child_process.h"
 #include "tests/trainer/test_util.h"
 #include "trainer/checkpoint.h"
 
@@ -32,40 +30,11 @@ std::string Binary() {
 }
 
 // A child process of cairn-train with stdout/stderr captured in files.
-class Child {
+class Child : public ::cairn::testing::ChildProcess {
  public:
   Child(const std::vector<std::string>& args, const std::string& out_prefix,
         const std::vector<std::string>& env = {})
-      : out_(out_prefix + ".out"), err_(out_prefix + ".err") {
-    pid_ = fork();
-    if (pid_ == 0) {
-      const int o = open(out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      const int e = open(err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      dup2(o, 1);
-      dup2(e, 2);
-      for (const std::string& kv : env) putenv(const_cast<char*>(kv.c_str()));
-      std::vector<std::string> argv = {Binary()};
-      argv.insert(argv.end(), args.begin(), args.end());
-      std::vector<char*> cargv;
-      for (std::string& a : argv) cargv.push_back(a.data());
-      cargv.push_back(nullptr);
-      execv(cargv[0], cargv.data());
-      _exit(127);
-    }
-  }
-  // Exit code, or 128 + signal.
-  int Wait() {
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-  void Kill(int sig) { kill(pid_, sig); }
-  std::string Stdout() const { return ReadText(out_); }
-  std::string Stderr() const { return ReadText(err_); }
-
- private:
-  pid_t pid_;
-  std::string out_, err_;
+      : ChildProcess(Binary(), args, out_prefix, env) {}
 };
 
 struct Result {
