@@ -18,9 +18,9 @@
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/descriptor.pb.h"
 #include "grpc/reflection/v1alpha/reflection.grpc.pb.h"
-#include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "tests/testing/empty_call.h"
 #include "tests/testing/test_util.h"
 
 namespace cairn {
@@ -65,32 +65,6 @@ const std::map<std::string, v1::Role>& ExpectedRoles() {
       {"/cairn.v1.AdminService/ListAuditEvents", v1::ADMIN},
   };
   return *roles;
-}
-
-// Calls `method` with an empty request (a client-streaming method gets one
-// empty message) and `token` (none if empty); returns the status.
-grpc::Status CallEmpty(const std::shared_ptr<grpc::Channel>& channel,
-                       const std::string& method, const std::string& token) {
-  grpc::GenericStub stub(channel);
-  grpc::CompletionQueue cq;
-  grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-  if (!token.empty()) ctx.AddMetadata("authorization", "Bearer " + token);
-  grpc::Slice empty("", 0);
-  grpc::ByteBuffer request(&empty, 1);
-  std::unique_ptr<grpc::GenericClientAsyncResponseReader> call =
-      stub.PrepareUnaryCall(&ctx, method, request, &cq);
-  call->StartCall();
-  grpc::ByteBuffer response;
-  grpc::Status status;
-  call->Finish(&response, &status, reinterpret_cast<void*>(1));
-  void* tag = nullptr;
-  bool ok = false;
-  cq.Next(&tag, &ok);
-  cq.Shutdown();
-  while (cq.Next(&tag, &ok)) {
-  }
-  return status;
 }
 
 std::string SourceDir() {
@@ -173,12 +147,12 @@ TEST_F(AuthIntegrationTest, EveryRpcForEveryCaller) {
       server_.address(), grpc::InsecureChannelCredentials());
   for (const auto& [method, least] : ExpectedRoles()) {
     for (const auto& [who, token] : unauthenticated) {
-      grpc::Status s = CallEmpty(channel, method, token);
+      grpc::Status s = testing::CallWithEmptyRequest(channel, method, token);
       EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED)
           << method << " with " << who << ": " << s.error_message();
     }
     for (const auto& [role, token] : by_role) {
-      grpc::Status s = CallEmpty(channel, method, token);
+      grpc::Status s = testing::CallWithEmptyRequest(channel, method, token);
       if (role >= least) {
         EXPECT_NE(s.error_code(), grpc::StatusCode::PERMISSION_DENIED)
             << method << " as role " << role << ": " << s.error_message();
@@ -197,10 +171,10 @@ TEST_F(AuthIntegrationTest, EveryRpcForEveryCaller) {
 }
 
 TEST_F(AuthIntegrationTest, HealthStaysOpen) {
-  grpc::Status s =
-      CallEmpty(grpc::CreateChannel(server_.address(),
-                                    grpc::InsecureChannelCredentials()),
-                "/grpc.health.v1.Health/Check", "");
+  grpc::Status s = testing::CallWithEmptyRequest(
+      grpc::CreateChannel(server_.address(),
+                          grpc::InsecureChannelCredentials()),
+      "/grpc.health.v1.Health/Check", "");
   EXPECT_TRUE(s.ok()) << s.error_message();
 }
 
@@ -408,7 +382,7 @@ TEST(AuthNoneTest, LoopbackServesWithoutToken) {
   std::string error;
   ASSERT_TRUE(server.Start(&error)) << error;
   EXPECT_TRUE(server.token().empty());
-  grpc::Status s = CallEmpty(
+  grpc::Status s = testing::CallWithEmptyRequest(
       grpc::CreateChannel(server.address(), grpc::InsecureChannelCredentials()),
       "/cairn.v1.StudyService/ListStudies", "");
   EXPECT_TRUE(s.ok()) << s.error_message();

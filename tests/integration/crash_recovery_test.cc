@@ -10,9 +10,9 @@
 #include <thread>
 
 #include "google/protobuf/text_format.h"
-#include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "tests/testing/empty_call.h"
 #include "tests/testing/test_util.h"
 
 namespace cairn {
@@ -243,26 +243,10 @@ TEST(CrashRecoveryTest, ServesHealthAndReportsCountsOnStart) {
       grpc::CreateChannel(server.address(), grpc::InsecureChannelCredentials());
   // The standard health service answers SERVING (HealthCheckResponse with
   // status = 1 is the two bytes 08 01) for the empty service name.
-  grpc::GenericStub generic(channel);
-  grpc::CompletionQueue cq;
-  grpc::ClientContext ctx;
-  grpc::Slice empty("", 0);
-  grpc::ByteBuffer request(&empty, 1);
-  auto call = generic.PrepareUnaryCall(&ctx, "/grpc.health.v1.Health/Check",
-                                       request, &cq);
-  call->StartCall();
-  grpc::ByteBuffer response;
-  grpc::Status status;
-  call->Finish(&response, &status, reinterpret_cast<void*>(1));
-  void* tag = nullptr;
-  bool ok = false;
-  ASSERT_TRUE(cq.Next(&tag, &ok));
-  ASSERT_TRUE(status.ok()) << status.error_message();
-  std::vector<grpc::Slice> slices;
-  ASSERT_TRUE(response.Dump(&slices).ok());
   std::string bytes;
-  for (const auto& s : slices)
-    bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
+  const grpc::Status status = testing::CallWithEmptyRequest(
+      channel, "/grpc.health.v1.Health/Check", "", &bytes);
+  ASSERT_TRUE(status.ok()) << status.error_message();
   EXPECT_EQ(bytes, std::string("\x08\x01", 2));
   Client client(server);
   Study study;
