@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "google/protobuf/text_format.h"
 #include "jobs/hypertune.h"
 #include "jobs/job_runner.h"
+#include "tests/testing/test_util.h"
 #include "trials/study_manager.h"
 
 namespace {
@@ -27,11 +27,6 @@ using Clock = std::chrono::steady_clock;
 double Percentile(std::vector<double> v, double p) {
   std::sort(v.begin(), v.end());
   return v[static_cast<size_t>(p * (v.size() - 1))];
-}
-
-std::string MakeTempDir() {
-  std::string t = "/tmp/cairn-bench-jobs-XXXXXX";
-  return mkdtemp(t.data());
 }
 
 int Fail(const absl::Status& s) {
@@ -48,7 +43,8 @@ int main(int argc, char** argv) {
       trials = std::atoi(argv[++i]);
     }
   }
-  const std::string dir = MakeTempDir();
+  const cairn::testing::TempDir temp_dir;
+  const std::string& dir = temp_dir.path();
   auto store = cairn::Store::Open(cairn::StoreOptions(), dir + "/store");
   if (!store.ok()) return Fail(store.status());
   auto manager =
@@ -60,25 +56,13 @@ int main(int argc, char** argv) {
   const std::string record = dir + "/record.txt";
   cairn::v1::Study study;
   study.set_display_name("dispatch");
-  google::protobuf::TextFormat::ParseFromString(
+  *study.mutable_spec() = cairn::testing::ShellJobSpec(
       absl::StrCat(
-          R"pb(
-            parameters {
-              parameter_id: "x"
-              type: DOUBLE
-              min_value: 0
-              max_value: 1
-            }
-            metrics { metric_id: "loss" goal: MINIMIZE }
-            algorithm: RANDOM_SEARCH
-            max_parallel_trials: 1
-            job_template { command: "/bin/sh" command: "-c"
-                           command: "echo start $(date +%s%N) >> )pb",
-          record,
-          R"pb(; echo '{\"global_step\": \"1\", \"loss\": \"0.5\", \"timestamp\": 1.0}' > $CLOUD_ML_HP_METRIC_FILE; echo end $(date +%s%N) >> )pb",
-          record, R"pb(" command: " sh " }
-          )pb"),
-      study.mutable_spec());
+          "echo start $(date +%s%N) >> ", record,
+          R"(; echo '{"global_step": "1", "loss": "0.5", "timestamp": 1.0}' > $CLOUD_ML_HP_METRIC_FILE; echo end $(date +%s%N) >> )",
+          record),
+      "sh");
+  study.mutable_spec()->set_max_parallel_trials(1);
   study.mutable_spec()->set_max_trials(trials);
   auto created = (*manager)->CreateStudy(study);
   if (!created.ok()) return Fail(created.status());

@@ -56,22 +56,8 @@ class JobSandboxTest : public ::testing::Test {
     cairn::v1::CreateStudyRequest req;
     req.mutable_study()->set_display_name(absl::StrCat("s", ++studies_));
     auto* spec = req.mutable_study()->mutable_spec();
-    google::protobuf::TextFormat::ParseFromString(
-        R"pb(
-          parameters {
-            parameter_id: "x"
-            type: DOUBLE
-            min_value: 0
-            max_value: 1
-          }
-          metrics { metric_id: "loss" goal: MINIMIZE }
-          algorithm: RANDOM_SEARCH
-          max_trials: 1
-          job_template { command: "/bin/sh" command: "-c" }
-        )pb",
-        spec);
-    spec->mutable_job_template()->add_command(script);
-    spec->mutable_job_template()->add_command("job");  // $0 of the script.
+    *spec = testing::ShellJobSpec(script, "job");  // "job": $0 of the script.
+    spec->set_max_trials(1);
     cairn::v1::StudySpec more;
     EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(extra, &more));
     spec->MergeFrom(more);

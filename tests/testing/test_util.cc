@@ -266,6 +266,22 @@ cairn::v1::StudySpec MixedSpaceSpec() {
   return spec;
 }
 
+cairn::v1::StudySpec ShellJobSpec(const std::string& script,
+                                  const std::string& arg0) {
+  cairn::v1::StudySpec spec;
+  google::protobuf::TextFormat::ParseFromString(
+      R"pb(
+        parameters { parameter_id: "x" type: DOUBLE min_value: 0 max_value: 1 }
+        metrics { metric_id: "loss" goal: MINIMIZE }
+        algorithm: RANDOM_SEARCH
+        job_template { command: "/bin/sh" command: "-c" }
+      )pb",
+      &spec);
+  spec.mutable_job_template()->add_command(script);
+  spec.mutable_job_template()->add_command(arg0);
+  return spec;
+}
+
 cairn::v1::Measurement Loss(double value, int64_t step) {
   cairn::v1::Measurement m;
   m.set_step_count(step);

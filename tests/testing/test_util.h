@@ -122,6 +122,12 @@ cairn::v1::StudySpec BraninSpec();
 // MINIMIZE. No algorithm or seed set.
 cairn::v1::StudySpec MixedSpaceSpec();
 
+// A spec whose trials run the shell `script` (`/bin/sh -c script arg0`, so
+// the script sees `arg0` as $0): one DOUBLE x in [0, 1], metric "loss" to
+// MINIMIZE, RANDOM_SEARCH; trial limits left for the caller to set.
+cairn::v1::StudySpec ShellJobSpec(const std::string& script,
+                                  const std::string& arg0);
+
 // A measurement of metric "loss" at `step`.
 cairn::v1::Measurement Loss(double value, int64_t step = 0);
 
