@@ -42,6 +42,8 @@
 #include "grpcpp/grpcpp.h"
 #include "monitoring/grpc_metrics_interceptor.h"
 #include "monitoring/metrics.h"
+#include "tests/testing/fake_study_service.h"
+#include "tests/testing/test_util.h"
 
 namespace cairn::monitoring {
 namespace {
@@ -108,61 +110,6 @@ void BenchRecordCalls() {
 
 // ---- 2./3. gRPC round trips ------------------------------------------------
 
-// Answers like cairnd would, without any work behind it.
-class FakeStudyService final : public cairn::v1::StudyService::Service {
- public:
-  grpc::Status SuggestTrials(
-      grpc::ServerContext*, const cairn::v1::SuggestTrialsRequest* request,
-      cairn::v1::SuggestTrialsResponse* response) override {
-    cairn::v1::Trial* trial = response->add_trials();
-    int64_t id = ++next_id_;
-    trial->set_id(id);
-    trial->set_name(request->parent() + "/trials/" + std::to_string(id));
-    trial->set_state(cairn::v1::Trial::ACTIVE);
-    cairn::v1::Parameter* p = trial->add_parameters();
-    p->set_parameter_id("x");
-    p->mutable_value()->set_number_value(0.5);
-    return grpc::Status::OK;
-  }
-  grpc::Status CompleteTrial(grpc::ServerContext*,
-                             const cairn::v1::CompleteTrialRequest* request,
-                             cairn::v1::Trial* response) override {
-    response->set_name(request->name());
-    response->set_state(cairn::v1::Trial::SUCCEEDED);
-    *response->mutable_final_measurement() = request->final_measurement();
-    return grpc::Status::OK;
-  }
-  grpc::Status ReportMeasurements(
-      grpc::ServerContext*,
-      grpc::ServerReader<cairn::v1::ReportMeasurementsRequest>* reader,
-      cairn::v1::ReportMeasurementsResponse* response) override {
-    cairn::v1::ReportMeasurementsRequest request;
-    int64_t n = 0;
-    while (reader->Read(&request)) ++n;
-    response->set_measurements_written(n);
-    return grpc::Status::OK;
-  }
-  grpc::Status CreateStudy(grpc::ServerContext*,
-                           const cairn::v1::CreateStudyRequest* request,
-                           cairn::v1::Study* response) override {
-    *response = request->study();
-    response->set_name("studies/1");
-    return grpc::Status::OK;
-  }
-
- private:
-  std::atomic<int64_t> next_id_{0};
-};
-
-cairn::v1::Measurement Loss(int64_t step, double value) {
-  cairn::v1::Measurement m;
-  m.set_step_count(step);
-  cairn::v1::Metric* metric = m.add_metrics();
-  metric->set_metric_id("loss");
-  metric->set_value(value);
-  return m;
-}
-
 struct Rates {
   double suggest_complete_per_second = 0;  // pairs
   double report_calls_per_second = 0;      // streams of kReportsPerStream
@@ -218,7 +165,7 @@ Rates MeasureRoundTrips(cairn::v1::StudyService::Stub& stub,
     grpc::ClientContext complete_context;
     cairn::v1::CompleteTrialRequest complete;
     complete.set_name(last_trial);
-    *complete.mutable_final_measurement() = Loss(1, 0.5);
+    *complete.mutable_final_measurement() = cairn::testing::Loss(0.5, 1);
     cairn::v1::Trial completed;
     if (!stub.CompleteTrial(&complete_context, complete, &completed).ok()) {
       std::fprintf(stderr, "CompleteTrial failed\n");
@@ -255,7 +202,7 @@ Rates MeasureRoundTrips(cairn::v1::StudyService::Stub& stub,
       cairn::v1::ReportMeasurementsRequest report;
       report.set_trial_name(trial);
       ++step;
-      *report.mutable_measurement() = Loss(step, 1.0 / step);
+      *report.mutable_measurement() = cairn::testing::Loss(1.0 / step, step);
       writer->Write(report);
     }
     writer->WritesDone();
@@ -406,7 +353,7 @@ void Compare(const char* what, const Target& off, const Target& off_again,
 }
 
 void BenchInProcess(double seconds, int runs) {
-  FakeStudyService service;
+  cairn::testing::FakeStudyService service;
   MetricsOptions options;
   options.listen_address = "127.0.0.1:0";
   std::unique_ptr<Metrics> metrics = *Metrics::Start(options);

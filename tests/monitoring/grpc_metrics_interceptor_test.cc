@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "monitoring/metrics.h"
 #include "tests/monitoring/test_util.h"
+#include "tests/testing/fake_study_service.h"
 
 namespace cairn::monitoring {
 namespace {
@@ -21,43 +22,6 @@ namespace {
 using ::cairn::monitoring::testing::Sample;
 using ::testing::DoubleNear;
 using ::testing::Optional;
-
-// Just enough behaviour to produce OK and error statuses and some latency.
-class FakeStudyService final : public cairn::v1::StudyService::Service {
- public:
-  grpc::Status CreateStudy(grpc::ServerContext*,
-                           const cairn::v1::CreateStudyRequest* request,
-                           cairn::v1::Study* response) override {
-    const std::string& name = request->study().display_name();
-    if (name == "taken") {
-      return grpc::Status(grpc::StatusCode::ALREADY_EXISTS,
-                          "display_name \"taken\" exists");
-    }
-    if (name == "slow") {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    response->set_name("studies/1");
-    response->set_display_name(name);
-    return grpc::Status::OK;
-  }
-
-  grpc::Status ReportMeasurements(
-      grpc::ServerContext*,
-      grpc::ServerReader<cairn::v1::ReportMeasurementsRequest>* reader,
-      cairn::v1::ReportMeasurementsResponse* response) override {
-    cairn::v1::ReportMeasurementsRequest request;
-    int64_t count = 0;
-    while (reader->Read(&request)) {
-      if (request.trial_name().empty()) {
-        return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                            "trial_name is empty");
-      }
-      ++count;
-    }
-    response->set_measurements_written(count);
-    return grpc::Status::OK;
-  }
-};
 
 class InterceptorTest : public ::testing::Test {
  protected:
@@ -95,7 +59,7 @@ class InterceptorTest : public ::testing::Test {
     return stub_->CreateStudy(&context, request, &study);
   }
 
-  FakeStudyService service_;
+  cairn::testing::FakeStudyService service_;
   std::unique_ptr<Metrics> metrics_;
   std::unique_ptr<grpc::Server> server_;
   std::shared_ptr<grpc::Channel> channel_;
