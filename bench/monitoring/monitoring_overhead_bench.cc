@@ -389,50 +389,31 @@ void BenchInProcess(double seconds, int runs) {
 }
 
 // A cairnd child process on free loopback ports, without authentication
-// (--auth=none: this measures the metrics, not the token check).
+// (--auth=none: this measures the metrics, not the token check), stopped
+// with SIGTERM.
 class Cairnd {
  public:
-  Cairnd(const std::string& binary, bool metrics_on) {
-    char dir_template[] = "/tmp/cairn-bench-XXXXXX";
-    dir_ = mkdtemp(dir_template);
-    // A root cairnd checks that its job user (nobody) reaches the jobs root.
-    chmod(dir_.c_str(), 0755);
-    grpc_port_ = FreePort();
-    metrics_port_ = metrics_on ? FreePort() : 0;
+  Cairnd(const std::string& binary, bool metrics_on)
+      : metrics_port_(metrics_on ? FreePort() : 0),
+        process_(
+            dir_.path() + "/data",
+            {"--metrics-listen",
+             metrics_on ? "127.0.0.1:" + std::to_string(metrics_port_) : "",
+             "--http-listen", "", "--auth=none"},
+            binary) {
     std::fflush(nullptr);  // the child must not repeat buffered output
-    pid_ = fork();
-    if (pid_ == 0) {
-      std::string listen = "127.0.0.1:" + std::to_string(grpc_port_);
-      std::string metrics =
-          metrics_on ? "127.0.0.1:" + std::to_string(metrics_port_) : "";
-      std::string log = dir_ + "/cairnd.log";
-      int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      dup2(fd, 1);
-      dup2(fd, 2);
-      execl(binary.c_str(), binary.c_str(), "--data-dir",
-            (dir_ + "/data").c_str(), "--listen", listen.c_str(),
-            "--metrics-listen", metrics.c_str(), "--http-listen", "",
-            "--auth=none", nullptr);
-      _exit(127);
-    }
-    channel_ = grpc::CreateChannel("127.0.0.1:" + std::to_string(grpc_port_),
-                                   grpc::InsecureChannelCredentials());
-    if (!channel_->WaitForConnected(std::chrono::system_clock::now() +
-                                    std::chrono::seconds(20))) {
-      std::fprintf(stderr, "cairnd did not start (see %s/cairnd.log)\n",
-                   dir_.c_str());
+    std::string error;
+    if (!process_.Start(&error)) {
+      std::fprintf(stderr, "cairnd did not start (see %s): %s\n",
+                   process_.log_path().c_str(), error.c_str());
       std::exit(1);
     }
-    stub_ = cairn::v1::StudyService::NewStub(channel_);
+    stub_ = process_.NewStub();
   }
-  ~Cairnd() {
-    kill(pid_, SIGTERM);
-    waitpid(pid_, nullptr, 0);
-    std::system(("rm -rf '" + dir_ + "'").c_str());
-  }
+  ~Cairnd() { process_.Terminate(); }
   cairn::v1::StudyService::Stub& stub() { return *stub_; }
   int metrics_port() const { return metrics_port_; }
-  double cpu_seconds() const { return ProcessCpuSeconds(pid_); }
+  double cpu_seconds() const { return ProcessCpuSeconds(process_.pid()); }
 
   std::string CreateStudy() {
     grpc::ClientContext context;
@@ -471,11 +452,10 @@ class Cairnd {
     return ntohs(address.sin_port);
   }
 
-  std::string dir_;
-  int grpc_port_ = 0;
+  // Declared in this order: the directory outlives the process in it.
+  cairn::testing::TempDir dir_;
   int metrics_port_ = 0;
-  pid_t pid_ = -1;
-  std::shared_ptr<grpc::Channel> channel_;
+  cairn::testing::CairndProcess process_;
   std::unique_ptr<cairn::v1::StudyService::Stub> stub_;
 };
 
