@@ -4,12 +4,13 @@
 #include <dirent.h>
 #include <gtest/gtest.h>
 
+#include "tests/testing/test_util.h"
 #include "tests/trainer/test_util.h"
 
 namespace cairn::trainer {
 namespace {
 
-using ::cairn::trainer::testing::MakeTempDir;
+using ::cairn::testing::TempDir;
 using ::cairn::trainer::testing::ReadText;
 using ::cairn::trainer::testing::WriteText;
 
@@ -69,7 +70,8 @@ TEST(CheckpointTest, DetectsEveryFlippedByteAndTruncation) {
 }
 
 TEST(CheckpointTest, ManagerKeepsNewestKAndLeavesNoTemporaries) {
-  const std::string dir = MakeTempDir() + "/job/sub";
+  const TempDir tmp;
+  const std::string dir = tmp.path() + "/job/sub";
   CheckpointManager m(dir, 2);
   for (uint64_t s : {5, 10, 15, 20}) ASSERT_TRUE(m.Save(Sample(s)).ok());
   std::vector<std::string> files = m.List();
@@ -87,7 +89,8 @@ TEST(CheckpointTest, ManagerKeepsNewestKAndLeavesNoTemporaries) {
 }
 
 TEST(CheckpointTest, CorruptOrTornNewestFallsBackToPrevious) {
-  const std::string dir = MakeTempDir();
+  const TempDir tmp;
+  const std::string dir = tmp.path();
   CheckpointManager m(dir, 3);
   for (uint64_t s : {1, 2, 3}) ASSERT_TRUE(m.Save(Sample(s)).ok());
   std::vector<std::string> files = m.List();
@@ -110,13 +113,15 @@ TEST(CheckpointTest, CorruptOrTornNewestFallsBackToPrevious) {
 }
 
 TEST(CheckpointTest, EmptyDirectoryHasNoCheckpoint) {
-  CheckpointManager m(MakeTempDir() + "/missing", 3);
+  const TempDir tmp;
+  CheckpointManager m(tmp.path() + "/missing", 3);
   EXPECT_TRUE(m.List().empty());
   EXPECT_EQ(m.LoadLatest(nullptr).status().code(), absl::StatusCode::kNotFound);
 }
 
 TEST(CheckpointTest, WriteFileAtomicallyReplacesContent) {
-  const std::string p = MakeTempDir() + "/f.txt";
+  const TempDir tmp;
+  const std::string p = tmp.path() + "/f.txt";
   ASSERT_TRUE(WriteFileAtomically(p, "one").ok());
   ASSERT_TRUE(WriteFileAtomically(p, "two").ok());
   EXPECT_EQ(ReadText(p), "two");

@@ -22,7 +22,7 @@ using ::cairn::testing::RunCommand;
 class CudaLoadingTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = trainer::testing::MakeTempDir();
+    dir_ = tmp_.path();
     ASSERT_FALSE(dir_.empty());
     trainer::testing::WriteText(
         dir_ + "/train.csv",
@@ -52,6 +52,7 @@ class CudaLoadingTest : public ::testing::Test {
     return false;
   }
 
+  const ::cairn::testing::TempDir tmp_;
   std::string dir_;
 };
 

@@ -7,12 +7,13 @@
 #include <algorithm>
 #include <set>
 
+#include "tests/testing/test_util.h"
 #include "tests/trainer/test_util.h"
 
 namespace cairn::trainer {
 namespace {
 
-using ::cairn::trainer::testing::MakeTempDir;
+using ::cairn::testing::TempDir;
 using ::cairn::trainer::testing::WriteText;
 
 class CsvTest : public ::testing::Test {
@@ -22,7 +23,8 @@ class CsvTest : public ::testing::Test {
     WriteText(path, text);
     return path;
   }
-  std::string dir_ = MakeTempDir();
+  const TempDir tmp_;
+  std::string dir_ = tmp_.path();
 };
 
 TEST_F(CsvTest, HeaderDetectedAndLabelByName) {

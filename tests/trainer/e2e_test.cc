@@ -13,14 +13,15 @@
 
 #include "absl/strings/str_split.h"
 #include "tests/testing/child_process.h"
+#include "tests/testing/test_util.h"
 #include "tests/trainer/test_util.h"
 #include "trainer/checkpoint.h"
 
 namespace cairn::trainer {
 namespace {
 
+using ::cairn::testing::TempDir;
 using ::cairn::trainer::testing::BlobsCsv;
-using ::cairn::trainer::testing::MakeTempDir;
 using ::cairn::trainer::testing::ReadText;
 using ::cairn::trainer::testing::WriteText;
 
@@ -84,7 +85,8 @@ bool WaitForCheckpoint(const std::string& dir, int64_t after) {
 class E2eTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new std::string(MakeTempDir());
+    temp_dir_ = new TempDir();
+    dir_ = new std::string(temp_dir_->path());
     WriteText(*dir_ + "/train.csv", BlobsCsv(600, 8, 1, /*header=*/true));
     WriteText(*dir_ + "/test.csv", BlobsCsv(90, 8, 2, /*header=*/true));
     const Result r = RunBinary(Args(*dir_ + "/ref"), *dir_ + "/ref");
@@ -94,6 +96,7 @@ class E2eTest : public ::testing::Test {
   }
   static void TearDownTestSuite() {
     delete dir_;
+    delete temp_dir_;
     delete ref_weights_;
     delete ref_final_;
   }
@@ -117,11 +120,13 @@ class E2eTest : public ::testing::Test {
             "--job-dir=" + job_dir};
   }
 
+  static TempDir* temp_dir_;
   static std::string* dir_;
   static std::string* ref_weights_;
   static std::string* ref_final_;
 };
 
+TempDir* E2eTest::temp_dir_ = nullptr;
 std::string* E2eTest::dir_ = nullptr;
 std::string* E2eTest::ref_weights_ = nullptr;
 std::string* E2eTest::ref_final_ = nullptr;

@@ -12,12 +12,13 @@
 
 #include "absl/strings/str_split.h"
 #include "cairn/v1/study_service.grpc.pb.h"
+#include "tests/testing/test_util.h"
 #include "tests/trainer/test_util.h"
 
 namespace cairn::trainer {
 namespace {
 
-using ::cairn::trainer::testing::MakeTempDir;
+using ::cairn::testing::TempDir;
 using ::cairn::trainer::testing::ReadText;
 using ::cairn::trainer::testing::WriteText;
 
@@ -36,7 +37,8 @@ std::vector<std::string> Lines(const std::string& text) {
 }
 
 TEST(HypertuneReporterTest, WritesSortedStringValuedJsonLines) {
-  const std::string path = MakeTempDir() + "/sub/output.metrics";
+  const TempDir tmp;
+  const std::string path = tmp.path() + "/sub/output.metrics";
   auto r = NewHypertuneReporter(path, "val_accuracy", "7");
   ASSERT_TRUE(r->Report(MakeReport(100, 0.875)).ok());
   ASSERT_TRUE(r->Report(MakeReport(200, 0.9)).ok());
@@ -59,7 +61,8 @@ TEST(HypertuneReporterTest, WritesSortedStringValuedJsonLines) {
 }
 
 TEST(HypertuneReporterTest, KeepsLastHundredIncludingExistingLines) {
-  const std::string path = MakeTempDir() + "/output.metrics";
+  const TempDir tmp;
+  const std::string path = tmp.path() + "/output.metrics";
   std::ostringstream old;
   for (int i = 0; i < 99; ++i) old << "{\"global_step\": \"old" << i << "\"}\n";
   WriteText(path, old.str());
@@ -74,7 +77,8 @@ TEST(HypertuneReporterTest, KeepsLastHundredIncludingExistingLines) {
 }
 
 TEST(HypertuneReporterTest, MissingMetricIsAnError) {
-  auto r = NewHypertuneReporter(MakeTempDir() + "/m", "auc", "0");
+  const TempDir tmp;
+  auto r = NewHypertuneReporter(tmp.path() + "/m", "auc", "0");
   absl::Status s = r->Report(MakeReport(1, 0.5));
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("auc"), absl::string_view::npos);

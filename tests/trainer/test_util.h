@@ -1,9 +1,7 @@
-// Helpers shared by the cairn-train tests: temporary directories and small
-// synthetic datasets.
+// Helpers shared by the cairn-train tests: small synthetic datasets and
+// file text (temporary directories are cairn::testing::TempDir).
 #ifndef CAIRN_TESTS_TRAINER_TEST_UTIL_H_
 #define CAIRN_TESTS_TRAINER_TEST_UTIL_H_
-
-#include <unistd.h>
 
 #include <cmath>
 #include <cstdint>
@@ -14,14 +12,6 @@
 #include <string>
 
 namespace cairn::trainer::testing {
-
-// A fresh directory under $TEST_TMPDIR or /tmp.
-inline std::string MakeTempDir() {
-  const char* base = std::getenv("TEST_TMPDIR");
-  std::string tmpl = std::string(base ? base : "/tmp") + "/cairn_train_XXXXXX";
-  char* d = mkdtemp(tmpl.data());
-  return d ? std::string(d) : std::string();
-}
 
 inline void WriteText(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
