@@ -3,9 +3,9 @@
 // handler that answers every part. Checks that it returns (no crash, no
 // sanitizer report), that an accepted batch answers multipart/mixed with a
 // close delimiter, and that no part reaches the handler outside /v1/.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <algorithm>
 #include <cstdlib>
 #include <string>
 
