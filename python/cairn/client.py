@@ -22,7 +22,7 @@ import weakref
 import grpc
 
 from cairn import settings
-from cairn.errors import from_rpc_error, make_error
+from cairn.errors import AlreadyExistsError, from_rpc_error, make_error
 from cairn.reporter import Reporter
 from cairn.spec import to_spec
 from cairn.trial import Trial, parameter_kinds
@@ -131,14 +131,27 @@ class Client:
 
     # --- studies ------------------------------------------------------------
 
-    def create_study(self, name, spec):
+    def create_study(self, name, spec, load_if_exists=False):
         """Creates a study named `name` (its display name) from `spec`: a dict
         shaped like the YAML study config, a path to a YAML or .json config
-        file, or a cairn.v1.StudySpec. Returns the Study."""
+        file, or a cairn.v1.StudySpec. Returns the Study.
+
+        If a study of that display name exists, raises AlreadyExistsError,
+        or with load_if_exists=True returns that study instead (as Optuna's
+        create_study(load_if_exists=True) does): its own spec, which is not
+        compared with `spec` (compare study.spec if it matters). `spec` is
+        checked either way."""
         request = study_service_pb2.CreateStudyRequest()
         request.study.display_name = name
         request.study.spec.CopyFrom(to_spec(spec))
-        return Study(self, self.call("CreateStudy", request))
+        try:
+            return Study(self, self.call("CreateStudy", request))
+        except AlreadyExistsError:
+            if not load_if_exists:
+                raise
+        return Study(self, self.call("LookupStudy",
+                                     study_service_pb2.LookupStudyRequest(
+                                         display_name=name)))
 
     def study(self, name_or_id):
         """The study "studies/N", N (int or digits) or with that display

@@ -147,6 +147,33 @@ def test_errors_carry_code_and_message(client, server, tmp_path):
     assert "localhost" in str(e.value)
 
 
+def test_create_study_load_if_exists_returns_the_existing_study(client):
+    """As Optuna's create_study(load_if_exists=True): a rerun of a script
+    gets the study it made, trials included; the default still refuses."""
+    import cairn
+    first = client.create_study("sdk-load", SPEC)
+    first.suggest()[0].complete(loss=1.0)
+    other = dict(SPEC, max_trials=9)
+    again = client.create_study("sdk-load", other, load_if_exists=True)
+    assert again.name == first.name and again.display_name == "sdk-load"
+    assert again.spec.max_trials == 3  # Its own spec, not `other`'s.
+    assert [t.state for t in again.trials()] == ["SUCCEEDED"]
+    with pytest.raises(cairn.AlreadyExistsError):
+        client.create_study("sdk-load", SPEC)
+    with pytest.raises(cairn.AlreadyExistsError):
+        client.create_study("sdk-load", SPEC, load_if_exists=False)
+    # A new name is created as without it; a bad spec is refused either way.
+    fresh = client.create_study("sdk-load-new", SPEC, load_if_exists=True)
+    assert fresh.name != first.name and fresh.state == "ACTIVE"
+    with pytest.raises(cairn.InvalidArgumentError):
+        client.create_study("sdk-load", {"parameters": "x"},
+                            load_if_exists=True)
+    # Display names that look like ids are looked up as display names.
+    digits = client.create_study("12345", SPEC)
+    assert client.create_study("12345", SPEC,
+                               load_if_exists=True).name == digits.name
+
+
 def test_stop_makes_should_stop_true(client):
     study = client.create_study("sdk-stop", SPEC)
     trial = study.suggest()[0]
