@@ -19,7 +19,9 @@ How Optuna's sampler contract maps onto Cairn:
   1000 steps), are sampled by the independent sampler there. Parameters
   outside the relative space go to `sample_independent` (Optuna's rule).
 - Cairn study names: the first space's study is "optuna-<Optuna study
-  name>" (or `study_name`), the next spaces' "<that>-2", "<that>-3", ... An
+  name>" (or `study_name`), the next spaces' "<that>-2", "<that>-3", ...
+  An Optuna name that already starts with "optuna-" or "optuna_" (or is
+  "optuna") is used as it is, so no name carries "optuna-optuna-". An
   existing study of that name is reused only if its spec is the one this
   space makes; otherwise the next name is tried.
 - What Cairn stores is what the objective evaluated. When Optuna finishes a
@@ -58,6 +60,7 @@ from cairn.v1 import study_pb2
 
 _P = study_pb2.ParameterSpec
 _ID = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+_OPTUNA_PREFIXED = re.compile(r"^optuna(?:[-_]|$)", re.IGNORECASE)
 _ATTR = "cairn:trial"     # Optuna system attr: the Cairn trial suggested.
 _LABEL = "optuna_trial"   # Cairn trial label: the Optuna trial told.
 _LOG = optuna.logging.get_logger(__name__)
@@ -207,6 +210,15 @@ class _Space:
                          self.study.name, number, e)
 
 
+def _cairn_name(optuna_study_name: str) -> str:
+    """The first Cairn study's display name for an Optuna study:
+    "optuna-<name>", or the name itself when it already says optuna (so
+    "optuna-cancer" stays "optuna-cancer", not "optuna-optuna-cancer")."""
+    if _OPTUNA_PREFIXED.match(optuna_study_name):
+        return optuna_study_name
+    return "optuna-" + optuna_study_name
+
+
 class CairnSampler(BaseSampler):
     """Samples Optuna trials from Cairn studies (see the module docstring).
     Safe for Optuna's n_jobs threads.
@@ -216,7 +228,8 @@ class CairnSampler(BaseSampler):
       seed: the Cairn studies' seed (and the independent sampler's).
       algorithm: the Cairn designer ("GP_BANDIT", "RANDOM_SEARCH", ...).
       study_name: the first Cairn study's display name (default
-        "optuna-<Optuna study name>"); later spaces add "-2", "-3", ...
+        "optuna-<Optuna study name>", or the Optuna name itself when it
+        already starts with "optuna-"); later spaces add "-2", "-3", ...
       independent_sampler: samples what Cairn does not (default
         RandomSampler(seed)).
     """
@@ -359,7 +372,7 @@ class CairnSampler(BaseSampler):
                 goal=(study_pb2.MetricSpec.MAXIMIZE
                       if direction == optuna.study.StudyDirection.MAXIMIZE
                       else study_pb2.MetricSpec.MINIMIZE))
-        base = self._study_name or "optuna-%s" % study.study_name
+        base = self._study_name or _cairn_name(study.study_name)
         for version in itertools.count(1):
             name = base if version == 1 else "%s-%d" % (base, version)
             try:

@@ -1,5 +1,7 @@
 """cairn.optuna.CairnSampler: Optuna's study.optimize driven by a Cairn study
 (the GP bandit)."""
+import re
+
 import pytest
 
 optuna = pytest.importorskip("optuna")
@@ -37,6 +39,30 @@ def test_sampler_optimizes_with_a_cairn_study(client):
         assert t.params["kind"] in ("a", "b") and 1e-4 <= t.params["lr"] <= 1
     best = cairn_study.best_trials()[0]
     assert best.final_metrics["value"] == pytest.approx(study.best_value)
+
+
+def test_no_doubled_optuna_prefix(client):
+    """An Optuna study already named optuna-... keeps its name in Cairn
+    (it became "optuna-optuna-cancer", issue 33); others get the prefix."""
+    import cairn.optuna
+
+    def objective(trial):
+        return trial.suggest_float("x", 0.0, 1.0)
+
+    names = {}
+    for optuna_name in ("optuna-cancer", "Optuna_iris", "optuna",
+                        "optunafied"):
+        sampler = cairn.optuna.CairnSampler(client, seed=2,
+                                            algorithm="RANDOM_SEARCH")
+        study = optuna.create_study(sampler=sampler, study_name=optuna_name)
+        study.optimize(objective, n_trials=2)
+        names[optuna_name] = sampler.cairn_study.display_name
+    assert names == {"optuna-cancer": "optuna-cancer",
+                     "Optuna_iris": "Optuna_iris", "optuna": "optuna",
+                     "optunafied": "optuna-optunafied"}
+    assert not [s.display_name for s in client.studies()
+                if re.match(r"optuna-optuna(?:[-_]|$)", s.display_name,
+                            re.IGNORECASE)]
 
 
 def test_pruned_trials_are_infeasible_in_cairn(client):
