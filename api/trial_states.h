@@ -9,6 +9,10 @@ namespace cairn::api {
 // REQUESTED, ACTIVE and STOPPING trials have no result yet.
 bool IsPendingState(cairn::v1::Trial::State state);
 
+// Trial.metadata key holding why the early-stopping rule stopped the trial
+// (set when it becomes STOPPING; kept when it completes).
+inline constexpr char kEarlyStoppingReasonKey[] = "early_stopping_reason";
+
 }  // namespace cairn::api
 
 #endif  // CAIRN_API_TRIAL_STATES_H_

@@ -4,11 +4,13 @@
 #include <algorithm>
 #include <cmath>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "api/formats/json_mapping.h"
 #include "api/resource_names.h"
+#include "api/trial_states.h"
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/time_util.h"
 #include "util/number_text.h"
@@ -24,6 +26,34 @@ bool IsSet(const google::protobuf::Timestamp& t) {
 
 std::string StateName(cairn::v1::Trial::State s) {
   return cairn::v1::Trial::State_Name(s);
+}
+
+// A hyperparameter as the Job resource holds it ("0.012345678901234568",
+// "64", "adam") with 6 significant digits when it has a fraction or an
+// exponent; integers and names unchanged.
+std::string HyperparameterText(const std::string& value) {
+  double number = 0;
+  const bool fractional =
+      value.find_first_of(".eE") != std::string::npos &&
+      value.find_first_not_of("0123456789.eE+-") == std::string::npos;
+  if (!fractional || !absl::SimpleAtod(value, &number)) return value;
+  return util::SixDigitNumber(number);
+}
+
+int64_t JobTrialId(const cairn::v1::HyperparameterOutput& t) {
+  int64_t id = 0;
+  return absl::SimpleAtoi(t.trial_id(), &id) ? id : 0;
+}
+
+bool HasObjective(const cairn::v1::HyperparameterOutput& t) {
+  return t.has_final_metric() &&
+         !std::isnan(t.final_metric().objective_value());
+}
+
+bool IsEndedJob(cairn::v1::TrialJob::State s) {
+  return s == cairn::v1::TrialJob::SUCCEEDED ||
+         s == cairn::v1::TrialJob::FAILED ||
+         s == cairn::v1::TrialJob::CANCELLED;
 }
 
 }  // namespace
@@ -160,6 +190,60 @@ std::string TrialsTable(const std::vector<cairn::v1::Trial>& trials,
   return FormatTable({"ID", "STATE", "STEP", "METRICS", "PARAMETERS"}, rows);
 }
 
+std::string JobTrialsTable(
+    const cairn::v1::Job& job,
+    const std::map<std::string, std::string>& early_stopping_reasons) {
+  const bool minimize = job.training_input().hyperparameters().goal() ==
+                        cairn::v1::HyperparameterSpec::MINIMIZE;
+  // Whether a's objective is better than b's.
+  auto better = [minimize](double a, double b) {
+    return minimize ? a < b : a > b;
+  };
+  std::vector<const cairn::v1::HyperparameterOutput*> trials;
+  for (const auto& t : job.training_output().trials()) trials.push_back(&t);
+  std::stable_sort(trials.begin(), trials.end(), [&](auto* a, auto* b) {
+    if (HasObjective(*a) != HasObjective(*b)) return HasObjective(*a);
+    if (HasObjective(*a)) {
+      const double va = a->final_metric().objective_value();
+      const double vb = b->final_metric().objective_value();
+      if (va != vb) return better(va, vb);
+    }
+    return JobTrialId(*a) < JobTrialId(*b);
+  });
+  // Sorted best first: the first SUCCEEDED trial with an objective is best.
+  const cairn::v1::HyperparameterOutput* best = nullptr;
+  for (const auto* t : trials) {
+    if (HasObjective(*t) && t->state() == cairn::v1::Job::SUCCEEDED) {
+      best = t;
+      break;
+    }
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const auto* t : trials) {
+    std::vector<std::string> hp;
+    for (const auto& [k, v] : t->hyperparameters()) {
+      hp.push_back(absl::StrCat(k, "=", HyperparameterText(v)));
+    }
+    std::sort(hp.begin(), hp.end());
+    std::vector<std::string> notes;
+    if (t == best) notes.push_back("best");
+    if (t->is_trial_stopped_early()) {
+      auto reason = early_stopping_reasons.find(t->trial_id());
+      notes.push_back(reason == early_stopping_reasons.end()
+                          ? "stopped early"
+                          : absl::StrCat("stopped early: ", reason->second));
+    }
+    const bool m = t->has_final_metric();
+    rows.push_back(
+        {t->trial_id(), cairn::v1::Job::State_Name(t->state()),
+         m ? util::SixDigitNumber(t->final_metric().objective_value()) : "-",
+         m ? absl::StrCat(t->final_metric().training_step()) : "-",
+         absl::StrJoin(hp, " "), absl::StrJoin(notes, "; ")});
+  }
+  return FormatTable(
+      {"TRIAL", "STATE", "OBJECTIVE", "STEP", "HYPERPARAMETERS", "NOTE"}, rows);
+}
+
 std::string TrialToText(const cairn::v1::Trial& trial,
                         const api::formats::ParameterKinds& kinds) {
   std::string out;
@@ -180,6 +264,16 @@ std::string TrialToText(const cairn::v1::Trial& trial,
   line("client_id", trial.client_id());
   line("infeasible_reason", trial.infeasible_reason());
   if (trial.stopped_early()) line("stopped_early", "true");
+  auto reason = trial.metadata().find(api::kEarlyStoppingReasonKey);
+  if (reason != trial.metadata().end()) {
+    line("early_stopping_reason", reason->second);
+  }
+  if (trial.job().attempts() > 0) {
+    line("attempts", absl::StrCat(trial.job().attempts()));
+  }
+  if (IsEndedJob(trial.job().state())) {
+    line("exit_code", absl::StrCat(trial.job().last_exit_code()));
+  }
   if (IsSet(trial.start_time())) {
     line("start_time",
          google::protobuf::util::TimeUtil::ToString(trial.start_time()));

@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "api/formats/parameter_values.h"
+#include "cairn/v1/aiplatform.pb.h"
 #include "cairn/v1/study.pb.h"
 #include "cairn/v1/study_service.pb.h"
 #include "google/protobuf/message.h"
@@ -61,8 +62,21 @@ std::string StudiesTable(const std::vector<cairn::v1::Study>& studies);
 std::string TrialsTable(const std::vector<cairn::v1::Trial>& trials,
                         const api::formats::ParameterKinds& kinds);
 
+// The trials table of `cairn jobs describe` for a tuning job: TRIAL, STATE,
+// OBJECTIVE, STEP, HYPERPARAMETERS, NOTE. Objectives and fractional
+// hyperparameters with 6 significant digits; the best objective first (per
+// trainingInput.hyperparameters.goal, MAXIMIZE unless MINIMIZE), trials
+// without one after it in id order. NOTE is "best" on the best SUCCEEDED
+// trial and "stopped early: <reason>" on early-stopped ones, the reason
+// from `early_stopping_reasons` (by trial id; "stopped early" alone when
+// absent).
+std::string JobTrialsTable(
+    const cairn::v1::Job& job,
+    const std::map<std::string, std::string>& early_stopping_reasons);
+
 // The human view of one trial (`trial get`, `study best`): one "key: value"
-// line per non-empty field.
+// line per non-empty field, with its job's attempts, the exit code of an
+// ended job and the early-stopping reason when there are.
 std::string TrialToText(const cairn::v1::Trial& trial,
                         const api::formats::ParameterKinds& kinds);
 

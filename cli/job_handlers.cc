@@ -17,6 +17,7 @@
 #include "aiplatform/job_filter.h"
 #include "aiplatform/job_rest.h"
 #include "aiplatform/package_read.h"
+#include "api/trial_states.h"
 #include "cli/format.h"
 #include "cli/handlers.h"
 #include "google/protobuf/util/time_util.h"
@@ -90,7 +91,43 @@ std::string Time(const google::protobuf::Timestamp& t) {
   return google::protobuf::util::TimeUtil::ToString(t);
 }
 
-void PrintSummary(const Job& job, std::ostream& out) {
+// Why each early-stopped trial of `job` stopped (by trial id), from the
+// metadata of its study's trials: the study cairnd made for the job, found
+// by its display name (the job id) and checked by its job template.
+absl::StatusOr<std::map<std::string, std::string>> EarlyStoppingReasons(
+    Context& c, const Job& job) {
+  std::map<std::string, std::string> reasons;
+  const auto& trials = job.training_output().trials();
+  if (std::none_of(trials.begin(), trials.end(),
+                   [](const auto& t) { return t.is_trial_stopped_early(); })) {
+    return reasons;
+  }
+  cairn::v1::LookupStudyRequest lookup;
+  lookup.set_display_name(job.job_id());
+  auto study = c.Client().Call(&StudyClient::Stub::LookupStudy, lookup);
+  if (!study.ok()) return study.status();
+  if (study->spec().job_template().ai_platform_job_id() != job.job_id()) {
+    return reasons;
+  }
+  cairn::v1::ListTrialsRequest request;
+  request.set_parent(study->name());
+  do {
+    auto response = c.Client().Call(&StudyClient::Stub::ListTrials, request);
+    if (!response.ok()) return response.status();
+    for (const cairn::v1::Trial& t : response->trials()) {
+      auto reason = t.metadata().find(api::kEarlyStoppingReasonKey);
+      if (reason != t.metadata().end()) {
+        reasons[absl::StrCat(t.id())] = reason->second;
+      }
+    }
+    request.set_page_token(response->next_page_token());
+  } while (!request.page_token().empty());
+  return reasons;
+}
+
+void PrintSummary(const Job& job,
+                  const std::map<std::string, std::string>& reasons,
+                  std::ostream& out) {
   out << "jobId: " << job.job_id()
       << "\nstate: " << Job::State_Name(job.state())
       << "\ncreateTime: " << Time(job.create_time())
@@ -103,19 +140,7 @@ void PrintSummary(const Job& job, std::ostream& out) {
   out << "completedTrialCount: " << o.completed_trial_count() << "\n";
   if (!o.is_hyperparameter_tuning_job()) return;
   out << "hyperparameterMetricTag: " << o.hyperparameter_metric_tag() << "\n"
-      << absl::StrFormat("%-6s %-10s %-12s %-8s %s\n", "TRIAL", "STATE",
-                         "OBJECTIVE", "STEP", "HYPERPARAMETERS");
-  for (const cairn::v1::HyperparameterOutput& t : o.trials()) {
-    std::vector<std::string> hp;
-    for (const auto& [k, v] : t.hyperparameters()) hp.push_back(k + "=" + v);
-    std::sort(hp.begin(), hp.end());
-    const bool m = t.has_final_metric();
-    out << absl::StrFormat(
-        "%-6s %-10s %-12s %-8s %s\n", t.trial_id(), Job::State_Name(t.state()),
-        m ? absl::StrCat(t.final_metric().objective_value()) : "-",
-        m ? absl::StrCat(t.final_metric().training_step()) : "-",
-        absl::StrJoin(hp, " "));
-  }
+      << JobTrialsTable(job, reasons);
 }
 
 bool IsFinal(Job::State s) {
@@ -271,7 +296,10 @@ absl::Status JobDescribe(Context& c) {
     if (!text.ok()) return text.status();
     *c.out << *text << "\n";
   } else {
-    PrintSummary(*job, *c.out);
+    absl::StatusOr<std::map<std::string, std::string>> reasons =
+        EarlyStoppingReasons(c, *job);
+    if (!reasons.ok()) return reasons.status();
+    PrintSummary(*job, *reasons, *c.out);
   }
   return absl::OkStatus();
 }

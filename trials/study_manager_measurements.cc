@@ -215,7 +215,7 @@ absl::Status JudgeTrial(StudyState& st, int64_t trial_id, StudyDataStore* store,
   if (!d.stop) return absl::OkStatus();
   Trial stopping = t;
   stopping.set_state(Trial::STOPPING);
-  (*stopping.mutable_metadata())["early_stopping_reason"] = d.reason;
+  (*stopping.mutable_metadata())[api::kEarlyStoppingReasonKey] = d.reason;
   return st.WriteTrial(store, std::move(stopping), scope);
 }
 
@@ -381,7 +381,7 @@ absl::StatusOr<tuner::StopDecision> StudyManager::CheckEarlyStopping(
     if (!t.ok()) {
       result = t.status();
     } else if ((*t)->state() == Trial::STOPPING) {
-      auto reason = (*t)->metadata().find("early_stopping_reason");
+      auto reason = (*t)->metadata().find(api::kEarlyStoppingReasonKey);
       result = tuner::StopDecision{true, reason != (*t)->metadata().end()
                                              ? reason->second
                                              : "trial was asked to stop"};

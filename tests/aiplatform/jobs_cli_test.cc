@@ -4,7 +4,9 @@
 // bad ids and packages without storing anything, cancel a running job, and
 // keep every job across a kill -9 of cairnd; resumePreviousJobId continues
 // a job's study; scheduling.maxRunningTime cancels the whole job.
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -14,6 +16,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/testing/test_util.h"
@@ -102,6 +105,30 @@ TEST_F(JobsCliTest, TuningJobPlainJobAndDescribe) {
                                         "/model.txt"));
   }
 
+  // The text view: objectives with 6 significant digits, best (MAXIMIZE)
+  // first and marked.
+  double best = -1;
+  for (const json& t : out["trials"]) {
+    best = std::max(best, t["finalMetric"]["objectiveValue"].get<double>());
+  }
+  r = Cairn({"jobs", "describe", "tune1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("TRIAL  STATE      OBJECTIVE  STEP  HYPERPARAMETERS"),
+            std::string::npos)
+      << r.out;
+  char best_text[32];
+  std::snprintf(best_text, sizeof(best_text), "%.6g", best);
+  const size_t header = r.out.find("TRIAL ");
+  const std::string first_row =
+      r.out.substr(r.out.find('\n', header) + 1,
+                   r.out.find('\n', r.out.find('\n', header) + 1) -
+                       r.out.find('\n', header) - 1);
+  EXPECT_NE(first_row.find(absl::StrCat("SUCCEEDED  ", best_text)),
+            std::string::npos)
+      << r.out;
+  EXPECT_TRUE(absl::EndsWith(first_row, "  best")) << r.out;
+  EXPECT_EQ(r.out.find("best\n"), r.out.rfind("best\n")) << r.out;
+
   r = Submit("plain1", "training_config.yaml", {"--stream-logs"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   job = Describe("plain1");
@@ -171,6 +198,55 @@ json ReplicaEnv(const std::string& log) {
 // The unchanged CUSTOM tuning config (master + 2 workers + 1 parameter
 // server, 2 trials at once): every trial is four processes, each with its
 // own task in its trial's one cluster.
+// Learning rates above 0.5 overshoot (the trainer's x *= 1 - 2 * lr), so the
+// last grid points are worse at every step and the median rule stops them.
+TEST_F(JobsCliTest, DescribeAndTrialGetShowTheEarlyStoppingReason) {
+  const std::string config = dir_.path() + "/early.yaml";
+  std::ofstream(config) << R"(trainingInput:
+  hyperparameters:
+    goal: MAXIMIZE
+    hyperparameterMetricTag: accuracy
+    maxTrials: 6
+    maxParallelTrials: 1
+    enableTrialEarlyStopping: TRUE
+    algorithm: GRID_SEARCH
+    params:
+    - parameterName: learning_rate
+      type: DISCRETE
+      discreteValues: [0.3, 0.5, 0.8, 0.9, 0.95, 0.99]
+)";
+  CommandResult r = Cairn(
+      {"jobs", "submit", "training", "early1", "--module-name", "trainer.task",
+       "--package-path", kExample + "/trainer", "--config", config,
+       "--stream-logs", "--", "--steps", "6", "--sleep", "0.2"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  r = Cairn({"jobs", "describe", "early1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string last_row;
+  for (absl::string_view line : absl::StrSplit(r.out, '\n')) {
+    if (absl::StrContains(line, "learning_rate=0.99"))
+      last_row = std::string(line);
+  }
+  EXPECT_NE(last_row.find("  stopped early: median rule: best accuracy"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("best\n"), r.out.rfind("best\n")) << r.out;
+  EXPECT_NE(
+      r.out.find(
+          "2      SUCCEEDED  0.979      6     learning_rate=0.5   best\n"),
+      std::string::npos)
+      << r.out;
+
+  r = Cairn({"trial", "get", "early1", "6"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("stopped_early: true\n"
+                       "early_stopping_reason: median rule: best accuracy"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\nattempts: 1\nexit_code: "), std::string::npos)
+      << r.out;
+}
+
 TEST_F(JobsCliTest, CustomTierRunsEveryReplicaWithOneCluster) {
   CommandResult r =
       Submit("dist1", "distributed_config.yaml",

@@ -3,6 +3,7 @@
 
 #include <sstream>
 
+#include "absl/strings/str_cat.h"
 #include "api/formats/trials_csv.h"
 #include "cli/audit_format.h"
 #include "gmock/gmock.h"
@@ -225,6 +226,92 @@ TEST(TrialToTextTest, KeyValueLines) {
   EXPECT_THAT(text, HasSubstr("parameters: x1=1.23 opt=sgd units=64"));
   EXPECT_THAT(text, HasSubstr("infeasible_reason: diverged\n"));
   EXPECT_THAT(text, Not(HasSubstr("client_id")));
+}
+
+TEST(TrialToTextTest, AttemptsExitCodeAndEarlyStoppingReason) {
+  Trial t = SuggestedTrial();
+  t.set_state(Trial::SUCCEEDED);
+  t.set_stopped_early(true);
+  (*t.mutable_metadata())["early_stopping_reason"] = "median rule: worse";
+  t.mutable_job()->set_state(cairn::v1::TrialJob::CANCELLED);
+  t.mutable_job()->set_attempts(2);
+  t.mutable_job()->set_last_exit_code(143);
+  const std::string text =
+      TrialToText(t, api::formats::ParameterKindsOf(MixedSpec()));
+  EXPECT_THAT(text, HasSubstr("stopped_early: true\n"
+                              "early_stopping_reason: median rule: worse\n"
+                              "attempts: 2\n"
+                              "exit_code: 143\n"));
+}
+
+TEST(TrialToTextTest, NoExitCodeWhileTheJobRuns) {
+  Trial t = SuggestedTrial();
+  t.mutable_job()->set_state(cairn::v1::TrialJob::RUNNING);
+  t.mutable_job()->set_attempts(1);
+  const std::string text =
+      TrialToText(t, api::formats::ParameterKindsOf(MixedSpec()));
+  EXPECT_THAT(text, HasSubstr("attempts: 1\n"));
+  EXPECT_THAT(text, Not(HasSubstr("exit_code")));
+  EXPECT_THAT(text, Not(HasSubstr("early_stopping_reason")));
+}
+
+cairn::v1::Job TuningJob(const std::string& goal) {
+  return ParseText<cairn::v1::Job>(absl::StrCat(
+      "training_input { hyperparameters { goal: ", goal, " } }", R"pb(
+        training_output {
+          is_hyperparameter_tuning_job: true
+          trials {
+            trial_id: "1"
+            state: SUCCEEDED
+            hyperparameters { key: "lr" value: "0.012345678901234568" }
+            hyperparameters { key: "units" value: "1234567" }
+            final_metric { training_step: 40 objective_value: 0.91234567890123 }
+          }
+          trials {
+            trial_id: "2"
+            state: SUCCEEDED
+            is_trial_stopped_early: true
+            hyperparameters { key: "lr" value: "0.5" }
+            hyperparameters { key: "units" value: "32" }
+            final_metric { training_step: 10 objective_value: 0.25 }
+          }
+          trials {
+            trial_id: "3"
+            state: RUNNING
+            hyperparameters { key: "lr" value: "1e-07" }
+            hyperparameters { key: "units" value: "64" }
+          }
+          trials {
+            trial_id: "10"
+            state: FAILED
+            hyperparameters { key: "lr" value: "0.1" }
+            hyperparameters { key: "units" value: "8" }
+            final_metric { training_step: 5 objective_value: 0.99 }
+          }
+        }
+      )pb"));
+}
+
+TEST(JobTrialsTableTest, SixDigitsBestFirstAndEarlyStoppingReason) {
+  const std::string table = JobTrialsTable(
+      TuningJob("MAXIMIZE"), {{"2", "median rule: accuracy 0.25 is worse"}});
+  // A FAILED trial is never the best, whatever its objective.
+  EXPECT_EQ(table,
+            "TRIAL  STATE      OBJECTIVE  STEP  HYPERPARAMETERS             "
+            "NOTE\n"
+            "10     FAILED     0.99       5     lr=0.1 units=8\n"
+            "1      SUCCEEDED  0.912346   40    lr=0.0123457 units=1234567  "
+            "best\n"
+            "2      SUCCEEDED  0.25       10    lr=0.5 units=32             "
+            "stopped early: median rule: accuracy 0.25 is worse\n"
+            "3      RUNNING    -          -     lr=1e-07 units=64\n");
+}
+
+TEST(JobTrialsTableTest, MinimizeMarksTheLowestAndAReasonMayBeMissing) {
+  const std::string table = JobTrialsTable(TuningJob("MINIMIZE"), {});
+  EXPECT_THAT(table, HasSubstr("2      SUCCEEDED  0.25       10    lr=0.5 "
+                               "units=32             best; stopped early\n"));
+  EXPECT_THAT(table, HasSubstr("lr=0.0123457 units=1234567\n"));
 }
 
 TEST(StatusToLineTest, CodeNameAndOneLine) {
