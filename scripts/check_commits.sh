@@ -9,7 +9,7 @@ set -uo pipefail
 export LC_ALL=C.UTF-8  # ${#subject} counts characters, not bytes
 cd "$(dirname "$0")/.."
 
-base=34a1682c1a50a4f8df83270d81431c06ba745920
+base=b2df78c6e45c8befd4990e26b7b6c48be137b5c2
 max=72
 rev="${1:-HEAD}"
 
