@@ -8,6 +8,8 @@
 #include "api/formats/trials_csv.h"
 #include "grpcpp/client_context.h"
 #include "http/rest_json.h"
+#include "nlohmann/json.hpp"
+#include "tuner/parameter_importance.h"
 
 namespace cairn::http {
 namespace {
@@ -76,6 +78,10 @@ HttpResponse RestApi::Studies(const HttpRequest& r,
     return Call(stub, r, &SS::ListOptimalTrials,
                 [&](auto& q) { q.set_parent(name); });
   }
+  if (parts.size() == 3 && parts[2] == "parameterImportance" &&
+      r.method == "GET") {
+    return ParameterImportance(r, name);
+  }
   return Trials(r, name, parts);
 }
 
@@ -139,18 +145,17 @@ HttpResponse RestApi::OneTrial(const HttpRequest& r, const std::string& trial,
   return RouteNotFound(r);
 }
 
-HttpResponse RestApi::TrialsCsv(const HttpRequest& r,
-                                const std::string& study) const {
-  cairn::v1::Study spec_holder;
+grpc::Status RestApi::FetchStudy(const HttpRequest& r, const std::string& study,
+                                 cairn::v1::Study* out,
+                                 std::vector<cairn::v1::Trial>* trials) const {
   {
     grpc::ClientContext context;
     PrepareCall(r, &context);
     cairn::v1::GetStudyRequest get;
     get.set_name(study);
-    const grpc::Status status = stub_->GetStudy(&context, get, &spec_holder);
-    if (!status.ok()) return ErrorResponse(status);
+    const grpc::Status status = stub_->GetStudy(&context, get, out);
+    if (!status.ok()) return status;
   }
-  std::vector<cairn::v1::Trial> trials;
   cairn::v1::ListTrialsRequest request;
   request.set_parent(study);
   do {
@@ -158,13 +163,45 @@ HttpResponse RestApi::TrialsCsv(const HttpRequest& r,
     PrepareCall(r, &context);
     cairn::v1::ListTrialsResponse page;
     const grpc::Status status = stub_->ListTrials(&context, request, &page);
-    if (!status.ok()) return ErrorResponse(status);
-    for (auto& t : *page.mutable_trials()) trials.push_back(std::move(t));
+    if (!status.ok()) return status;
+    for (auto& t : *page.mutable_trials()) trials->push_back(std::move(t));
     request.set_page_token(page.next_page_token());
   } while (!request.page_token().empty());
+  return grpc::Status::OK;
+}
+
+HttpResponse RestApi::TrialsCsv(const HttpRequest& r,
+                                const std::string& study) const {
+  cairn::v1::Study spec_holder;
+  std::vector<cairn::v1::Trial> trials;
+  const grpc::Status status = FetchStudy(r, study, &spec_holder, &trials);
+  if (!status.ok()) return ErrorResponse(status);
   HttpResponse response;
   response.content_type = "text/csv; charset=utf-8";
   response.body = api::formats::TrialsCsv(trials, spec_holder.spec());
+  return response;
+}
+
+HttpResponse RestApi::ParameterImportance(const HttpRequest& r,
+                                          const std::string& study) const {
+  cairn::v1::Study spec_holder;
+  std::vector<cairn::v1::Trial> trials;
+  const grpc::Status status = FetchStudy(r, study, &spec_holder, &trials);
+  if (!status.ok()) return ErrorResponse(status);
+  absl::StatusOr<tuner::ImportanceReport> report =
+      tuner::ComputeParameterImportance(spec_holder.spec(), trials,
+                                        QueryValue(r.query, "metric_id"));
+  if (!report.ok()) return ErrorResponse(report.status());
+  nlohmann::json out = {{"metricId", report->metric_id},
+                        {"method", "fanova-random-forest"},
+                        {"trialCount", report->trial_count},
+                        {"parameters", nlohmann::json::array()}};
+  for (const auto& p : report->parameters) {
+    out["parameters"].push_back(
+        {{"parameterId", p.parameter_id}, {"importance", p.importance}});
+  }
+  HttpResponse response;
+  response.body = out.dump();
   return response;
 }
 

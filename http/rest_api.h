@@ -26,6 +26,9 @@
 //                                           page_size, page_token, max_points,
 //                                           start_step, end_step)
 //   GET    studies/{s}/trials/{t}/logs      ReadTrialLogs (offset, max_bytes)
+//   GET    studies/{s}/parameterImportance  GetStudy + ListTrials, then
+//                                           tuner/parameter_importance.h
+//                                           (metric_id; default the first)
 // Names in bodies are overridden by the path. Errors: rest_json.h.
 #ifndef CAIRN_HTTP_REST_API_H_
 #define CAIRN_HTTP_REST_API_H_
@@ -59,6 +62,12 @@ class RestApi {
                         const std::vector<std::string>& parts) const;
   HttpResponse TrialsCsv(const HttpRequest& request,
                          const std::string& study) const;
+  HttpResponse ParameterImportance(const HttpRequest& request,
+                                   const std::string& study) const;
+  // GetStudy and every page of ListTrials of `study`, as the caller.
+  grpc::Status FetchStudy(const HttpRequest& request, const std::string& study,
+                          cairn::v1::Study* out,
+                          std::vector<cairn::v1::Trial>* trials) const;
 
   const std::unique_ptr<cairn::v1::StudyService::StubInterface> stub_;
 };
