@@ -83,9 +83,13 @@ HttpResponse AiPlatformApi::Handle(const HttpRequest& r) const {
   // "/v1/projects/{p}/jobs[/{j}[:verb]]"
   std::vector<std::string> parts = absl::StrSplit(
       absl::string_view(r.path).substr(4), '/', absl::SkipEmpty());
-  if (parts.size() < 3 || parts.size() > 4 || parts[0] != "projects" ||
+  if (parts.size() < 3 || parts.size() > 5 || parts[0] != "projects" ||
       parts[2] != "jobs") {
     return RouteNotFound(r);
+  }
+  if (parts.size() == 5) {
+    if (parts[4] != "logs" || r.method != "GET") return RouteNotFound(r);
+    return Logs(r, parts[3]);
   }
   if (parts.size() == 4) {
     const auto [id, verb] = SplitVerb(parts[3]);
@@ -129,6 +133,16 @@ HttpResponse AiPlatformApi::List(const HttpRequest& r) const {
   req.set_page_token(QueryValue(r.query, "pageToken"));
   return CallRpc(stub_.get(), r, &JobService::StubInterface::ListJobs, req,
                  &AiPlatformJsonResponse);
+}
+
+HttpResponse AiPlatformApi::Logs(const HttpRequest& r,
+                                 const std::string& id) const {
+  cairn::v1::ReadJobLogsRequest req;
+  if (absl::Status s = ParseQuery(r.query, &req); !s.ok()) {
+    return ErrorResponse(s);
+  }
+  req.set_job_id(id);
+  return CallRpc(stub_.get(), r, &JobService::StubInterface::ReadJobLogs, req);
 }
 
 HttpResponse AiPlatformApi::OneJob(const HttpRequest& r, const std::string& id,

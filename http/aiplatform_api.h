@@ -13,6 +13,8 @@
 //   GET  /v1/projects/{p}/jobs            ListJobs (?filter=state=STATE,
 //        pageSize: default 20, at most 100; pageToken)
 //   POST /v1/projects/{p}/jobs/{j}:cancel CancelJob; answers {} (Empty)
+//   GET  /v1/projects/{p}/jobs/{j}/logs   ReadJobLogs (Cairn's own, not AI
+//        Platform's: trialId, offset, maxBytes, replica; data in base64)
 // Reads see every job whatever {p}: one cairnd serves one namespace of job
 // ids. Errors: Google's JSON error shape (rest_json.h).
 //
@@ -54,6 +56,7 @@ class AiPlatformApi {
   HttpResponse List(const HttpRequest& request) const;
   HttpResponse OneJob(const HttpRequest& request, const std::string& id,
                       const std::string& verb) const;
+  HttpResponse Logs(const HttpRequest& request, const std::string& id) const;
 
   const std::unique_ptr<cairn::v1::JobService::StubInterface> stub_;
 };

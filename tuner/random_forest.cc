@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 #include <random>
 #include <utility>
 
@@ -24,8 +23,8 @@ class TreeBuilder {
  public:
   TreeBuilder(const std::vector<std::vector<double>>& x,
               const std::vector<double>& y, int dims,
-              const ForestOptions& options, std::mt19937_64& rng)
-      : x_(x), y_(y), dims_(dims), options_(options), rng_(rng) {}
+              const ForestOptions& options)
+      : x_(x), y_(y), dims_(dims), options_(options) {}
 
   Tree Build(const std::vector<int>& idx) {
     Grow(idx, 0);
@@ -60,14 +59,10 @@ class TreeBuilder {
     return node;
   }
 
-  // The best split over a random half (at least one) of the coordinates.
-  Split BestSplit(const std::vector<int>& idx) {
-    std::vector<int> features(dims_);
-    std::iota(features.begin(), features.end(), 0);
-    std::shuffle(features.begin(), features.end(), rng_);
-    features.resize(std::max(1, (dims_ + 1) / 2));
+  // The best split over every coordinate (ties to the lowest index).
+  Split BestSplit(const std::vector<int>& idx) const {
     Split best;
-    for (int f : features) {
+    for (int f = 0; f < dims_; ++f) {
       const Split s = BestSplitOn(idx, f);
       if (s.feature >= 0 && s.gain > best.gain) best = s;
     }
@@ -113,7 +108,6 @@ class TreeBuilder {
   const std::vector<double>& y_;
   const int dims_;
   const ForestOptions& options_;
-  std::mt19937_64& rng_;
   Tree tree_;
 };
 
@@ -161,7 +155,7 @@ absl::StatusOr<RandomForest> RandomForest::Fit(
   for (int t = 0; t < options.num_trees; ++t) {
     std::vector<int> sample(x.size());
     for (int& k : sample) k = pick(rng);
-    trees.push_back(TreeBuilder(x, y, dims, options, rng).Build(sample));
+    trees.push_back(TreeBuilder(x, y, dims, options).Build(sample));
   }
   return RandomForest(dims, std::move(trees));
 }

@@ -22,6 +22,14 @@ const CairnCharts = (() => {
     return (a !== 0 && (a < 1e-3 || a >= 1e5)) ? v.toExponential(2) : String(+v.toPrecision(4));
   }
 
+  // Tick values of a log axis over [lo, hi] (lo > 0): the powers of ten
+  // inside it, or lo and hi when there are fewer than two.
+  function logTicks(lo, hi) {
+    const out = [];
+    for (let e = Math.ceil(Math.log10(lo) - 1e-9); e <= Math.floor(Math.log10(hi) + 1e-9); e++) out.push(Math.pow(10, e));
+    return out.length >= 2 ? out : [lo, hi];
+  }
+
   function prepare(canvas, width, height) {
     const ratio = window.devicePixelRatio || 1;
     canvas.width = width * ratio; canvas.height = height * ratio;
@@ -53,7 +61,14 @@ const CairnCharts = (() => {
     for (let i = 0; i <= 4; i++) { const y = y0 + (y1 - y0) * i / 4; ctx.fillText(fmt(y), L - 3, sy(y) + 4); }
     ctx.textAlign = 'center';
     if (cats) { cats.forEach((c, i) => ctx.fillText(String(c).slice(0, 10), sx(i), H - B + 12)); }
-    else for (let i = 0; i <= 3; i++) { const x = x0 + (x1 - x0) * i / 3; ctx.fillText(fmt(opts.logx ? Math.pow(10, x) : x), sx(x), H - B + 12); }
+    else {
+      const ticks = opts.logx ? logTicks(Math.pow(10, x0), Math.pow(10, x1)).map(Math.log10) :
+        [0, 1, 2, 3].map((i) => x0 + (x1 - x0) * i / 3);
+      const labels = ticks.map((x) => fmt(opts.logx ? Math.pow(10, x) : x));
+      ticks.forEach((x, i) => ctx.fillText(labels[i], sx(x), H - B + 12));
+      canvas.dataset.xticks = JSON.stringify(labels);
+      canvas.dataset.xscale = opts.logx ? 'log' : 'linear';
+    }
     if (opts.xlabel) ctx.fillText(opts.xlabel, (L + W) / 2, H - 4);
     let n = 0, k = 0;
     for (const s of series) {
@@ -73,18 +88,36 @@ const CairnCharts = (() => {
     return n;
   }
 
-  // dims: [{name, values (numbers, or strings with categories)}]; color by
-  // the last dimension (the objective), best (per `lowerIsBetter`) darkest.
+  // The position in [0, 1] and the tick values of one axis of `parallel`.
+  function axisScale(d) {
+    if (d.categories) {
+      const at = (v) => (d.categories.indexOf(v) + 0.5) / d.categories.length;
+      return {at, ticks: d.categories.map((c) => [at(c), String(c).slice(0, 12)])};
+    }
+    const nums = d.values.filter((v) => typeof v === 'number' && isFinite(v) && (!d.log || v > 0));
+    if (d.log) {
+      const [lo, hi] = extent(nums.map(Math.log10));
+      const at = (v) => (Math.log10(v) - lo) / (hi - lo);
+      const ticks = logTicks(Math.pow(10, lo), Math.pow(10, hi)).map((v) => [at(v), fmt(v)]);
+      return {at, ticks};
+    }
+    const [lo, hi] = extent(nums);
+    const at = (v) => (v - lo) / (hi - lo);
+    return {at, ticks: [lo, (lo + hi) / 2, hi].map((v) => [at(v), fmt(v)])};
+  }
+
+  // dims: [{name, values (numbers, or strings with categories), log}];
+  // color by the last dimension (the objective), best (per
+  // `lowerIsBetter`) darkest. A log dimension gets a log axis. Each axis
+  // is labelled with its ticks; canvas.dataset.axes records them (name,
+  // scale, [label, y in px]) for tests.
   function parallel(canvas, dims, lowerIsBetter, width, height) {
-    const W = width, H = height, T = 20, B = 20, L = 40, R = 40;
+    const W = width, H = height, T = 20, B = 20, L = 48, R = 48;
     const ctx = prepare(canvas, W, H);
     const n = dims.length ? dims[0].values.length : 0;
-    const scales = dims.map((d) => {
-      if (d.categories) return (v) => (d.categories.indexOf(v) + 0.5) / d.categories.length;
-      const [lo, hi] = extent(d.values.filter((v) => typeof v === 'number'));
-      return (v) => (v - lo) / (hi - lo);
-    });
+    const scales = dims.map(axisScale);
     const ax = (i) => L + i * (W - L - R) / Math.max(1, dims.length - 1);
+    const py = (u) => H - B - u * (H - T - B);
     const obj = dims[dims.length - 1];
     const [o0, o1] = extent(obj ? obj.values : []);
     ctx.globalAlpha = n > 2000 ? 0.15 : 0.5;
@@ -96,7 +129,7 @@ const CairnCharts = (() => {
       if (!lowerIsBetter) q = 1 - q;
       buckets[Math.min(BUCKETS - 1, Math.max(0, Math.floor(q * BUCKETS)))].push(t);
     }
-    const ys = dims.map((d, i) => d.values.map((v) => H - B - scales[i](v) * (H - T - B)));
+    const ys = dims.map((d, i) => d.values.map((v) => py(scales[i].at(v))));
     buckets.forEach((ts, b) => {
       if (!ts.length) return;
       ctx.strokeStyle = `hsl(${Math.round(220 - 200 * (b + 0.5) / BUCKETS)}, 70%, 45%)`;
@@ -106,11 +139,21 @@ const CairnCharts = (() => {
         ctx.stroke();
       }
     });
-    ctx.globalAlpha = 1; ctx.strokeStyle = '#333'; ctx.fillStyle = '#222'; ctx.textAlign = 'center';
-    dims.forEach((d, i) => {
+    ctx.globalAlpha = 1; ctx.strokeStyle = '#333'; ctx.fillStyle = '#222';
+    const axes = dims.map((d, i) => {
       ctx.beginPath(); ctx.moveTo(ax(i), T); ctx.lineTo(ax(i), H - B); ctx.stroke();
-      ctx.fillText(d.name, ax(i), 12);
+      ctx.textAlign = 'center';
+      ctx.fillText(d.name + (d.log ? ' (log)' : ''), ax(i), 12);
+      ctx.textAlign = 'right';
+      const ticks = scales[i].ticks.map(([u, label]) => {
+        const y = py(u);
+        ctx.beginPath(); ctx.moveTo(ax(i) - 3, y); ctx.lineTo(ax(i), y); ctx.stroke();
+        ctx.fillText(label, ax(i) - 4, y + 4);
+        return [label, Math.round(y * 10) / 10];
+      });
+      return {name: d.name, scale: d.categories ? 'category' : d.log ? 'log' : 'linear', ticks};
     });
+    canvas.dataset.axes = JSON.stringify(axes);
     canvas.dataset.points = String(n);
     return n;
   }
@@ -151,12 +194,59 @@ const CairnCharts = (() => {
     return new Chart(canvas, {
       type: 'line',
       data: {datasets: series.map((s, i) => ({label: s.label, data: s.points.map((p) => ({x: p[0], y: p[1]})),
-        borderColor: COLORS[i % 6], pointRadius: 0, borderWidth: 1.5, yAxisID: i ? 'y' + i : 'y'}))},
+        borderColor: COLORS[i % 6], backgroundColor: COLORS[i % 6], pointRadius: s.points.length === 1 ? 4 : 0,
+        borderWidth: 1.5, yAxisID: i ? 'y' + i : 'y'}))},
       options: {animation: false, normalized: true, responsive: false, parsing: true,
         scales: Object.assign({x: {type: 'linear', title: {display: true, text: 'step'}}},
           ...series.slice(1).map((s, i) => ({['y' + (i + 1)]: {position: 'right', grid: {drawOnChartArea: false}}})))},
     });
   }
 
-  return {scatter, parallel, history, curves, fmt, COLORS};
+  // Every trial's curve of one metric, a Chart.js dataset each (label
+  // "trial N"): series [{id, points, best, stopped}]. The best trial is
+  // drawn last, thick and red; a stopped one dashed, with a cross at its
+  // last point; a one-point curve as a dot. Without Chart.js, canvas lines.
+  function trialCurves(canvas, series, metric, old) {
+    if (old) old.destroy();
+    const ordered = series.filter((s) => !s.best).concat(series.filter((s) => s.best));
+    canvas.dataset.lines = String(ordered.length);
+    if (!window.Chart) {
+      scatter(canvas, ordered.map((s) => ({points: s.points, line: s.points.length > 1, color: s.best ? COLORS[1] : '#89a'})),
+        {width: 640, height: 300, xlabel: 'step'});
+      return null;
+    }
+    const last = (s) => (ctx) => (ctx.dataIndex === s.points.length - 1 && s.stopped ? 7 : s.points.length === 1 ? 4 : 0);
+    return new Chart(canvas, {
+      type: 'line',
+      data: {datasets: ordered.map((s) => ({
+        label: 'trial ' + s.id, data: s.points.map((p) => ({x: p[0], y: p[1]})),
+        borderColor: s.best ? COLORS[1] : s.stopped ? '#e08a2c' : 'rgba(31,119,180,0.45)',
+        backgroundColor: s.best ? COLORS[1] : s.stopped ? '#e08a2c' : COLORS[0],
+        borderWidth: s.best ? 3 : 1.2, borderDash: s.stopped ? [5, 4] : [],
+        pointStyle: s.stopped ? 'crossRot' : 'circle', pointRadius: last(s), pointBorderWidth: 2,
+        cairnBest: !!s.best, cairnStopped: !!s.stopped}))},
+      options: {animation: false, normalized: true, responsive: false, parsing: true,
+        plugins: {legend: {display: false}, tooltip: {callbacks: {title: (items) => items.map((i) => i.dataset.label)}}},
+        scales: {x: {type: 'linear', title: {display: true, text: 'step'}}, y: {title: {display: true, text: metric}}}},
+    });
+  }
+
+  // A horizontal bar per label (parameter importance), largest first as
+  // given; values in [0, 1].
+  function bars(canvas, labels, values, old) {
+    if (old) old.destroy();
+    canvas.dataset.bars = String(labels.length);
+    if (!window.Chart) {
+      scatter(canvas, [{points: values.map((v, i) => [labels[i], v])}], {width: 420, height: 300, categories: labels});
+      return null;
+    }
+    return new Chart(canvas, {
+      type: 'bar',
+      data: {labels, datasets: [{label: 'importance', data: values, backgroundColor: COLORS[2]}]},
+      options: {indexAxis: 'y', animation: false, responsive: false, plugins: {legend: {display: false}},
+        scales: {x: {min: 0, max: 1, title: {display: true, text: 'share of variance'}}}},
+    });
+  }
+
+  return {scatter, parallel, history, curves, trialCurves, bars, fmt, COLORS};
 })();

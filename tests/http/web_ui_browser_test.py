@@ -14,42 +14,17 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import webui  # noqa: E402
+import webui_compare  # noqa: E402
+import webui_jobs  # noqa: E402
 
 COMPLETED = 20
 ACTIVE = 3
-
-NONBLANK_JS = """
-const c = arguments[0];
-const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-let n = 0;
-for (let i = 3; i < d.length; i += 4) if (d[i] !== 0) n++;
-return n;"""
 
 FETCH_JS = """
 const [method, path, token, done] = arguments;
 const headers = token ? {'Authorization': 'Bearer ' + token} : {};
 fetch(path, {method, headers, body: method === 'GET' ? undefined : '{}'})
   .then((r) => done(r.status), (e) => done(String(e)));"""
-
-
-def wait(driver, what, predicate, timeout=15):
-    deadline = time.time() + timeout
-    last = None
-    while time.time() < deadline:
-        try:
-            last = predicate(driver)
-            if last:
-                return last
-        except Exception as e:  # element not there yet
-            last = e
-        time.sleep(0.05)
-    raise AssertionError("timed out waiting for %s (last: %r)" % (what, last))
-
-
-def check(condition, message):
-    if not condition:
-        raise AssertionError(message)
-    print("ok:", message)
 
 
 def rows(driver):
@@ -80,34 +55,29 @@ def make_study(server):
 
 
 
-def check_study_page(driver, server, shots):
+def check_study_page(driver, server):
     driver.get(server.base + "/studies/1")
-    wait(driver, "every trial in the table",
+    webui.wait(driver, "every trial in the table",
          lambda d: rows(d) == COMPLETED + ACTIVE)
-    check(rows(driver) == COMPLETED + ACTIVE,
+    webui.check(rows(driver) == COMPLETED + ACTIVE,
           "the trials table has one <tbody> row per trial (%d)" % rows(driver))
-    wait(driver, "the history chart", lambda d: points(d, "history") >= 0)
-    check(points(driver, "history") == COMPLETED,
+    webui.wait(driver, "the history chart", lambda d: points(d, "history") >= 0)
+    webui.check(points(driver, "history") == COMPLETED,
           "the optimization history drew %d points" % COMPLETED)
-    check(points(driver, "parallel") == COMPLETED,
+    webui.check(points(driver, "parallel") == COMPLETED,
           "parallel coordinates drew %d lines" % COMPLETED)
     slices = driver.execute_script(
         "return [...document.querySelectorAll('canvas.slice')]"
         ".map((c) => +c.dataset.points);")
-    check(slices == [COMPLETED] * 3, "three slice plots of %d points" % COMPLETED)
+    webui.check(slices == [COMPLETED] * 3, "three slice plots of %d points" % COMPLETED)
     front = int(driver.execute_script(
         "return document.getElementById('pareto').dataset.front;"))
-    check(points(driver, "pareto") == COMPLETED + front and front >= 1,
+    webui.check(points(driver, "pareto") == COMPLETED + front and front >= 1,
           "the Pareto front of two objectives drew (%d on the front)" % front)
     for cid in ["history", "parallel", "pareto"]:
         canvas = driver.find_element("id", cid)
-        check(driver.execute_script(NONBLANK_JS, canvas) > 500,
+        webui.check(driver.execute_script(webui.NONBLANK_JS, canvas) > 500,
               "canvas #%s is not blank" % cid)
-    if shots:  # The whole page, table included.
-        driver.set_window_size(1280, 1900)
-        time.sleep(0.5)
-        driver.save_screenshot(os.path.join(shots, "webui-study.png"))
-        driver.set_window_size(1280, 1000)
     # Sorting by loss puts the smallest first.
     driver.execute_script(
         "document.querySelector('#trials th[data-key=\"m:loss\"]').click();")
@@ -115,53 +85,51 @@ def check_study_page(driver, server, shots):
         "return document.getElementById('trials').tBodies[0].rows[0]"
         ".cells[2].textContent;"))
     best = min(complete_loss for complete_loss in LOSSES)
-    check(abs(first - best) < 1e-3 * max(1, abs(best)),
+    webui.check(abs(first - best) < 1e-3 * max(1, abs(best)),
           "sorting by loss puts the best trial (%.4g) first" % best)
     # A new trial appears without a reload.
     driver.execute_script("window.cairnNoReload = 1;")
     server.ok("POST", "studies/1/trials:suggest", {"suggestionCount": 1})
-    wait(driver, "the new trial's row",
+    webui.wait(driver, "the new trial's row",
          lambda d: rows(d) == COMPLETED + ACTIVE + 1)
-    check(driver.execute_script("return window.cairnNoReload;") == 1,
+    webui.check(driver.execute_script("return window.cairnNoReload;") == 1,
           "a new trial appeared in the table without a reload")
 
 
-def check_trial_page(driver, server, shots):
+def check_trial_page(driver, server):
     driver.get(server.base + "/studies/1/trials/%d" % (COMPLETED + 1))
-    wait(driver, "the learning curve", lambda d: points(d, "curves") >= 0)
-    check(points(driver, "curves") == 5, "the learning curve drew 5 points")
-    check(driver.execute_script(NONBLANK_JS,
+    webui.wait(driver, "the learning curve", lambda d: points(d, "curves") >= 0)
+    webui.check(points(driver, "curves") == 5, "the learning curve drew 5 points")
+    webui.check(driver.execute_script(webui.NONBLANK_JS,
                                 driver.find_element("id", "curves")) > 500,
           "the learning-curve canvas is not blank")
     params = driver.execute_script(
         "return document.getElementById('params').tBodies[0].rows.length;")
-    check(params == 3, "the trial page lists its 3 parameters")
-    if shots:
-        driver.save_screenshot(os.path.join(shots, "webui-trial.png"))
+    webui.check(params == 3, "the trial page lists its 3 parameters")
 
 
 def check_console(driver):
     errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
-    check(not errors, "no errors in the browser console %s" % errors)
+    webui.check(not errors, "no errors in the browser console %s" % errors)
 
 
 def check_viewer(driver, server, viewer):
     driver.get(server.base + "/login?token=" + viewer)
-    wait(driver, "the studies list as viewer",
+    webui.wait(driver, "the studies list as viewer",
          lambda d: d.execute_script(
              "return document.querySelectorAll('#studies tbody tr').length;") == 1)
-    check(driver.execute_script("return location.search;") == "",
+    webui.check(driver.execute_script("return location.search;") == "",
           "/login?token= logs in and drops the token from the address bar")
     for method, path in [("POST", "/v1/studies"),
                          ("DELETE", "/v1/studies/1"),
                          ("POST", "/v1/studies/1/trials/1:stop"),
                          ("POST", "/v1/studies/1/trials:suggest")]:
         status = driver.execute_async_script(FETCH_JS, method, path, viewer)
-        check(status == 403, "viewer: %s %s -> 403 (got %s)" % (method, path, status))
+        webui.check(status == 403, "viewer: %s %s -> 403 (got %s)" % (method, path, status))
     status = driver.execute_async_script(FETCH_JS, "GET", "/v1/studies/1", "")
-    check(status == 401, "no token: GET /v1/studies/1 -> 401 (got %s)" % status)
+    webui.check(status == 401, "no token: GET /v1/studies/1 -> 401 (got %s)" % status)
     status = driver.execute_async_script(FETCH_JS, "GET", "/v1/studies/1", viewer)
-    check(status == 200, "viewer: GET /v1/studies/1 -> 200")
+    webui.check(status == 200, "viewer: GET /v1/studies/1 -> 200")
 
 
 HOSTILE = '<img src=x onerror="window.__xss=1">'
@@ -192,38 +160,70 @@ def check_hostile_text(driver, server):
                   "return t ? t.tBodies[0].rows.length : 0;") == 3)]
     for path, what, ready in pages:
         driver.get(server.base + path)
-        wait(driver, what, ready)
+        webui.wait(driver, what, ready)
         time.sleep(0.5)  # A broken image's onerror would have run by now.
         ran = driver.execute_script("return window.__xss;")
-        check(ran is None, "%s: no markup from the data ran (got %r)" % (path, ran))
+        webui.check(ran is None, "%s: no markup from the data ran (got %r)" % (path, ran))
         injected = driver.execute_script(
             "return document.querySelectorAll('#main img, #main b').length;")
-        check(injected == 0, "%s: no element made from the data" % path)
+        webui.check(injected == 0, "%s: no element made from the data" % path)
     text = driver.execute_script("return document.body.textContent;")
-    check("<img src=y onerror=window.__xss=2>" in text or "<b>sgd</b>" in text,
+    webui.check("<img src=y onerror=window.__xss=2>" in text or "<b>sgd</b>" in text,
           "the trial page shows the categorical value as text")
 
 
-LOSSES = []
+def path_now(driver):
+    return driver.execute_script("return location.pathname + location.search;")
+
+
+def check_deep_links(driver, server):
+    """A study or trial URL opened without a session goes to login and,
+    once logged in, back to that URL; a `next` off this site goes to /."""
+    trial = "/studies/1/trials/3"
+    driver.execute_script("sessionStorage.clear();")
+    driver.get(server.base + trial)
+    webui.wait(driver, "the login form", lambda d: d.find_elements("id", "token"))
+    webui.check(path_now(driver) == "/login?next=%2Fstudies%2F1%2Ftrials%2F3",
+                "a trial URL without a session goes to login: %s" % path_now(driver))
+    driver.find_element("id", "token").send_keys(server.token)
+    driver.find_element("css selector", "form.login button").click()
+    webui.wait(driver, "the trial page after login", lambda d: d.execute_script(
+        "const t = document.getElementById('params');"
+        "return t ? t.tBodies[0].rows.length : 0;") == 3)
+    webui.check(path_now(driver) == trial, "logging in returns to %s" % trial)
+    for next_param, landing in [("%2Fstudies%2F1", "/studies/1"),
+                                ("//example.com/x", "/"),
+                                ("https://example.com/", "/"),
+                                ("/%5Cexample.com", "/"),
+                                ("javascript:alert(1)", "/")]:
+        driver.execute_script("sessionStorage.clear();")
+        driver.get("%s/login?token=%s&next=%s" % (server.base, server.token, next_param))
+        webui.wait(driver, "the page after a token link",
+                   lambda d: d.find_elements("css selector", "main h1"))
+        webui.check(path_now(driver) == landing and
+                    server.base.startswith(driver.execute_script("return location.origin;")),
+                    "a token link with next=%s lands on %s" % (next_param, landing))
+
+
 LOSSES = []
 
 
 def check_csv(server, trials):
     """?format=csv: the same CSV as `cairn trial list --csv`, every trial."""
     status, body = server.rest("GET", "studies/1/trials?format=csv")
-    check(status == 200, "GET studies/1/trials?format=csv -> 200 (got %s)" % status)
+    webui.check(status == 200, "GET studies/1/trials?format=csv -> 200 (got %s)" % status)
     lines = body.split("\r\n")[:-1]
-    check(lines[0] == "id,state,x,y,opt,loss,acc,infeasible_reason",
+    webui.check(lines[0] == "id,state,x,y,opt,loss,acc,infeasible_reason",
           "CSV header names the parameters and metrics: %r" % lines[0])
-    check(len(lines) == len(trials) + 1,
+    webui.check(len(lines) == len(trials) + 1,
           "CSV has one row per trial (%d rows)" % (len(lines) - 1))
     first = lines[1].split(",")
     loss, _ = webui.values(trials[0])
-    check(first[:2] == ["1", "SUCCEEDED"] and abs(float(first[5]) - loss) < 1e-9,
+    webui.check(first[:2] == ["1", "SUCCEEDED"] and abs(float(first[5]) - loss) < 1e-9,
           "CSV row 1 carries its state and final loss: %r" % lines[1])
     # text=True reads the CLI's "\r\n" line ends as "\n".
     cli = server.cli("trial", "list", "studies/1", "--csv").split("\n")
-    check(cli == lines, "the CLI's --csv is the same CSV")
+    webui.check(cli == lines, "the CLI's --csv is the same CSV")
 
 
 def main():
@@ -247,18 +247,23 @@ def main():
         driver.get(server.base + "/login")
         driver.find_element("id", "token").send_keys(server.token)
         driver.find_element("css selector", "form.login button").click()
-        wait(driver, "the studies list",
+        webui.wait(driver, "the studies list",
              lambda d: d.find_element("css selector", "#studies a").text == "studies/1")
-        check(True, "logged in with a token; the studies list shows studies/1")
-        wait(driver, "the best value",
+        webui.check(True, "logged in with a token; the studies list shows studies/1")
+        webui.wait(driver, "the best value",
              lambda d: d.find_element("id", "best-1").text.startswith("loss"))
         if args.screenshots:
             driver.save_screenshot(os.path.join(args.screenshots, "webui-studies.png"))
-        check_study_page(driver, server, args.screenshots)
-        check_trial_page(driver, server, args.screenshots)
+        check_study_page(driver, server)
+        check_trial_page(driver, server)
         check_console(driver)
         check_viewer(driver, server, viewer)
         check_hostile_text(driver, server)
+        driver.get_log("browser")  # check_viewer's refusals were expected.
+        check_deep_links(driver, server)
+        webui_compare.check(driver, server, args.screenshots)
+        webui_jobs.check(driver, server, args.screenshots)
+        check_console(driver)
         print("PASS")
         return 0
     except Exception:

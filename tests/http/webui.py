@@ -11,6 +11,49 @@ import urllib.error
 import urllib.request
 
 SKIP = 77  # ctest's SKIP_RETURN_CODE for this test.
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# The number of pixels of a canvas that are not transparent.
+NONBLANK_JS = """
+const c = arguments[0];
+const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+let n = 0;
+for (let i = 3; i < d.length; i += 4) if (d[i] !== 0) n++;
+return n;"""
+
+# The number of pixels of canvas arguments[0] below CSS pixel arguments[1]
+# whose colour is within 40 of rgb arguments[2..4].
+COLOR_PIXELS_JS = """
+const [c, top, r, g, b] = arguments;
+const ratio = c.width / c.clientWidth;
+const y0 = Math.round(top * ratio);
+const d = c.getContext('2d').getImageData(0, y0, c.width, c.height - y0).data;
+let n = 0;
+for (let i = 0; i < d.length; i += 4) {
+  if (d[i + 3] > 128 && Math.abs(d[i] - r) + Math.abs(d[i + 1] - g) + Math.abs(d[i + 2] - b) < 40) n++;
+}
+return n;"""
+
+
+def wait(driver, what, predicate, timeout=15):
+    deadline = time.time() + timeout
+    last = None
+    while time.time() < deadline:
+        try:
+            last = predicate(driver)
+            if last:
+                return last
+        except Exception as e:  # element not there yet
+            last = e
+        time.sleep(0.05)
+    raise AssertionError("timed out waiting for %s (last: %r)" % (what, last))
+
+
+def check(condition, message):
+    if not condition:
+        raise AssertionError(message)
+    print("ok:", message)
+
 
 
 class Cairnd:
