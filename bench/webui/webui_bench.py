@@ -6,7 +6,8 @@ Load time: from navigation start to the first frame painted after the
 study view is fully drawn (every trial in the table, the history,
 parallel-coordinates and slice charts), measured in the browser (the UI's
 performance mark "cairn-painted"; 0 is navigation start). Printed beside the time of fetching the trials alone (the REST
-API, in the same browser) and the same page at 1,000 trials.
+API, in the same browser), the time of GET .../parameterImportance (the
+forest fitted on the last 2,000 trials) and the same at 1,000 trials.
 
 Usage: webui_bench.py --bin BUILD/bin [--trials 10000] [--rounds 3]"""
 import argparse
@@ -96,14 +97,20 @@ def main():
                 count, ms = driver.execute_async_script(FETCH_JS, i + 1)
                 assert count == n, count
                 fetches.append(ms)
-            results[n] = (statistics.median(loads), statistics.median(fetches))
+            importance = []
+            for _ in range(args.rounds):
+                t = time.time()
+                server.ok("GET", "studies/%d/parameterImportance" % (i + 1))
+                importance.append((time.time() - t) * 1000)
+            results[n] = (statistics.median(loads), statistics.median(fetches),
+                          statistics.median(importance))
         print("\nstudy page load in headless chromium (median of %d; cairnd on "
               "loopback)" % args.rounds)
-        print("%8s  %12s  %14s  %10s" % ("trials", "page load", "trials fetch",
-                                         "vs 2 s"))
-        for n, (load, fetch) in results.items():
-            print("%8d  %9.0f ms  %11.0f ms  %9.2fx" % (n, load, fetch,
-                                                       load / 2000.0))
+        print("%8s  %12s  %14s  %10s  %12s" % (
+            "trials", "page load", "trials fetch", "vs 2 s", "importance"))
+        for n, (load, fetch, imp) in results.items():
+            print("%8d  %9.0f ms  %11.0f ms  %9.2fx  %9.0f ms" % (
+                n, load, fetch, load / 2000.0, imp))
         load = results[args.trials][0]
         print("\n%d trials: %.2f s (target < 2 s): %s" % (
             args.trials, load / 1000, "OK" if load < 2000 else "OVER TARGET"))
