@@ -135,9 +135,23 @@ def check_trial_pages(driver, server, study, stopped, single, shots):
                 "(%d pixels)" % blue)
 
 
+def check_importance_errors(server, study):
+    status, body = server.rest(
+        "GET", study + "/parameterImportance?metric_id=" + "<b>" * 2000)
+    message = body["error"]["message"]
+    webui.check(status == 400 and message.startswith('metric_id "<b><b>')
+                and "(loss)" in message and len(json.dumps(body)) < 1024,
+                "an unknown metric_id gets 400 naming it, short: %s" % message[:60])
+    status, body = server.rest("GET", "studies/999/parameterImportance")
+    webui.check(status == 404, "importance of a missing study: 404")
+    status, body = server.rest("GET", study + "/parameterImportance", token="")
+    webui.check(status == 401, "importance without a token: 401")
+
+
 def check(driver, server, shots):
     """Every check above, on a study of its own."""
     study, trials, stopped, single = make_study(server)
+    check_importance_errors(server, study)
     driver.get(server.base + "/" + study)
     check_curves(driver, trials, stopped)
     check_importance(driver)

@@ -17,6 +17,14 @@ def job_row(driver):
         JOB_ID)
 
 
+def check_log_errors(server):
+    status, body = server.rest("GET", "projects/p/jobs/%s/logs?trialId=x" % JOB_ID)
+    webui.check(status == 400 and "trialId" in body["error"]["message"],
+                "job logs: a bad trialId gets 400 naming it")
+    status, body = server.rest("GET", "projects/p/jobs/no_such_job/logs")
+    webui.check(status == 404, "job logs of a missing job: 404 (got %s)" % status)
+
+
 def check(driver, server, shots):
     server.cli("jobs", "submit", "training", JOB_ID, "--module-name",
                "trainer.task", "--package-path",
@@ -48,5 +56,6 @@ def check(driver, server, shots):
     trials = driver.execute_script(
         "return document.getElementById('job-trials').tBodies[0].rows.length;")
     webui.check(trials == 1, "the job page lists its one trial")
+    check_log_errors(server)
     if shots:
         driver.save_screenshot(os.path.join(shots, "webui-job.png"))
