@@ -168,6 +168,14 @@ function displayState(t) {
   return t.state;
 }
 
+// A trial's job state; a job the early-stopping rule ended (CANCELLED,
+// exit code 143: the SIGTERM that stopped it) says so.
+function jobStateText(t) {
+  const job = t.job || {};
+  if (!job.state) return '';
+  return job.state + (displayState(t) === 'STOPPED EARLY' ? ' (stopped early)' : '');
+}
+
 function stateClass(state) { return 'state-' + state.replace(/ /g, '_'); }
 
 function stamp(ts) { return ts ? ts.replace('T', ' ').replace(/\.\d+Z$/, 'Z') : ''; }

@@ -173,7 +173,7 @@ function renderTable(id, study, trials) {
     .concat(specs.map((p) => ({key: 'p:' + p.parameterId, label: p.parameterId, num: p.type !== 'CATEGORICAL',
       get: (t) => t.pmap[p.parameterId]})))
     .concat([{key: 'reason', label: 'reason', get: (t) => earlyStopReason(t) || t.infeasibleReason || ''},
-      {key: 'job', label: 'job', get: (t) => (t.job ? t.job.state : '')},
+      {key: 'job', label: 'job', get: jobStateText},
       {key: 'start', label: 'started', get: (t) => stamp(t.startTime)}]);
   const table = document.getElementById('trials');
   table.style.setProperty('--cols', `repeat(${cols.length}, 7.5em)`);

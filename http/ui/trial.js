@@ -60,14 +60,13 @@ async function curvePoints(name, metricId) {
   return out;
 }
 
-// The job panel; a job the early-stopping rule ended says so beside its
-// CANCELLED state and exit code (143: the SIGTERM that stopped it).
+// The job panel (jobStateText marks a job stopped early, and so its exit
+// code).
 function jobPanel(trial) {
   const job = trial.job || {};
-  const early = displayState(trial) === 'STOPPED EARLY' && job.state;
-  const why = early ? ' (stopped early)' : '';
+  const why = job.state && displayState(trial) === 'STOPPED EARLY' ? ' (stopped early)' : '';
   return `<div class="panel"><h3>Job</h3><dl class="kv" id="job">
-    <dt>state</dt><dd>${esc((job.state || 'no job') + why)}</dd><dt>attempts</dt><dd>${esc(job.attempts || 0)}</dd>
+    <dt>state</dt><dd>${esc(jobStateText(trial) || 'no job')}</dd><dt>attempts</dt><dd>${esc(job.attempts || 0)}</dd>
     <dt>restarts</dt><dd>${esc(job.restarts || 0)}</dd><dt>exit code</dt><dd>${esc((job.lastExitCode || 0) + why)}</dd>
     <dt>GPUs</dt><dd>${esc((job.gpus || []).join(',') || '-')}</dd><dt>job dir</dt><dd>${esc(job.jobDir || '-')}</dd>
     <dt>started</dt><dd>${esc(stamp(trial.startTime))}</dd><dt>ended</dt><dd>${esc(stamp(trial.endTime))}</dd>
