@@ -113,6 +113,15 @@ void CollectSamples(const SearchSpace& space, const std::vector<Trial>& trials,
   }
 }
 
+// How many trials (the last ones) a fit over `dims` parameters may use.
+size_t FittedTrials(const ImportanceOptions& options, int dims) {
+  size_t keep = std::max(kMinImportanceTrials, options.max_coordinates / dims);
+  if (options.max_trials > 0) {
+    keep = std::min(keep, static_cast<size_t>(options.max_trials));
+  }
+  return keep;
+}
+
 }  // namespace
 
 std::vector<double> TreeMainEffects(const Tree& tree, int dims) {
@@ -153,9 +162,9 @@ absl::StatusOr<ImportanceReport> ComputeParameterImportance(
                      kMinImportanceTrials, " SUCCEEDED trials with a final ",
                      *metric, "; the study has ", x.size()));
   }
-  if (options.max_trials > 0 &&
-      static_cast<int>(x.size()) > options.max_trials) {
-    const size_t drop = x.size() - options.max_trials;
+  const size_t keep = FittedTrials(options, space->size());
+  if (x.size() > keep) {
+    const size_t drop = x.size() - keep;
     x.erase(x.begin(), x.begin() + drop);
     y.erase(y.begin(), y.begin() + drop);
   }

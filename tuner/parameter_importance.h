@@ -32,8 +32,13 @@ inline constexpr int kMinImportanceTrials = 4;
 struct ImportanceOptions {
   ForestOptions forest;
   // Only the last this many usable trials (in the order given) are fitted,
-  // which bounds the time of a call on a large study.
+  // which bounds the time of a call on a large study...
   int max_trials = 2000;
+  // ...and at most this many trials x parameters (but at least
+  // kMinImportanceTrials trials), which bounds it on a study with many
+  // parameters (up to kMaxParametersPerStudy): the fit's time grows with
+  // trials x parameters.
+  int max_coordinates = 20000;
 };
 
 struct ParameterImportance {

@@ -146,6 +146,32 @@ TEST(ParameterImportanceTest, RefusesTooFewTrialsAndUnknownMetrics) {
                         "study (loss, acc)"));
 }
 
+TEST(ParameterImportanceTest, FitsOnlyTheLastTrialsWithinTheBudget) {
+  std::vector<Trial> trials =
+      Study(50, [](double x, double, double, bool) { return x; });
+  ImportanceOptions options;
+  options.max_coordinates = 40;  // 4 parameters: 10 trials.
+  absl::StatusOr<ImportanceReport> r =
+      ComputeParameterImportance(Spec(), trials, "", options);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->trial_count, 10);
+  options.max_trials = 6;
+  EXPECT_EQ(
+      ComputeParameterImportance(Spec(), trials, "", options)->trial_count, 6);
+  options.max_coordinates = 1;  // Never below the minimum.
+  EXPECT_EQ(
+      ComputeParameterImportance(Spec(), trials, "", options)->trial_count,
+      kMinImportanceTrials);
+  // The last trials: the first 40 are made constant, which would give no
+  // importance at all if they were the ones fitted.
+  for (int i = 0; i < 40; ++i) {
+    trials[i].mutable_final_measurement()->mutable_metrics(0)->set_value(0);
+  }
+  r = ComputeParameterImportance(Spec(), trials, "", ImportanceOptions{{}, 10});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_GT(Importance(*r, "x"), 0.5);
+}
+
 TEST(TreeMainEffectsTest, SplitsVarianceIntoMainEffects) {
   // x0 < 0.5 -> 0, else 1: all variance is x0's.
   Tree step = {{0, 0.5, 1, 2, 0.5}, {-1, 0, -1, -1, 0.0}, {-1, 0, -1, -1, 1.0}};
