@@ -81,8 +81,11 @@ absl::StatusOr<ReplicaGroup> AttemptStarter::Start(
     if (!token.ok()) return token.status();
     context.token = *std::move(token);
   }
-  const std::vector<JobSpec> specs =
-      MakeJobSpecs(tmpl, trial, context, replicas);
+  std::vector<JobSpec> specs = MakeJobSpecs(tmpl, trial, context, replicas);
+  for (JobSpec& spec : specs) {
+    if (!spec.container) continue;
+    spec.container->labels["cairn.attempt"] = absl::StrCat(job.attempts());
+  }
   std::vector<std::string> names;
   for (size_t i = 0; i < specs.size(); ++i) {
     names.push_back(replicas[i].Name());

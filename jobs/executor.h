@@ -18,6 +18,33 @@
 
 namespace cairn::jobs {
 
+// A host directory bind-mounted into a container job.
+struct ContainerMount {
+  std::string host_path;
+  std::string container_path;
+  bool read_only = false;
+};
+
+// How a job runs in a container image (jobs/container_executor.h). The
+// JobSpec's argv then follows the image (replacing its CMD), and its env,
+// log and job dir keep their meaning inside the container.
+struct ContainerJob {
+  std::string image;
+  // Replaces the image's ENTRYPOINT when non-empty.
+  std::vector<std::string> entrypoint;
+  std::vector<ContainerMount> mounts;
+  // Limits; 0 means unlimited.
+  double cpus = 0;
+  int64_t memory_bytes = 0;
+  int64_t pids_limit = 0;
+  // Device nodes given to the container (the replica's GPUs).
+  std::vector<std::string> devices;
+  // Names the attempt: cairn.study, cairn.trial, cairn.attempt,
+  // cairn.replica (the executor adds cairn.data_dir). Also the container's
+  // name, so that one attempt never runs twice.
+  std::map<std::string, std::string> labels;
+};
+
 struct JobSpec {
   // argv[0] is resolved through the job's PATH when it has no '/'. Never run
   // through a shell.
@@ -38,6 +65,8 @@ struct JobSpec {
   int gpus = 0;
   absl::Duration time_limit = absl::InfiniteDuration();
   int replicas = 1;
+  // Set: the job runs in a container (only a container executor runs it).
+  std::optional<ContainerJob> container;
 };
 
 // Identifies a started job for its executor.

@@ -28,6 +28,9 @@ std::vector<std::string> MakeArgv(const cairn::v1::TrialJobTemplate& tmpl,
                                   const cairn::v1::Trial& trial,
                                   const fs::path& job_dir) {
   std::vector<std::string> argv(tmpl.command().begin(), tmpl.command().end());
+  // In a container the image (or container.command) is the program.
+  argv.insert(argv.end(), tmpl.container().args().begin(),
+              tmpl.container().args().end());
   for (const auto& p : trial.parameters()) {
     argv.push_back(
         absl::StrCat("--", p.parameter_id(), "=", FormatValue(p.value())));
@@ -82,6 +85,27 @@ void SetSchedulerFields(const cairn::v1::TrialJobTemplate& tmpl,
   spec.replicas = static_cast<int>(replica_count);
 }
 
+// The container a replica runs in, when the template names an image.
+std::optional<ContainerJob> MakeContainerJob(
+    const cairn::v1::TrialJobTemplate& tmpl, const JobContext& context,
+    const std::string& trial_id, const ReplicaTask& task) {
+  if (!tmpl.has_container()) return std::nullopt;
+  const cairn::v1::ContainerSpec& c = tmpl.container();
+  ContainerJob job;
+  job.image = c.image();
+  job.entrypoint.assign(c.command().begin(), c.command().end());
+  for (const cairn::v1::ContainerSpec::Mount& m : c.mounts()) {
+    job.mounts.push_back({m.host_path(), m.container_path(), m.read_only()});
+  }
+  job.cpus = c.cpus();
+  job.memory_bytes = c.memory_bytes();
+  job.pids_limit = c.pids_limit();
+  job.labels["cairn.study"] = context.study_name;
+  job.labels["cairn.trial"] = trial_id;
+  job.labels["cairn.replica"] = task.Name();
+  return job;
+}
+
 }  // namespace
 
 fs::path JobLogPath(const fs::path& job_dir) { return job_dir / "job.log"; }
@@ -127,6 +151,7 @@ std::vector<JobSpec> MakeJobSpecs(const cairn::v1::TrialJobTemplate& tmpl,
     spec.env["TF_CONFIG"] = TfConfigJson(replicas, task, trial_id, job_json);
     for (const auto& [k, v] : TorchEnv(replicas, task)) spec.env[k] = v;
     SetSchedulerFields(tmpl, trial, task, replicas.size(), spec);
+    spec.container = MakeContainerJob(tmpl, context, trial_id, task);
     specs.push_back(std::move(spec));
   }
   return specs;

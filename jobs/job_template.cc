@@ -40,9 +40,10 @@ bool StrictlyInside(const fs::path& p, const fs::path& root) {
 // Resolves a template's job_dir (default: jobs_root/default_name) to the
 // real path of its longest existing prefix; InvalidArgument unless it lies
 // inside one of the roots.
-absl::StatusOr<fs::path> ResolveInRoots(const JobRoots& roots,
-                                        const std::string& job_dir,
-                                        const std::string& default_name) {
+absl::StatusOr<fs::path> ResolveInRoots(
+    const JobRoots& roots, const std::string& job_dir,
+    const std::string& default_name,
+    const std::string& field = "job_template.job_dir") {
   const fs::path jobs_root = RealPrefixPath(roots.jobs_root);
   const fs::path p = RealPrefixPath(job_dir.empty() ? jobs_root / default_name
                                                     : jobs_root / job_dir);
@@ -54,8 +55,8 @@ absl::StatusOr<fs::path> ResolveInRoots(const JobRoots& roots,
     allowed.push_back(r.string());
   }
   return absl::InvalidArgumentError(absl::StrCat(
-      "job_template.job_dir: '", Clip(job_dir), "' resolves to '",
-      Clip(p.string()), "', outside the jobs root and the allowed job dirs (",
+      field, ": '", Clip(job_dir), "' resolves to '", Clip(p.string()),
+      "', outside the jobs root and the allowed job dirs (",
       Clip(absl::StrJoin(allowed, ", ")),
       "); the admin can allow more with --allowed-job-dirs"));
 }
@@ -67,6 +68,28 @@ absl::Status ValidateEnv(const cairn::v1::TrialJobTemplate& t) {
       return absl::InvalidArgumentError(absl::StrCat(
           "job_template.env: may not set ", Clip(name), ": ", why));
     }
+  }
+  return absl::OkStatus();
+}
+
+// A container job needs a runtime, and may mount only what lies in the
+// roots its job dirs may (a bind mount would pass directories the job user
+// cannot search).
+absl::Status ValidateContainer(const JobRoots& roots,
+                               const std::string& container_runtime,
+                               const cairn::v1::TrialJobTemplate& t) {
+  if (!t.has_container()) return absl::OkStatus();
+  if (container_runtime.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "job_template.container.image: '", Clip(t.container().image()),
+        "' needs a container runtime and this cairnd has none (podman is "
+        "not on PATH; install it with scripts/common.sh or start cairnd "
+        "with --container-runtime PATH)"));
+  }
+  for (const cairn::v1::ContainerSpec::Mount& m : t.container().mounts()) {
+    absl::StatusOr<fs::path> host = ResolveInRoots(
+        roots, m.host_path(), "", "job_template.container.mounts.host_path");
+    if (!host.ok()) return host.status();
   }
   return absl::OkStatus();
 }
@@ -87,11 +110,14 @@ absl::Status GiveTo(const fs::path& dir, const JobUser& owner) {
 }  // namespace
 
 absl::Status ValidateJobTemplate(const JobRoots& roots, int gpus,
-                                 const cairn::v1::StudySpec& spec) {
+                                 const cairn::v1::StudySpec& spec,
+                                 const std::string& container_runtime) {
   if (!spec.has_job_template()) return absl::OkStatus();
   const cairn::v1::TrialJobTemplate& t = spec.job_template();
   absl::Status env = ValidateEnv(t);
   if (!env.ok()) return env;
+  absl::Status container = ValidateContainer(roots, container_runtime, t);
+  if (!container.ok()) return container;
   absl::StatusOr<fs::path> dir = ResolveInRoots(roots, t.job_dir(), "x");
   if (!dir.ok()) return dir.status();
   if (t.gpus_per_trial() > gpus) {

@@ -35,9 +35,13 @@ struct JobRoots {
 //  - job_template.job_dir does not resolve strictly inside the jobs root or
 //    an allowed dir (the real path of its longest existing prefix, so ".."
 //    and symbolic links count where they lead);
-//  - job_template.gpus_per_trial exceeds `gpus`.
+//  - job_template.gpus_per_trial exceeds `gpus`;
+//  - a job_template.container mount's host_path lies outside those roots.
+// FailedPrecondition when the template names a container image and
+// `container_runtime` (the runtime's path) is "".
 absl::Status ValidateJobTemplate(const JobRoots& roots, int gpus,
-                                 const cairn::v1::StudySpec& spec);
+                                 const cairn::v1::StudySpec& spec,
+                                 const std::string& container_runtime = "");
 
 // The job dir of trial `trial_id` of study `study_id`, created if missing
 // and owned by `owner` when owner.switch_user (cairnd is root):

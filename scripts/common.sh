@@ -20,6 +20,7 @@ CAIRN_PACKAGES=(
   python3-torch
   python3-googleapi
   slurmctld slurmd slurm-client munge
+  podman runc buildah mmdebstrap uidmap catatonit
 )
 
 # What .ci/run adds for its clang builds (clang-strict, asan, tsan) and for
@@ -84,9 +85,38 @@ cairn_install_hooks() {
   fi
 }
 
+# cairn_setup_podman: container jobs (docs/containers.md) need rootful
+# podman to run at all on this kind of host: runc instead of crun (crun
+# refuses hybrid cgroups) and default ulimits within the host's hard limits
+# (podman asks for more than a host without CAP_SYS_RESOURCE may give).
+# Writes /etc/containers/containers.conf unless an admin wrote their own
+# (no marker line); idempotent.
+cairn_setup_podman() {
+  cairn_install_packages podman runc buildah mmdebstrap uidmap catatonit
+  [ "$(id -u)" -eq 0 ] || { cairn_log "podman: not root, containers.conf left alone"; return 0; }
+  local conf=/etc/containers/containers.conf marker="# Written by Cairn's scripts/common.sh"
+  if [ -e "$conf" ] && ! grep -qF "$marker" "$conf"; then
+    cairn_log "podman: $conf is the admin's own, left alone"
+    return 0
+  fi
+  local n p
+  n="$(ulimit -Hn)"; [ "$n" = unlimited ] && n=1048576
+  p="$(ulimit -Hu)"
+  { [ "$p" = unlimited ] || [ "$p" -gt 32768 ]; } && p=32768  # podman caps NPROC there
+  local want
+  want="$(printf '%s\n[containers]\ndefault_ulimits = ["nofile=%s:%s", "nproc=%s:%s"]\n[engine]\nruntime = "runc"\ncgroup_manager = "cgroupfs"\nevents_logger = "file"\n' \
+    "$marker" "$n" "$n" "$p" "$p")"
+  if [ "$(cat "$conf" 2>/dev/null)" != "$want" ]; then
+    mkdir -p /etc/containers
+    printf '%s\n' "$want" >"$conf"
+    cairn_log "podman: wrote $conf (runc, ulimits nofile=$n nproc=$p)"
+  fi
+}
+
 cairn_setup() {
   cairn_install_hooks
   cairn_install_packages "${CAIRN_PACKAGES[@]}" "$@"
+  cairn_setup_podman
   cairn_build
 }
 

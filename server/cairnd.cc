@@ -14,6 +14,7 @@
 #include "absl/strings/str_split.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/server_builder.h"
+#include "jobs/container_executor.h"
 #include "jobs/gpu_detect.h"
 #include "jobs/job_template.h"
 #include "jobs/slurm_executor.h"
@@ -89,6 +90,12 @@ absl::StatusOr<std::unique_ptr<Cairnd>> Cairnd::Start(
         "--tls-cert and --tls-key)",
         options.listen);
   }
+  if (s.ok() && options.executor == "local") {
+    absl::StatusOr<std::string> runtime =
+        jobs::FindContainerRuntime(options.container_runtime);
+    s = runtime.status();
+    if (s.ok()) d->container_runtime_ = *std::move(runtime);
+  }
   if (s.ok()) s = CreateDir("--data-dir", store_path);
   if (s.ok()) s = d->StartMetrics(options);
   if (s.ok()) {
@@ -142,9 +149,9 @@ absl::Status Cairnd::OpenController(const std::string& store_path,
   StudyManagerOptions manager_options;
   manager_options.observer = observer_.get();
   manager_options.min_free_bytes = min_free_space;
-  manager_options.validate_spec = [roots,
-                                   gpus](const cairn::v1::StudySpec& spec) {
-    return jobs::ValidateJobTemplate(roots, gpus, spec);
+  manager_options.validate_spec = [roots, gpus, runtime = container_runtime_](
+                                      const cairn::v1::StudySpec& spec) {
+    return jobs::ValidateJobTemplate(roots, gpus, spec, runtime);
   };
   absl::StatusOr<std::unique_ptr<StudyManager>> manager =
       StudyManager::Open(store_.get(), manager_options);
@@ -352,6 +359,28 @@ absl::StatusOr<std::unique_ptr<jobs::Executor>> Cairnd::MakeSlurmExecutor(
   return jobs::NewSlurmExecutor(slurm, util::Clock::Real(), job_user_);
 }
 
+absl::StatusOr<std::unique_ptr<jobs::Executor>> Cairnd::MakeLocalExecutor(
+    const CairndOptions& options) {
+  std::unique_ptr<jobs::Executor> processes =
+      jobs::NewLocalProcessExecutor(util::Clock::Real(), job_user_);
+  if (container_runtime_.empty()) {
+    spdlog::info(
+        "cairnd: no container runtime (podman) found: jobs naming "
+        "an image are refused (--container-runtime)");
+    return processes;
+  }
+  jobs::ContainerOptions containers;
+  containers.runtime = container_runtime_;
+  containers.pull = options.image_pull;
+  containers.data_dir = std::filesystem::absolute(options.data_dir).string();
+  containers.state_dir = containers.data_dir + "/containers";
+  containers.grace_period = absl::Seconds(options.grace_seconds);
+  spdlog::info("cairnd: container jobs run with {} (--image-pull={})",
+               container_runtime_, options.image_pull);
+  return jobs::NewContainerExecutor(containers, job_user_, std::move(processes),
+                                    util::Clock::Real());
+}
+
 absl::Status Cairnd::StartJobs(const CairndOptions& options,
                                const jobs::JobRoots& roots, int gpus) {
   const bool slurm = options.executor == "slurm";
@@ -396,7 +425,10 @@ absl::Status Cairnd::StartJobs(const CairndOptions& options,
     if (!executor.ok()) return executor.status();
     executor_ = *std::move(executor);
   } else {
-    executor_ = jobs::NewLocalProcessExecutor(util::Clock::Real(), job_user_);
+    absl::StatusOr<std::unique_ptr<jobs::Executor>> executor =
+        MakeLocalExecutor(options);
+    if (!executor.ok()) return executor.status();
+    executor_ = *std::move(executor);
   }
   runner_ = std::make_unique<jobs::JobRunner>(
       manager_.get(), executor_.get(), util::Clock::Real(), runner_options);

@@ -67,6 +67,12 @@ struct CairndOptions {
   // the GPUs cairnd's trials may hold on the cluster at once, -1 meaning
   // 64). The slurm_* options apply to "slurm" only.
   std::string executor = "local";
+  // Container jobs (job_template.container, docs/containers.md), with the
+  // local executor only: the runtime's path, "" for podman on PATH (none
+  // found: such jobs are refused at submission); and whether it may pull an
+  // image missing from its local store ("missing") or not ("never").
+  std::string container_runtime;
+  std::string image_pull = "never";
   std::string slurm_partition;
   std::string slurm_account;
   // Whitespace-separated sbatch options added to every job.
@@ -176,6 +182,10 @@ class Cairnd {
   // cannot be reached).
   absl::StatusOr<std::unique_ptr<jobs::Executor>> MakeSlurmExecutor(
       const CairndOptions& options);
+  // Local processes, and containers when a runtime was found (removing the
+  // containers an earlier cairnd left).
+  absl::StatusOr<std::unique_ptr<jobs::Executor>> MakeLocalExecutor(
+      const CairndOptions& options);
   absl::Status StartJobs(const CairndOptions& options,
                          const jobs::JobRoots& roots, int gpus);
   // The service's state for a Prometheus scrape.
@@ -186,6 +196,8 @@ class Cairnd {
   std::unique_ptr<StudyManager> manager_;
   jobs::JobUser job_user_;
   std::unique_ptr<jobs::Executor> executor_;
+  // The container runtime's path, "" when container jobs are refused.
+  std::string container_runtime_;
   std::unique_ptr<jobs::JobRunner> runner_;
   // Null with --auth=none.
   std::unique_ptr<auth::TokenRegistry> tokens_;

@@ -111,6 +111,14 @@ void AddExecutorFlags(CLI::App& app, cairn::CairndOptions& options) {
                  "Slurm batch job per attempt; needs a shared filesystem)")
       ->check(CLI::IsMember({"local", "slurm"}))
       ->capture_default_str();
+  app.add_option("--container-runtime", options.container_runtime,
+                 "Runs jobs whose template names an image (default: podman "
+                 "on PATH; none, or none found: such jobs are refused)");
+  app.add_option("--image-pull", options.image_pull,
+                 "never: images only from the local store; missing: the "
+                 "runtime may pull an absent image")
+      ->check(CLI::IsMember({"never", "missing"}))
+      ->capture_default_str();
   app.add_option("--slurm-partition", options.slurm_partition,
                  "With --executor=slurm: the partition (default: Slurm's)");
   app.add_option("--slurm-account", options.slurm_account,

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "api/job_studies.h"
 
 namespace cairn {
 namespace {
@@ -11,9 +12,7 @@ namespace {
 using cairn::v1::StudySpec;
 using cairn::v1::Trial;
 
-bool IsJobStudy(const StudySpec& spec) {
-  return spec.has_job_template() && spec.job_template().command_size() > 0;
-}
+using api::IsJobStudy;
 
 bool FirstTrialsAllFailed(const TrialTable& trials) {
   if (static_cast<int64_t>(trials.size()) < kDefaultFailedFirstTrials) {

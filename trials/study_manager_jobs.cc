@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "api/job_studies.h"
 #include "api/trial_states.h"
 #include "spdlog/spdlog.h"
 #include "trials/study_loading.h"
@@ -67,9 +68,7 @@ std::vector<JobStudyView> StudyManager::JobStudies() {
   std::vector<JobStudyView> out;
   for (const auto& s : AllStudies()) {
     absl::MutexLock lock(&s->mu);
-    if (s->deleted || s->study.spec().job_template().command().empty()) {
-      continue;
-    }
+    if (s->deleted || !api::IsJobStudy(s->study.spec())) continue;
     JobStudyView view;
     view.study_id = s->id;
     view.study = s->View();

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "api/container_image.h"
 #include "tuner/validation_errors.h"
 
 namespace cairn::tuner {
@@ -19,6 +20,7 @@ using validation::Quote;
 constexpr int kMaxReplicasPerGroup = 64;
 constexpr int kMaxGpusPerReplica = 16;
 constexpr int kMaxReplicasPerTrial = 128;
+constexpr int kMaxContainerMounts = 32;
 
 absl::Status ValidateReplicaGroup(const cairn::v1::ReplicaGroup& g, int i) {
   const std::string where = absl::StrCat("job_template.replicas[", i, "]");
@@ -80,15 +82,75 @@ absl::Status ValidateReplicas(const cairn::v1::TrialJobTemplate& t) {
   return absl::OkStatus();
 }
 
+// A path podman bind-mounts: absolute, and no ',' or newline (they would
+// change --mount's meaning).
+absl::Status CheckMountPath(const std::string& field, const std::string& p) {
+  if (p.empty() || p[0] != '/' || p.find_first_of(",\n") != std::string::npos) {
+    return Bad(field, absl::StrCat(Quote(p),
+                                   " must be an absolute path without ',' "
+                                   "or newline"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateContainer(const cairn::v1::ContainerSpec& c) {
+  const std::string image_problem = api::ImageReferenceProblem(c.image());
+  if (!image_problem.empty()) {
+    return Bad("job_template.container.image",
+               absl::StrCat(Quote(c.image()), " ", image_problem));
+  }
+  if (c.mounts_size() > kMaxContainerMounts) {
+    return Bad("job_template.container.mounts",
+               absl::StrCat(c.mounts_size(), " mounts; at most ",
+                            kMaxContainerMounts));
+  }
+  for (const cairn::v1::ContainerSpec::Mount& m : c.mounts()) {
+    absl::Status s = CheckMountPath("job_template.container.mounts.host_path",
+                                    m.host_path());
+    if (s.ok()) {
+      s = CheckMountPath("job_template.container.mounts.container_path",
+                         m.container_path());
+    }
+    if (!s.ok()) return s;
+  }
+  if (!(c.cpus() >= 0 && c.cpus() <= 4096)) {
+    return Bad("job_template.container.cpus",
+               absl::StrCat(c.cpus(), " must be in [0, 4096]"));
+  }
+  if (c.memory_bytes() < 0 || c.pids_limit() < 0) {
+    return Bad(
+        c.memory_bytes() < 0 ? "job_template.container.memory_bytes"
+                             : "job_template.container.pids_limit",
+        absl::StrCat(c.memory_bytes() < 0 ? c.memory_bytes() : c.pids_limit(),
+                     " must be >= 0"));
+  }
+  return absl::OkStatus();
+}
+
+// The program: `command`, or a container image (whose ENTRYPOINT or
+// container.command runs) with `command` empty.
+absl::Status ValidateProgram(const cairn::v1::TrialJobTemplate& t) {
+  if (t.has_container()) {
+    if (t.command_size() > 0) {
+      return Bad("job_template.command",
+                 "must be empty with a container image; set "
+                 "container.command (the ENTRYPOINT) and container.args");
+    }
+    return ValidateContainer(t.container());
+  }
+  if (t.command_size() == 0 || t.command(0).empty()) {
+    return Bad("job_template.command",
+               "is empty; name the training program to run");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ValidateJobTemplateShape(const cairn::v1::StudySpec& spec) {
   if (!spec.has_job_template()) return absl::OkStatus();
   const cairn::v1::TrialJobTemplate& t = spec.job_template();
-  if (t.command_size() == 0 || t.command(0).empty()) {
-    return Bad("job_template.command",
-               "is empty; name the training program to run");
-  }
+  if (absl::Status s = ValidateProgram(t); !s.ok()) return s;
   if (t.gpus_per_trial() < 0) {
     return Bad("job_template.gpus_per_trial",
                absl::StrCat(t.gpus_per_trial(), " must be >= 0"));

@@ -1,0 +1,72 @@
+// The `podman run` command line of a container job: the same contract as a
+// process job (the job user, the host network, the job dir at the same path,
+// the job's environment, its log) plus the image, mounts, limits, devices and
+// labels of JobSpec::container. Kept apart from the executor so that the
+// command is tested without a runtime.
+#ifndef CAIRN_JOBS_CONTAINER_COMMAND_H_
+#define CAIRN_JOBS_CONTAINER_COMMAND_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "jobs/executor.h"
+#include "jobs/job_user.h"
+
+namespace cairn::jobs {
+
+// Where cloudml-hypertune writes when CLOUD_ML_HP_METRIC_FILE is unset; the
+// job's metric file is bind-mounted there too.
+inline constexpr char kContainerHypertunePath[] =
+    "/tmp/hypertune/output.metrics";
+
+// How cairnd runs containers (cairnd flags in brackets).
+struct ContainerOptions {
+  // Absolute path of podman [--container-runtime, default podman on PATH].
+  std::string runtime;
+  // "never" (default): only images in the local store; "missing": podman
+  // pulls an absent image from its configured registries [--image-pull].
+  std::string pull = "never";
+  // cairnd's data dir: the cairn.data_dir label and part of each container's
+  // name, so that a restarted cairnd finds its own containers.
+  std::string data_dir;
+  // Private directory (0700) with a working dir per running container
+  // client: its env file (tokens never appear on a command line) and
+  // conmon's "oom" mark. Created if absent.
+  std::string state_dir;
+  // Between SIGTERM and SIGKILL (podman's --stop-timeout).
+  absl::Duration grace_period = absl::Seconds(10);
+};
+
+// The container name of `job` under `data_dir`: "cairn-" + a hash of the
+// data dir + study, trial, attempt and replica from job.labels, each reduced
+// to [A-Za-z0-9_.-]. podman refuses a second container of the same name, so
+// an attempt never runs twice.
+std::string ContainerName(const std::string& data_dir, const ContainerJob& job);
+
+// The container's environment: `spec.env` over LANG=C.UTF-8 and HOME (the job
+// dir, CAIRN_JOB_DIR), as env-file lines "KEY=VALUE\n". The image keeps its
+// own PATH. InvalidArgument naming the variable when a name or value holds a
+// newline (an env file cannot carry it) or a name is empty or has '='.
+absl::StatusOr<std::string> ContainerEnvFile(const JobSpec& spec);
+
+// argv of `podman run` for `spec` (spec.container set) as `user`, named
+// `name`, reading its environment from `env_file`:
+//   run --rm --pull=P --name N --init --network=host --user UID:GID
+//   [--userns=keep-id when cairnd is not root] --log-driver passthrough
+//   --stop-timeout S --label ... --env-file F -w JOB_DIR
+//   --mount type=bind,... (job dir; hypertune file at
+//   kContainerHypertunePath; CAIRN_PYTHON_SDK read-only; spec mounts)
+//   [--cpus] [--memory] [--pids-limit] [--device]... [--entrypoint JSON]
+//   IMAGE spec.argv...
+// InvalidArgument for a bad image (api::ImageReferenceProblem);
+// FailedPrecondition naming the path when a mounted path is not absolute or
+// holds ',' or a newline (they would change --mount's meaning).
+absl::StatusOr<std::vector<std::string>> PodmanRunArgv(
+    const ContainerOptions& options, const JobUser& user, const JobSpec& spec,
+    const std::string& name, const std::string& env_file);
+
+}  // namespace cairn::jobs
+
+#endif  // CAIRN_JOBS_CONTAINER_COMMAND_H_
