@@ -123,9 +123,9 @@ absl::StatusOr<Principal> TokenRegistry::Authenticate(const std::string& secret,
       return Principal{absl::StrCat("job:", job->second), cairn::v1::EDITOR,
                        job->second};
     }
-    auto name = by_hash_.find(hash);
-    if (name == by_hash_.end()) return Unauthenticated("unknown token");
-    cairn::v1::TokenRecord& record = records_[name->second];
+    const std::string* name = NamedTokenOf(hash);
+    if (name == nullptr) return Unauthenticated("unknown token");
+    cairn::v1::TokenRecord& record = records_[*name];
     const cairn::v1::Token& token = record.token();
     if (token.revoked()) {
       return Unauthenticated(
@@ -158,9 +158,9 @@ std::optional<Principal> TokenRegistry::Identify(
     return Principal{absl::StrCat("job:", job->second), cairn::v1::EDITOR,
                      job->second};
   }
-  auto name = by_hash_.find(hash);
-  if (name == by_hash_.end()) return std::nullopt;
-  const cairn::v1::Token& token = records_.at(name->second).token();
+  const std::string* name = NamedTokenOf(hash);
+  if (name == nullptr) return std::nullopt;
+  const cairn::v1::Token& token = records_.at(*name).token();
   return Principal{token.name(), token.role(), ""};
 }
 
@@ -177,6 +177,27 @@ absl::StatusOr<std::string> TokenRegistry::MintTrialToken(
   job_hash_by_trial_[trial] = hash;
   job_by_hash_[hash] = trial;
   return secret;
+}
+
+const std::string* TokenRegistry::NamedTokenOf(const std::string& hash) const {
+  if (auto it = by_hash_.find(hash); it != by_hash_.end()) return &it->second;
+  if (auto it = session_by_hash_.find(hash); it != session_by_hash_.end()) {
+    return &it->second;
+  }
+  return nullptr;
+}
+
+absl::StatusOr<std::string> TokenRegistry::SessionSecret(
+    const std::string& name) {
+  absl::StatusOr<std::string> fresh = GenerateTokenSecret();
+  if (!fresh.ok()) return fresh.status();
+  absl::MutexLock lock(&mu_);
+  if (!records_.contains(name)) {
+    return absl::NotFoundError(absl::StrCat("no token named '", name, "'"));
+  }
+  auto [it, inserted] = session_by_name_.emplace(name, *fresh);
+  if (inserted) session_by_hash_[TokenSha256(*fresh)] = name;
+  return it->second;
 }
 
 void TokenRegistry::ForgetTrialToken(const std::string& trial) {

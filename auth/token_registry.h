@@ -77,6 +77,13 @@ class TokenRegistry {
   // viewers may read) acts on nothing afterwards.
   void ForgetTrialToken(const std::string& trial);
 
+  // An in-memory secret that authenticates as the named token `name` (its
+  // role; refused like it once it is revoked or expired): how cairnd's
+  // SageMaker endpoint, having verified a request signed with the token's
+  // AWS key (aws_keys.h), calls its own gRPC services as that token. The
+  // same secret until cairnd ends. NotFound if there is no such token.
+  absl::StatusOr<std::string> SessionSecret(const std::string& name);
+
   // Whether no named token exists (a fresh store).
   bool empty() const;
 
@@ -85,6 +92,11 @@ class TokenRegistry {
  private:
   explicit TokenRegistry(TokenStore* store) : store_(store) {}
 
+  // The name of the named token whose secret or session secret hashes to
+  // `hash`; nullptr if none.
+  const std::string* NamedTokenOf(const std::string& hash) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   TokenStore* const store_;
   mutable absl::Mutex mu_;
   // name -> record.
@@ -92,6 +104,11 @@ class TokenRegistry {
       ABSL_GUARDED_BY(mu_);
   // sha256 -> name, for named tokens.
   absl::flat_hash_map<std::string, std::string> by_hash_ ABSL_GUARDED_BY(mu_);
+  // sha256 -> name and name -> secret, for session secrets.
+  absl::flat_hash_map<std::string, std::string> session_by_hash_
+      ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, std::string> session_by_name_
+      ABSL_GUARDED_BY(mu_);
   // sha256 -> trial, and trial -> sha256, for job tokens.
   absl::flat_hash_map<std::string, std::string> job_by_hash_
       ABSL_GUARDED_BY(mu_);

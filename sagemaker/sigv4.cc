@@ -3,9 +3,6 @@
 #include "sagemaker/sigv4.h"
 
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-#include <openssl/sha.h>
 
 #include <algorithm>
 
@@ -18,6 +15,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/civil_time.h"
 #include "sagemaker/aws_error.h"
+#include "util/crypto/hmac.h"
 
 namespace cairn::sagemaker {
 namespace {
@@ -34,15 +32,6 @@ absl::Status Incomplete(absl::string_view what, absl::string_view header) {
 absl::Status Invalid(absl::string_view message) {
   return AwsStatus(absl::StatusCode::kUnauthenticated,
                    "InvalidSignatureException", message);
-}
-
-std::string RawHmac(absl::string_view key, absl::string_view data) {
-  unsigned char out[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
-       reinterpret_cast<const unsigned char*>(data.data()), data.size(), out,
-       &len);
-  return std::string(reinterpret_cast<char*>(out), len);
 }
 
 bool IsLowerHex(absl::string_view s) {
@@ -104,18 +93,6 @@ absl::StatusOr<absl::Time> ParseAmzDate(absl::string_view value) {
 
 }  // namespace
 
-std::string Sha256Hex(absl::string_view data) {
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(),
-         digest);
-  return absl::BytesToHexString(
-      absl::string_view(reinterpret_cast<const char*>(digest), sizeof(digest)));
-}
-
-std::string HmacSha256(absl::string_view key, absl::string_view data) {
-  return absl::BytesToHexString(RawHmac(key, data));
-}
-
 absl::StatusOr<SigV4Authorization> ParseSigV4Authorization(
     absl::string_view header) {
   absl::string_view rest = header;
@@ -169,17 +146,18 @@ std::string ComputeSigV4Signature(const SignedRequest& request,
        absl::string_view(request.path.empty() ? "/" : request.path),
        absl::string_view(request.query), absl::string_view(canonical_headers),
        absl::string_view(absl::StrJoin(auth.signed_headers, ";")),
-       absl::string_view(Sha256Hex(request.body))},
+       absl::string_view(util::Sha256Hex(request.body))},
       "\n");
   const std::string scope = absl::StrCat(auth.date, "/", auth.region, "/",
                                          auth.service, "/aws4_request");
-  const std::string to_sign = absl::StrCat(kAlgorithm, "\n", amz_date, "\n",
-                                           scope, "\n", Sha256Hex(canonical));
-  std::string key = RawHmac(absl::StrCat("AWS4", secret), auth.date);
-  key = RawHmac(key, auth.region);
-  key = RawHmac(key, auth.service);
-  key = RawHmac(key, "aws4_request");
-  return HmacSha256(key, to_sign);
+  const std::string to_sign =
+      absl::StrCat(kAlgorithm, "\n", amz_date, "\n", scope, "\n",
+                   util::Sha256Hex(canonical));
+  std::string key = util::HmacSha256(absl::StrCat("AWS4", secret), auth.date);
+  key = util::HmacSha256(key, auth.region);
+  key = util::HmacSha256(key, auth.service);
+  key = util::HmacSha256(key, "aws4_request");
+  return util::HmacSha256Hex(key, to_sign);
 }
 
 absl::Status VerifySigV4(const SignedRequest& request,

@@ -75,10 +75,6 @@ absl::Status VerifySigV4(const SignedRequest& request,
                          absl::string_view secret, absl::Time now,
                          const SigV4Policy& policy = {});
 
-// Lower-case hex of SHA-256(data) and of HMAC-SHA256(key, data).
-std::string Sha256Hex(absl::string_view data);
-std::string HmacSha256(absl::string_view key, absl::string_view data);
-
 }  // namespace cairn::sagemaker
 
 #endif  // CAIRN_SAGEMAKER_SIGV4_H_
