@@ -57,6 +57,8 @@ const Table& TheTable() {
       (*t)[absl::StrCat(kAdmin, m)] =
           MethodRule{Permission::kAdmin, false, true};
     }
+    (*t)["/cairn.v1.SageMakerKeyService/GetAwsAccessKey"] =
+        MethodRule{Permission::kAdmin, false, true};
     for (const char* m : {"ListTokens", "ListAuditEvents"}) {
       (*t)[absl::StrCat(kAdmin, m)] = MethodRule{Permission::kAdmin};
     }

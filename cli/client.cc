@@ -46,6 +46,7 @@ StudyClient::StudyClient(std::string target, std::chrono::milliseconds timeout,
   stub_ = cairn::v1::StudyService::NewStub(channel);
   admin_stub_ = cairn::v1::AdminService::NewStub(channel);
   job_stub_ = cairn::v1::JobService::NewStub(channel);
+  key_stub_ = cairn::v1::SageMakerKeyService::NewStub(channel);
 }
 
 absl::StatusOr<cairn::v1::Study> StudyClient::ResolveStudy(

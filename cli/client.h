@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "cairn/v1/admin_service.grpc.pb.h"
 #include "cairn/v1/job_service.grpc.pb.h"
+#include "cairn/v1/sagemaker.grpc.pb.h"
 #include "cairn/v1/study_service.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 
@@ -31,6 +32,7 @@ class StudyClient {
   using Stub = cairn::v1::StudyService::Stub;
   using AdminStub = cairn::v1::AdminService::Stub;
   using JobStub = cairn::v1::JobService::Stub;
+  using KeyStub = cairn::v1::SageMakerKeyService::Stub;
 
   // `target` is HOST:PORT; every call gets `timeout` as its deadline and
   // `authorization: Bearer <token>` (none if `token` is empty). The
@@ -65,6 +67,15 @@ class StudyClient {
     return Invoke(*job_stub_, method, request);
   }
 
+  // The same for SageMakerKeyService.
+  template <typename Request, typename Response>
+  absl::StatusOr<Response> Call(
+      grpc::Status (KeyStub::*method)(grpc::ClientContext*, const Request&,
+                                      Response*),
+      const Request& request) {
+    return Invoke(*key_stub_, method, request);
+  }
+
   // Resolves a STUDY argument ("studies/N", N or a display name) to the
   // Study, with GetStudy or LookupStudy.
   absl::StatusOr<cairn::v1::Study> ResolveStudy(const std::string& arg);
@@ -94,6 +105,7 @@ class StudyClient {
   std::unique_ptr<Stub> stub_;
   std::unique_ptr<AdminStub> admin_stub_;
   std::unique_ptr<JobStub> job_stub_;
+  std::unique_ptr<KeyStub> key_stub_;
 };
 
 }  // namespace cairn::cli

@@ -59,6 +59,7 @@ struct Options {
   std::string token_name;
   std::string token_role;
   std::string token_expires;
+  bool token_aws = false;
   // cairn audit list.
   std::string audit_since;
   std::string audit_principal;

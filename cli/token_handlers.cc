@@ -41,6 +41,15 @@ absl::Status TokenCreate(Context& c) {
       c.Client().Call(&StudyClient::AdminStub::CreateToken, request);
   if (!response.ok()) return response.status();
   *c.out << response->secret() << "\n";
+  if (!c.opt.token_aws) return absl::OkStatus();
+  v1::GetAwsAccessKeyRequest key_request;
+  key_request.set_name(c.opt.token_name);
+  auto key =
+      c.Client().Call(&StudyClient::KeyStub::GetAwsAccessKey, key_request);
+  if (!key.ok()) return key.status();
+  *c.out << "\n[" << c.opt.token_name << "]\n"
+         << "aws_access_key_id = " << key->access_key_id() << "\n"
+         << "aws_secret_access_key = " << key->secret_access_key() << "\n";
   return absl::OkStatus();
 }
 

@@ -194,6 +194,10 @@ absl::Status Cairnd::StartAuth(const CairndOptions& options) {
         std::filesystem::absolute(*written).string(),
         std::filesystem::absolute(*written).string());
   }
+  absl::StatusOr<std::unique_ptr<auth::AwsKeys>> keys = auth::AwsKeys::Open(
+      (std::filesystem::path(options.data_dir) / "aws-keys.key").string());
+  if (!keys.ok()) return keys.status();
+  aws_keys_ = std::move(*keys);
   authorizer_ = std::make_unique<auth::Authorizer>(tokens_.get());
   authorizer_->set_call_slots(call_slots_.get());
   return absl::OkStatus();
@@ -247,11 +251,14 @@ void Cairnd::MakeServices(const CairndOptions& options) {
   admin_service_->set_authorizer(authorizer_.get());
   admin_service_->set_token_registry(tokens_.get());
   admin_service_->set_audit_log(audit_log_.get());
+  sagemaker_key_service_ = std::make_unique<SageMakerKeyServiceImpl>(
+      authorizer_.get(), tokens_.get(), aws_keys_.get());
   reflection_service_ = std::make_unique<ReflectionService>(
       std::vector<std::string>{
           cairn::v1::StudyService::service_full_name(),
           cairn::v1::AdminService::service_full_name(),
           cairn::v1::JobService::service_full_name(),
+          cairn::v1::SageMakerKeyService::service_full_name(),
           grpc::reflection::v1alpha::ServerReflection::service_full_name()},
       authorizer_.get());
 }
@@ -280,6 +287,7 @@ absl::Status Cairnd::StartGrpc(const CairndOptions& options) {
   builder.RegisterService(service_.get());
   builder.RegisterService(admin_service_.get());
   builder.RegisterService(job_service_.get());
+  builder.RegisterService(sagemaker_key_service_.get());
   builder.RegisterService(reflection_service_.get());
   builder.experimental().SetInterceptorCreators(Interceptors());
   builder.SetMaxReceiveMessageSize(64 << 20);

@@ -13,6 +13,7 @@
 #include "aiplatform/job_manager.h"
 #include "audit/audit_log.h"
 #include "auth/authorizer.h"
+#include "auth/aws_keys.h"
 #include "auth/token_registry.h"
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
@@ -26,6 +27,7 @@
 #include "server/admin_service.h"
 #include "server/job_service.h"
 #include "server/reflection_service.h"
+#include "server/sagemaker_key_service.h"
 #include "server/study_service.h"
 #include "server/tls.h"
 #include "store/store.h"
@@ -201,6 +203,7 @@ class Cairnd {
   std::unique_ptr<jobs::JobRunner> runner_;
   // Null with --auth=none.
   std::unique_ptr<auth::TokenRegistry> tokens_;
+  std::unique_ptr<auth::AwsKeys> aws_keys_;  // With tokens only.
   // Null with max_calls_per_token 0. Outlives server_ (its interceptors).
   std::unique_ptr<auth::CallSlots> call_slots_;
   std::unique_ptr<auth::Authorizer> authorizer_;
@@ -209,6 +212,7 @@ class Cairnd {
   std::unique_ptr<aiplatform::JobManager> job_manager_;
   std::unique_ptr<JobServiceImpl> job_service_;
   std::unique_ptr<AdminServiceImpl> admin_service_;
+  std::unique_ptr<SageMakerKeyServiceImpl> sagemaker_key_service_;
   std::unique_ptr<ReflectionService> reflection_service_;
   std::unique_ptr<grpc::Server> server_;
   // After server_: stopped before it (it calls server_ in-process).

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "cairn/v1/admin_service.grpc.pb.h"
 #include "cairn/v1/job_service.grpc.pb.h"
+#include "cairn/v1/sagemaker.pb.h"
 #include "cairn/v1/study_service.grpc.pb.h"
 #include "google/protobuf/descriptor.h"
 #include "gtest/gtest.h"
@@ -46,6 +47,7 @@ std::vector<std::string> ServiceMethods(
 TEST(PermissionsTest, EveryRpcIsInTheTable) {
   // Links job_service.pb.cc, so its service is in the generated pool.
   ASSERT_NE(cairn::v1::SubmitTrainingJobRequest::descriptor(), nullptr);
+  ASSERT_NE(cairn::v1::GetAwsAccessKeyRequest::descriptor(), nullptr);
   for (const auto* service :
        {Service("cairn.v1.StudyService"), Service("cairn.v1.AdminService"),
         Service("cairn.v1.JobService")}) {
@@ -58,6 +60,7 @@ TEST(PermissionsTest, EveryRpcIsInTheTable) {
 
 TEST(PermissionsTest, EveryTableEntryIsARealMethod) {
   ASSERT_NE(cairn::v1::SubmitTrainingJobRequest::descriptor(), nullptr);
+  ASSERT_NE(cairn::v1::GetAwsAccessKeyRequest::descriptor(), nullptr);
   const auto* pool = google::protobuf::DescriptorPool::generated_pool();
   for (const std::string& method : MethodsInTable()) {
     if (absl::StartsWith(method, "/grpc.reflection.")) continue;
