@@ -65,6 +65,7 @@ HttpRequest ToRequest(const httplib::Request& req, bool https,
   out.peer = v6 ? absl::StrCat("ipv6:[", req.remote_addr, "]:", req.remote_port)
                 : absl::StrCat("ipv4:", req.remote_addr, ":", req.remote_port);
   out.host = req.get_header_value("Host");
+  out.headers.assign(req.headers.begin(), req.headers.end());
   out.https = https;
   return out;
 }

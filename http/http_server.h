@@ -33,7 +33,10 @@ struct HttpRequest {
   // The client's address as gRPC writes peers ("ipv4:127.0.0.1:5555",
   // "ipv6:[::1]:5555"): what the audit log records for REST calls.
   std::string peer;
-  std::string host;    // The Host header, "" if absent.
+  std::string host;  // The Host header, "" if absent.
+  // Every header (name as sent, value), for signatures over headers
+  // (SageMaker's SigV4).
+  std::vector<std::pair<std::string, std::string>> headers;
   bool https = false;  // Whether it came over TLS.
 };
 

@@ -70,6 +70,9 @@ HttpResponse WebHandler::Static(const std::string& name) const {
 }
 
 HttpResponse WebHandler::Handle(const HttpRequest& request) const {
+  if (sagemaker_ != nullptr && SageMakerApi::Matches(request)) {
+    return sagemaker_->Handle(request);
+  }
   if (absl::StartsWith(request.path, "/v1/projects/")) {
     return aiplatform_->Handle(request);
   }

@@ -16,6 +16,7 @@
 #include "http/aiplatform_api.h"
 #include "http/http_server.h"
 #include "http/rest_api.h"
+#include "http/sagemaker_api.h"
 
 namespace cairn::http {
 
@@ -32,12 +33,19 @@ class WebHandler {
              std::unique_ptr<AiPlatformApi> aiplatform,
              const std::string& chart_js_path);
 
+  // Serves SageMaker's API (POST / with X-Amz-Target) with `sagemaker`;
+  // without one such requests get 404. Call before serving.
+  void set_sagemaker(std::unique_ptr<SageMakerApi> sagemaker) {
+    sagemaker_ = std::move(sagemaker);
+  }
+
   HttpResponse Handle(const HttpRequest& request) const;
 
  private:
   HttpResponse Static(const std::string& name) const;
   const std::unique_ptr<RestApi> api_;
   const std::unique_ptr<AiPlatformApi> aiplatform_;
+  std::unique_ptr<SageMakerApi> sagemaker_;
   std::string chart_js_;  // Empty when the file could not be read.
 };
 

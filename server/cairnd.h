@@ -19,6 +19,7 @@
 #include "grpcpp/server_builder.h"
 #include "grpcpp/support/server_interceptor.h"
 #include "http/http_server.h"
+#include "http/sagemaker_api.h"
 #include "jobs/job_runner.h"
 #include "jobs/job_template.h"
 #include "jobs/job_user.h"
@@ -126,6 +127,9 @@ struct CairndOptions {
   // serve HTTPS only, with the same files (http/server_tls.h).
   // Default: 127.0.0.1:8080.
   std::string http_listen = "127.0.0.1:8080";
+  // SageMaker's s3://BUCKET/KEY is DIR/BUCKET/KEY (sagemaker/object_root.h);
+  // "" serves no object root (s3:// URIs are refused). Default: "".
+  std::string object_root;
 };
 
 // The store directory of a data dir: <data_dir>/store.
@@ -180,6 +184,9 @@ class Cairnd {
   // The REST API and web UI (server/cairnd_http.cc), after StartGrpc: they
   // call the gRPC services in-process.
   absl::Status StartHttp(const CairndOptions& options);
+  // The SageMaker API on the HTTP port (server/cairnd_sagemaker.cc).
+  std::unique_ptr<http::SageMakerApi> MakeSageMakerApi(
+      const CairndOptions& options);
   // The Slurm executor of --executor=slurm (FailedPrecondition if Slurm
   // cannot be reached).
   absl::StatusOr<std::unique_ptr<jobs::Executor>> MakeSlurmExecutor(

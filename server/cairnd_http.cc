@@ -48,6 +48,7 @@ absl::Status Cairnd::StartHttp(const CairndOptions& options) {
       cairn::v1::JobService::NewStub(server_->InProcessChannel(args)));
   auto handler = std::make_shared<http::WebHandler>(
       std::move(api), std::move(aiplatform), http::kDefaultChartJsPath);
+  handler->set_sagemaker(MakeSageMakerApi(options));
   http::HttpServerOptions http_options;
   http_options.listen = options.http_listen;
   if (https) {  // The same files as gRPC's TLS: HTTPS only, never plaintext.

@@ -146,6 +146,10 @@ void AddServingFlags(CLI::App& app, Flags& flags) {
                  "REST API and web UI address HOST:PORT (port 0 picks a free "
                  "one; \"\" disables); HTTPS only when --tls-cert is given")
       ->capture_default_str();
+  app.add_option("--object-root", flags.options.object_root,
+                 "SageMaker jobs' s3://BUCKET/KEY is DIR/BUCKET/KEY (a plain "
+                 "directory; \"\" refuses s3:// URIs)")
+      ->check(CLI::ExistingDirectory);
   app.add_option("--min-free-space", flags.min_free_space,
                  "Refuse new studies and trials while the store's disk has "
                  "less free space (BYTES, or with a KB/MB/GB suffix; 0 "

@@ -1,0 +1,266 @@
+// See sagemaker_api.h.
+#include "http/sagemaker_api.h"
+
+#include <filesystem>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "http/rest_json.h"
+#include "nlohmann/json.hpp"
+#include "sagemaker/aws_error.h"
+#include "sagemaker/container_files.h"
+#include "sagemaker/list_query.h"
+#include "sagemaker/training_job_request.h"
+#include "sagemaker/training_job_view.h"
+
+namespace cairn::http {
+
+using cairn::v1::StudyService;
+using nlohmann::json;
+
+struct SageMakerApi::Call {
+  HttpRequest http;  // with authorization = the gRPC bearer
+  std::string operation;
+};
+
+namespace {
+
+using Stub = StudyService::StubInterface;
+
+absl::Status FromGrpc(const grpc::Status& s) {
+  return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
+                      s.error_message());
+}
+
+template <typename Req, typename Resp>
+absl::StatusOr<Resp> Rpc(Stub* stub, const HttpRequest& http,
+                         grpc::Status (Stub::*method)(grpc::ClientContext*,
+                                                      const Req&, Resp*),
+                         const Req& req) {
+  grpc::ClientContext context;
+  PrepareCall(http, &context);
+  Resp resp;
+  const grpc::Status status = (stub->*method)(&context, req, &resp);
+  if (!status.ok()) return FromGrpc(status);
+  return resp;
+}
+
+HttpResponse AwsResponse(const absl::StatusOr<std::string>& body) {
+  HttpResponse out;
+  out.content_type = "application/x-amz-json-1.1";
+  if (body.ok()) {
+    out.body = *body;
+    return out;
+  }
+  const sagemaker::AwsError error = sagemaker::AwsErrorOf(body.status());
+  out.status = error.http_status;
+  out.body = sagemaker::AwsErrorBody(error);
+  return out;
+}
+
+std::string HeaderOf(const HttpRequest& r, absl::string_view name) {
+  for (const auto& [k, v] : r.headers) {
+    if (absl::EqualsIgnoreCase(k, name)) return v;
+  }
+  return "";
+}
+
+// The TrainingJobName member of a Describe or Stop body, validated.
+absl::StatusOr<std::string> JobNameOf(const std::string& body) {
+  const json j = json::parse(body, nullptr, false);
+  if (!j.is_object() || !j.contains("TrainingJobName") ||
+      !j["TrainingJobName"].is_string() || j.size() != 1) {
+    return absl::InvalidArgumentError(
+        "request body: give exactly {\"TrainingJobName\": NAME}");
+  }
+  const std::string name = j["TrainingJobName"].get<std::string>();
+  if (absl::Status s = sagemaker::ValidateJobName("TrainingJobName", name);
+      !s.ok()) {
+    return s;
+  }
+  return name;
+}
+
+// Every input of `r` must resolve in the object root (or be a local
+// directory, for FileSystemDataSource).
+absl::Status CheckLocations(
+    const sagemaker::ObjectRoot& objects,
+    const cairn::v1::SageMakerCreateTrainingJobRequest& r) {
+  for (const auto& c : r.input_data_config()) {
+    const auto& src = c.data_source();
+    if (src.has_s3_data_source()) {
+      absl::StatusOr<std::string> p =
+          objects.Resolve("S3DataSource.S3Uri", src.s3_data_source().s3_uri());
+      if (!p.ok()) return p.status();
+    } else if (!std::filesystem::is_directory(
+                   src.file_system_data_source().directory_path())) {
+      return sagemaker::InvalidField(
+          "FileSystemDataSource.DirectoryPath",
+          src.file_system_data_source().directory_path(),
+          "is not a directory on cairnd's machine");
+    }
+  }
+  absl::Status s = objects
+                       .Resolve("OutputDataConfig.S3OutputPath",
+                                r.output_data_config().s3_output_path())
+                       .status();
+  if (s.ok() && r.has_checkpoint_config()) {
+    s = objects
+            .Resolve("CheckpointConfig.S3Uri", r.checkpoint_config().s3_uri())
+            .status();
+  }
+  return s;
+}
+
+// The study and trial of training job `name`; NotFound (ResourceNotFound)
+// if there is none.
+struct JobRecord {
+  cairn::v1::Study study;
+  std::optional<cairn::v1::Trial> trial;
+};
+
+absl::StatusOr<std::optional<cairn::v1::Trial>> TrialOf(
+    Stub* stub, const HttpRequest& http, const std::string& study) {
+  cairn::v1::ListTrialsRequest req;
+  req.set_parent(study);
+  auto trials = Rpc(stub, http, &Stub::ListTrials, req);
+  if (!trials.ok()) return trials.status();
+  if (trials->trials_size() == 0) return std::nullopt;
+  return trials->trials(0);
+}
+
+absl::StatusOr<JobRecord> FindJob(Stub* stub, const HttpRequest& http,
+                                  const std::string& name) {
+  cairn::v1::LookupStudyRequest req;
+  req.set_display_name(name);
+  auto study = Rpc(stub, http, &Stub::LookupStudy, req);
+  if (!study.ok() && study.status().code() != absl::StatusCode::kNotFound) {
+    return study.status();
+  }
+  if (!study.ok() || !study->spec().has_sagemaker_training_job()) {
+    return absl::NotFoundError(absl::StrCat(
+        "Requested resource not found: training job '", name, "'"));
+  }
+  auto trial = TrialOf(stub, http, study->name());
+  if (!trial.ok()) return trial.status();
+  return JobRecord{*std::move(study), *std::move(trial)};
+}
+
+}  // namespace
+
+bool SageMakerApi::Matches(const HttpRequest& request) {
+  return request.method == "POST" && request.path == "/" &&
+         !HeaderOf(request, "X-Amz-Target").empty();
+}
+
+HttpResponse SageMakerApi::Handle(const HttpRequest& request) const {
+  Call call{request, ""};
+  const std::string target_header = HeaderOf(request, "X-Amz-Target");
+  absl::string_view target = target_header;
+  const bool ours = absl::ConsumePrefix(&target, "SageMaker.");
+  call.operation = std::string(target.substr(0, 64));
+  sagemaker::SignedRequest signed_request{request.method, "/", request.query,
+                                          request.headers, request.body};
+  absl::StatusOr<std::string> bearer =
+      authenticate_(signed_request, request, call.operation);
+  if (!bearer.ok()) return AwsResponse(bearer.status());
+  call.http.authorization = *bearer;
+  if (ours && target == "CreateTrainingJob") return AwsResponse(Create(call));
+  if (ours && target == "DescribeTrainingJob") {
+    return AwsResponse(Describe(call));
+  }
+  if (ours && target == "ListTrainingJobs") return AwsResponse(List(call));
+  if (ours && target == "StopTrainingJob") return AwsResponse(Stop(call));
+  return AwsResponse(absl::UnimplementedError(
+      absl::StrCat("operation '", call.operation,
+                   "' is not one Cairn serves (X-Amz-Target)")));
+}
+
+absl::StatusOr<std::string> SageMakerApi::Create(const Call& call) const {
+  auto request = sagemaker::ParseCreateTrainingJob(call.http.body);
+  if (!request.ok()) return request.status();
+  if (absl::Status s = CheckLocations(objects_, *request); !s.ok()) return s;
+  cairn::v1::CreateStudyRequest create;
+  *create.mutable_study() = sagemaker::TrainingJobStudy(*request);
+  auto study = Rpc(stub_.get(), call.http, &Stub::CreateStudy, create);
+  if (!study.ok() &&
+      study.status().code() == absl::StatusCode::kAlreadyExists) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("TrainingJobName '", request->training_job_name(),
+                     "': a training job (or study) of that name exists"));
+  }
+  if (!study.ok()) return study.status();
+  cairn::v1::CreateTrialRequest trial;
+  trial.set_parent(study->name());
+  auto created = Rpc(stub_.get(), call.http, &Stub::CreateTrial, trial);
+  if (!created.ok()) return created.status();
+  return json({{"TrainingJobArn",
+                sagemaker::TrainingJobArn(request->training_job_name())}})
+      .dump();
+}
+
+absl::StatusOr<std::string> SageMakerApi::Describe(const Call& call) const {
+  absl::StatusOr<std::string> name = JobNameOf(call.http.body);
+  if (!name.ok()) return name.status();
+  absl::StatusOr<JobRecord> job = FindJob(stub_.get(), call.http, *name);
+  if (!job.ok()) return job.status();
+  return sagemaker::DescribeTrainingJobJson(job->study,
+                                            job->trial ? &*job->trial : nullptr)
+      .dump();
+}
+
+absl::StatusOr<std::string> SageMakerApi::List(const Call& call) const {
+  absl::StatusOr<sagemaker::ListQuery> query =
+      sagemaker::ParseListQuery(call.http.body);
+  if (!query.ok()) return query.status();
+  std::vector<json> summaries;
+  cairn::v1::ListStudiesRequest req;
+  do {
+    auto page = Rpc(stub_.get(), call.http, &Stub::ListStudies, req);
+    if (!page.ok()) return page.status();
+    for (const cairn::v1::Study& study : page->studies()) {
+      if (!study.spec().has_sagemaker_training_job()) continue;
+      auto trial = TrialOf(stub_.get(), call.http, study.name());
+      if (!trial.ok()) return trial.status();
+      summaries.push_back(sagemaker::TrainingJobSummaryJson(
+          study, *trial ? &**trial : nullptr));
+    }
+    req.set_page_token(page->next_page_token());
+  } while (!req.page_token().empty());
+  sagemaker::ListPage page =
+      sagemaker::SelectPage(std::move(summaries), *query);
+  json out = {{"TrainingJobSummaries", page.summaries}};
+  if (!page.next_token.empty()) out["NextToken"] = page.next_token;
+  return out.dump();
+}
+
+absl::StatusOr<std::string> SageMakerApi::Stop(const Call& call) const {
+  absl::StatusOr<std::string> name = JobNameOf(call.http.body);
+  if (!name.ok()) return name.status();
+  absl::StatusOr<JobRecord> job = FindJob(stub_.get(), call.http, *name);
+  if (!job.ok()) return job.status();
+  const std::string status =
+      sagemaker::TrainingJobStatus(job->trial ? &*job->trial : nullptr);
+  if (!job->trial || (status != "InProgress" && status != "Stopping")) {
+    return sagemaker::InvalidField(
+        "TrainingJobName", *name,
+        absl::StrCat("the job is ", status, ", not InProgress"));
+  }
+  cairn::v1::StopTrialRequest stop;
+  stop.set_name(job->trial->name());
+  auto stopped = Rpc(stub_.get(), call.http, &Stub::StopTrial, stop);
+  if (!stopped.ok()) return stopped.status();
+  // Nothing runs the job yet (the container executor will): it ends now.
+  cairn::v1::CompleteTrialRequest complete;
+  complete.set_name(job->trial->name());
+  complete.set_trial_infeasible(true);
+  complete.set_infeasible_reason(sagemaker::kStoppedReason);
+  auto done = Rpc(stub_.get(), call.http, &Stub::CompleteTrial, complete);
+  if (!done.ok()) return done.status();
+  return std::string("{}");
+}
+
+}  // namespace cairn::http

@@ -1,0 +1,46 @@
+// A SageMaker training job is a Cairn study of one trial: the study's
+// display name is the job's name and its spec carries the request
+// (StudySpec.sagemaker_training_job), so the job shows in the CLI, REST
+// API, web UI and metrics like any study. This file turns a request into
+// that study, and the study and its trial back into the JSON SageMaker's
+// Describe and List answer (timestamps as epoch seconds).
+#ifndef CAIRN_SAGEMAKER_TRAINING_JOB_VIEW_H_
+#define CAIRN_SAGEMAKER_TRAINING_JOB_VIEW_H_
+
+#include <string>
+
+#include "cairn/v1/sagemaker.pb.h"
+#include "cairn/v1/study.pb.h"
+#include "nlohmann/json.hpp"
+
+namespace cairn::sagemaker {
+
+// The infeasible_reason of a trial stopped by StopTrainingJob.
+inline constexpr char kStoppedReason[] = "Stopped by StopTrainingJob";
+
+// The study to create for `request` (validated): display name, one trial
+// at most, a metric per MetricDefinition (names made metric ids) or
+// "objective", the request itself.
+cairn::v1::Study TrainingJobStudy(
+    const cairn::v1::SageMakerCreateTrainingJobRequest& request);
+
+// SageMaker's TrainingJobStatus of the job whose trial is `trial` (nullptr
+// before it exists): InProgress, Stopping, Completed, Failed or Stopped.
+std::string TrainingJobStatus(const cairn::v1::Trial* trial);
+
+// A metric name as a Cairn metric id: characters outside [A-Za-z0-9_./-]
+// become '_', and a leading digit or punctuation gets a '_' before it.
+std::string MetricIdOf(const std::string& name);
+
+// DescribeTrainingJob's response for `study` (a training job's) and its
+// trial (nullptr if none yet).
+nlohmann::json DescribeTrainingJobJson(const cairn::v1::Study& study,
+                                       const cairn::v1::Trial* trial);
+
+// One TrainingJobSummary of ListTrainingJobs.
+nlohmann::json TrainingJobSummaryJson(const cairn::v1::Study& study,
+                                      const cairn::v1::Trial* trial);
+
+}  // namespace cairn::sagemaker
+
+#endif  // CAIRN_SAGEMAKER_TRAINING_JOB_VIEW_H_

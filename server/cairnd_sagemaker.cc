@@ -1,0 +1,99 @@
+// Cairnd::MakeSageMakerApi: SageMaker's API on the HTTP port. A request is
+// authenticated by its SigV4 signature under the AWS key of a token
+// (auth/aws_keys.h); the API then calls this cairnd's StudyService through
+// an in-process channel with the token's session secret, so roles, audit
+// and limits are those of gRPC. Refused signatures are audited here, since
+// no gRPC call follows them.
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "audit/call_peer.h"
+#include "grpcpp/support/channel_arguments.h"
+#include "sagemaker/aws_error.h"
+#include "server/cairnd.h"
+#include "spdlog/spdlog.h"
+
+namespace cairn {
+namespace {
+
+absl::Status Unrecognized(absl::string_view why) {
+  return sagemaker::AwsStatus(absl::StatusCode::kUnauthenticated,
+                              "UnrecognizedClientException", why);
+}
+
+// The bearer credential for the token whose AWS key signed `r`.
+absl::StatusOr<std::string> BearerOf(auth::TokenRegistry& tokens,
+                                     const auth::AwsKeys& keys,
+                                     const sagemaker::SignedRequest& r,
+                                     std::string* key_id) {
+  absl::StatusOr<sagemaker::SigV4Authorization> sig =
+      sagemaker::ParseSigV4Authorization(
+          sagemaker::HeaderValue(r, "authorization"));
+  if (!sig.ok()) return sig.status();
+  *key_id = sig->access_key_id.substr(0, 40);
+  const absl::Time now = absl::Now();
+  std::optional<cairn::v1::Token> token =
+      keys.Find(sig->access_key_id, tokens.List());
+  if (!token.has_value()) {
+    return Unrecognized(
+        "The security token included in the request is "
+        "invalid: unknown access key id");
+  }
+  if (token->revoked() ||
+      (token->has_expire_time() &&
+       absl::FromUnixSeconds(token->expire_time().seconds()) <= now)) {
+    return Unrecognized(absl::StrCat("the token '", token->name(),
+                                     "' of this access key was revoked or "
+                                     "has expired"));
+  }
+  if (absl::Status s = sagemaker::VerifySigV4(
+          r, *sig, keys.For(*token).secret_access_key, now);
+      !s.ok()) {
+    return s;
+  }
+  absl::StatusOr<std::string> session = tokens.SessionSecret(token->name());
+  if (!session.ok()) return session.status();
+  return absl::StrCat("Bearer ", *session);
+}
+
+void RecordRefusal(audit::AuditLog* log, const std::string& operation,
+                   const std::string& key_id, const std::string& peer,
+                   const absl::Status& status) {
+  cairn::v1::AuditEvent event;
+  event.set_principal(key_id.empty() ? "" : absl::StrCat("aws:", key_id));
+  event.set_method(absl::StrCat("/SageMaker/", operation));
+  event.set_code(static_cast<int>(status.code()));
+  event.set_message(std::string(status.message()));
+  event.set_peer(audit::CallPeer("", peer));
+  if (absl::Status s = log->Record(std::move(event)); !s.ok()) {
+    spdlog::error("audit log: cannot record a SageMaker refusal: {}",
+                  std::string(s.message()));
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<http::SageMakerApi> Cairnd::MakeSageMakerApi(
+    const CairndOptions& options) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(-1);
+  http::SageMakerAuthenticator authenticate =
+      [tokens = tokens_.get(), keys = aws_keys_.get(), log = audit_log_.get()](
+          const sagemaker::SignedRequest& r, const http::HttpRequest& http,
+          const std::string& operation) -> absl::StatusOr<std::string> {
+    if (tokens == nullptr || keys == nullptr) return std::string();
+    std::string key_id;
+    absl::StatusOr<std::string> bearer = BearerOf(*tokens, *keys, r, &key_id);
+    if (!bearer.ok() && log != nullptr) {
+      RecordRefusal(log, operation, key_id, http.peer, bearer.status());
+    }
+    return bearer;
+  };
+  return std::make_unique<http::SageMakerApi>(
+      cairn::v1::StudyService::NewStub(server_->InProcessChannel(args)),
+      std::move(authenticate), sagemaker::ObjectRoot(options.object_root));
+}
+
+}  // namespace cairn
