@@ -59,7 +59,7 @@ def check(condition, message):
 class Cairnd:
     """cairnd on free loopback ports in a temp data dir."""
 
-    def __init__(self, bin_dir):
+    def __init__(self, bin_dir, extra_args=()):
         self.bin_dir = bin_dir
         self.dir = tempfile.mkdtemp(prefix="cairn-webui-")
         os.chmod(self.dir, 0o755)  # The job user reaches the jobs root.
@@ -70,7 +70,7 @@ class Cairnd:
                 [os.path.join(bin_dir, "cairnd"), "--data-dir",
                  os.path.join(self.dir, "data"), "--listen", "127.0.0.1:0",
                  "--metrics-listen", "", "--http-listen", "127.0.0.1:0",
-                 "--gpus", "0", "--port-file", port_file],
+                 "--gpus", "0", "--port-file", port_file, *extra_args],
                 stdout=log, stderr=subprocess.STDOUT)
         deadline = time.time() + 20
         while time.time() < deadline:
