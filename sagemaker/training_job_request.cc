@@ -10,8 +10,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/util/json_util.h"
-#include "re2/re2.h"
 #include "sagemaker/instance_types.h"
+#include "sagemaker/metric_definitions.h"
 #include "sagemaker/object_root.h"
 
 namespace cairn::sagemaker {
@@ -70,16 +70,10 @@ absl::Status ValidateAlgorithm(const SageMakerCreateTrainingJobRequest& r) {
   for (const auto& metric : algo.metric_definitions()) {
     if (!s.ok()) break;
     s = CheckLength("MetricDefinitions.Name", metric.name(), 1, 255);
-    if (s.ok())
+    if (s.ok()) {
       s = CheckLength("MetricDefinitions.Regex", metric.regex(), 1, 500);
-    if (!s.ok()) break;
-    const RE2 re(metric.regex(), RE2::Quiet);
-    if (!re.ok() || re.NumberOfCapturingGroups() < 1) {
-      s = InvalidField("MetricDefinitions.Regex", metric.regex(),
-                       re.ok()
-                           ? "needs a capture group (the value)"
-                           : absl::StrCat("does not compile: ", re.error()));
     }
+    if (s.ok()) s = CompileMetricRegex(metric.regex()).status();
   }
   return s;
 }
