@@ -59,12 +59,15 @@ def check(condition, message):
 class Cairnd:
     """cairnd on free loopback ports in a temp data dir."""
 
-    def __init__(self, bin_dir, extra_args=()):
+    def __init__(self, bin_dir, extra_args=(), reuse_dir=None):
+        """reuse_dir: the dir of a cairnd that ended, to restart on it."""
         self.bin_dir = bin_dir
-        self.dir = tempfile.mkdtemp(prefix="cairn-webui-")
+        self.dir = reuse_dir or tempfile.mkdtemp(prefix="cairn-webui-")
         os.chmod(self.dir, 0o755)  # The job user reaches the jobs root.
         self.log_path = os.path.join(self.dir, "cairnd.log")
         port_file = os.path.join(self.dir, "port")
+        if os.path.exists(port_file):
+            os.remove(port_file)  # The last cairnd's.
         with open(self.log_path, "w") as log:
             self.proc = subprocess.Popen(
                 [os.path.join(bin_dir, "cairnd"), "--data-dir",

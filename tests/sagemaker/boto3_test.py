@@ -196,3 +196,30 @@ def test_viewer_key_reads_but_cannot_create(server, editor, objects):
     assert code == "AccessDeniedException"
     audit = server.cli("audit", "list")
     assert re.search(r"view\s+viewer\s+StudyService/CreateStudy", audit), audit
+
+
+def test_kill_9_loses_and_doubles_no_job(objects):
+    first = webui.Cairnd(BIN, ["--object-root", objects])
+    try:
+        key_id, secret = keys(first, "k9", "editor")
+        sm = client(first, key_id, secret)
+        for i in range(3):
+            sm.create_training_job(**job("k9-%d" % i, objects))
+        first.proc.kill()  # SIGKILL: no shutdown
+        first.proc.wait(10)
+        second = webui.Cairnd(BIN, ["--object-root", objects],
+                              reuse_dir=first.dir)
+    except Exception:
+        first.stop()
+        raise
+    try:
+        # The same AWS key works after the restart (token and key file
+        # survive); every acknowledged job is there once.
+        sm = client(second, key_id, secret)
+        names = sorted(s["TrainingJobName"] for s in
+                       sm.list_training_jobs()["TrainingJobSummaries"])
+        assert names == ["k9-0", "k9-1", "k9-2"]
+        with pytest.raises(sm.exceptions.ResourceInUse):
+            sm.create_training_job(**job("k9-1", objects))
+    finally:
+        second.stop()
