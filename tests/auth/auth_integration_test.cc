@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "auth/client_token.h"
 #include "cairn/v1/admin_service.grpc.pb.h"
+#include "cairn/v1/sagemaker.grpc.pb.h"
 #include "cairn/v1/study_service.grpc.pb.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/descriptor.pb.h"
@@ -63,6 +64,7 @@ const std::map<std::string, v1::Role>& ExpectedRoles() {
       {"/cairn.v1.AdminService/ListTokens", v1::ADMIN},
       {"/cairn.v1.AdminService/RevokeToken", v1::ADMIN},
       {"/cairn.v1.AdminService/ListAuditEvents", v1::ADMIN},
+      {"/cairn.v1.SageMakerKeyService/GetAwsAccessKey", v1::ADMIN},
   };
   return *roles;
 }
@@ -112,8 +114,10 @@ class AuthIntegrationTest : public ::testing::Test {
 };
 
 TEST_F(AuthIntegrationTest, EveryMethodIsListedHere) {
+  ASSERT_NE(v1::GetAwsAccessKeyRequest::descriptor(), nullptr);  // Linked in.
   for (const auto* service :
-       {Service("cairn.v1.StudyService"), Service("cairn.v1.AdminService")}) {
+       {Service("cairn.v1.StudyService"), Service("cairn.v1.AdminService"),
+        Service("cairn.v1.SageMakerKeyService")}) {
     for (int i = 0; i < service->method_count(); ++i) {
       const std::string method = absl::StrCat("/", service->full_name(), "/",
                                               service->method(i)->name());
@@ -216,7 +220,7 @@ TEST_F(AuthIntegrationTest, ReflectionNeedsAViewerAndDescribesTheApi) {
   }
   EXPECT_EQ(names, (std::vector<std::string>{
                        "cairn.v1.StudyService", "cairn.v1.AdminService",
-                       "cairn.v1.JobService",
+                       "cairn.v1.JobService", "cairn.v1.SageMakerKeyService",
                        "grpc.reflection.v1alpha.ServerReflection"}));
 
   rv::ServerReflectionRequest symbol;
