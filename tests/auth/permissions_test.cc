@@ -50,7 +50,8 @@ TEST(PermissionsTest, EveryRpcIsInTheTable) {
   ASSERT_NE(cairn::v1::GetAwsAccessKeyRequest::descriptor(), nullptr);
   for (const auto* service :
        {Service("cairn.v1.StudyService"), Service("cairn.v1.AdminService"),
-        Service("cairn.v1.JobService")}) {
+        Service("cairn.v1.JobService"),
+        Service("cairn.v1.SageMakerKeyService")}) {
     for (const std::string& method : ServiceMethods(service)) {
       EXPECT_TRUE(RuleFor(method).has_value())
           << method << " is missing from auth/permissions.cc";
