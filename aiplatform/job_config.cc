@@ -127,10 +127,12 @@ std::vector<std::string> IgnoredFields(const cairn::v1::TrainingInput& in) {
   add(!in.region().empty(), "region");
   add(!in.runtime_version().empty(), "runtimeVersion");
   add(!in.python_version().empty(), "pythonVersion");
-  add(!in.master_type().empty(), "masterType");
-  add(!in.worker_type().empty(), "workerType");
-  add(!in.parameter_server_type().empty(), "parameterServerType");
-  add(!in.evaluator_type().empty(), "evaluatorType");
+  // Machine types give a custom container its limits (machine_types.h).
+  const bool image = !in.master_config().image_uri().empty();
+  add(!image && !in.master_type().empty(), "masterType");
+  add(!image && !in.worker_type().empty(), "workerType");
+  add(!image && !in.parameter_server_type().empty(), "parameterServerType");
+  add(!image && !in.evaluator_type().empty(), "evaluatorType");
   add(in.package_uris_size() > 0, "packageUris");
   add(!in.service_account().empty(), "serviceAccount");
   add(!in.network().empty(), "network");
@@ -142,7 +144,6 @@ std::vector<std::string> IgnoredFields(const cairn::v1::TrainingInput& in) {
         std::pair{"workerConfig", &in.worker_config()},
         std::pair{"parameterServerConfig", &in.parameter_server_config()},
         std::pair{"evaluatorConfig", &in.evaluator_config()}}) {
-    add(!config->image_uri().empty(), absl::StrCat(name, ".imageUri").c_str());
     add(!config->accelerator_config().type().empty(),
         absl::StrCat(name, ".acceleratorConfig.type").c_str());
     add(config->has_disk_config(), absl::StrCat(name, ".diskConfig").c_str());

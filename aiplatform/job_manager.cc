@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "aiplatform/job_container.h"
 #include "aiplatform/job_id.h"
 #include "aiplatform/job_schedule.h"
 #include "aiplatform/job_study.h"
@@ -153,8 +154,11 @@ absl::StatusOr<Job> JobManager::Submit(const Job& job,
   absl::StatusOr<PackageFiles> read = PackageOf(job, package);
   if (!read.ok()) return InJob(job.job_id(), read.status());
   const PackageFiles& files = package.empty() ? *read : package;
+  // A custom container brings its own code (job_container.h).
   if (absl::Status s =
-          CheckPackage(files, job.training_input().python_module());
+          UsesCustomContainer(job.training_input())
+              ? absl::OkStatus()
+              : CheckPackage(files, job.training_input().python_module());
       !s.ok()) {
     return InJob(job.job_id(), s);
   }

@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "aiplatform/job_config.h"
+#include "aiplatform/job_container.h"
 #include "aiplatform/job_schedule.h"
 
 namespace cairn::aiplatform {
@@ -195,8 +196,11 @@ absl::Status AddTier(const TrainingInput& in,
 absl::StatusOr<cairn::v1::TrialJobTemplate> MakeTemplate(
     const cairn::v1::Job& job, const StudyOptions& options) {
   const TrainingInput& in = job.training_input();
-  if (in.python_module().empty()) {
-    return Bad("pythonModule", "required (--module-name)");
+  const bool container = UsesCustomContainer(in);
+  if (in.python_module().empty() && !container) {
+    return Bad("pythonModule",
+               "required (--module-name) unless masterConfig.imageUri names "
+               "a custom container");
   }
   if (absl::StartsWith(in.job_dir(), "gs://")) {
     return Bad("jobDir", absl::StrCat("'", in.job_dir().substr(0, 200),
@@ -204,14 +208,17 @@ absl::StatusOr<cairn::v1::TrialJobTemplate> MakeTemplate(
                                       "supported here; give a local path"));
   }
   cairn::v1::TrialJobTemplate tmpl;
-  tmpl.add_command(options.python);
-  tmpl.add_command("-m");
-  tmpl.add_command(in.python_module());
-  for (const std::string& arg : in.args()) tmpl.add_command(arg);
-  (*tmpl.mutable_env())["PYTHONPATH"] = options.staging_dir;
+  if (!container) {
+    tmpl.add_command(options.python);
+    tmpl.add_command("-m");
+    tmpl.add_command(in.python_module());
+    for (const std::string& arg : in.args()) tmpl.add_command(arg);
+    (*tmpl.mutable_env())["PYTHONPATH"] = options.staging_dir;
+  }
   // Default <jobs-root>/<JOB_ID> (a relative job_dir resolves there).
   tmpl.set_job_dir(in.job_dir().empty() ? job.job_id() : in.job_dir());
   if (absl::Status s = AddTier(in, tmpl); !s.ok()) return s;
+  if (absl::Status s = AddContainer(in, tmpl); !s.ok()) return s;
   // scheduling.maxRunningTime bounds the whole job, not each attempt: the
   // JobManager cancels the job (aiplatform/job_schedule.h).
   if (absl::Status s = ValidateScheduling(in.scheduling()); !s.ok()) return s;

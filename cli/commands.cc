@@ -448,6 +448,14 @@ void CommandTree::AddJobSubmit(CLI::App* jobs) {
                        "accepted and ignored (one machine)");
   training->add_option("--python-version", o_.python_version,
                        "accepted and ignored (one machine)");
+  training->add_option("--master-image-uri", o_.master_image_uri,
+                       "run the master in this container image (podman's "
+                       "local store) instead of a Python package");
+  training->add_option("--worker-image-uri", o_.worker_image_uri,
+                       "the workers' image (default: the master's)");
+  training->add_option("--parameter-server-image-uri",
+                       o_.parameter_server_image_uri,
+                       "the parameter servers' image (default: the master's)");
   training->add_flag("--stream-logs", o_.stream_logs,
                      "follow the logs until the job ends");
   On(training, JobSubmit);

@@ -83,6 +83,11 @@ struct Options {
   std::string region;
   std::string runtime_version;
   std::string python_version;
+  // Custom containers (as gcloud names the flags): each sets
+  // <group>Config.imageUri.
+  std::string master_image_uri;
+  std::string worker_image_uri;
+  std::string parameter_server_image_uri;
 };
 
 // One run of the command line: its options, where output and diagnostics go,

@@ -63,6 +63,13 @@ absl::Status ApplyFlags(const Options& o, Job& job) {
       (*job.mutable_labels())[p.first] = p.second;
     }
   }
+  for (const auto& [flag, config] :
+       {std::pair{&o.master_image_uri, in.mutable_master_config()},
+        std::pair{&o.worker_image_uri, in.mutable_worker_config()},
+        std::pair{&o.parameter_server_image_uri,
+                  in.mutable_parameter_server_config()}}) {
+    if (!flag->empty()) config->set_image_uri(*flag);
+  }
   if (!o.user_args.empty()) {
     in.clear_args();
     for (const std::string& a : o.user_args) in.add_args(a);
@@ -267,8 +274,12 @@ absl::Status JobSubmit(Context& c) {
     *c.err << "cairn: note: ignored on one machine: "
            << absl::StrJoin(ignored, ", ") << "\n";
   }
+  // A custom container brings its code: no package unless one is named.
+  const bool package = o.package_path.size() + o.packages.size() > 0 ||
+                       job.training_input().master_config().image_uri().empty();
   absl::StatusOr<PackageFileList> files =
-      ReadPackage(o, job.training_input().python_module());
+      package ? ReadPackage(o, job.training_input().python_module())
+              : PackageFileList{};
   if (!files.ok()) return files.status();
   for (cairn::v1::PackageFile& f : *files) {
     *request.add_package_files() = std::move(f);

@@ -46,6 +46,24 @@ std::string ExplainJsonError(const std::string& message) {
   return message;
 }
 
+// job_template.image (+ command, run inside the image) is shorthand for
+// job_template.container {image, command}.
+absl::Status ExpandImageShorthand(nlohmann::json& j) {
+  if (!j.is_object() || !j.contains("job_template")) return absl::OkStatus();
+  nlohmann::json& t = j["job_template"];
+  if (!t.is_object() || !t.contains("image")) return absl::OkStatus();
+  if (t.contains("container")) {
+    return absl::InvalidArgumentError(
+        "job_template.image: give image (with command) or container, not "
+        "both");
+  }
+  t["container"] = nlohmann::json{{"image", t["image"]}};
+  if (t.contains("command")) t["container"]["command"] = t["command"];
+  t.erase("image");
+  t.erase("command");
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<cairn::v1::StudySpec> StudySpecFromJson(
@@ -53,8 +71,11 @@ absl::StatusOr<cairn::v1::StudySpec> StudySpecFromJson(
   cairn::v1::StudySpec spec;
   google::protobuf::util::JsonParseOptions options;
   options.ignore_unknown_fields = false;
+  nlohmann::json j = nlohmann::json::parse(json_text, nullptr, false);
+  if (absl::Status s = ExpandImageShorthand(j); !s.ok()) return s;
+  const std::string expanded = j.is_discarded() ? json_text : j.dump();
   const auto status =
-      google::protobuf::util::JsonStringToMessage(json_text, &spec, options);
+      google::protobuf::util::JsonStringToMessage(expanded, &spec, options);
   if (!status.ok()) {
     return absl::InvalidArgumentError(
         ExplainJsonError(std::string(status.message())));

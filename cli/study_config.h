@@ -14,7 +14,9 @@ namespace cairn::cli {
 
 // Parses StudySpec from JSON text in the protobuf JSON mapping (proto field
 // names or lowerCamelCase, enums as strings). Unknown fields and bad values
-// are InvalidArgument naming the field path.
+// are InvalidArgument naming the field path. job_template.image (with
+// job_template.command run inside it) is shorthand for job_template.container
+// {image, command}.
 absl::StatusOr<cairn::v1::StudySpec> StudySpecFromJson(const std::string& json);
 
 // Parses StudySpec from YAML text (JSON is valid YAML too):

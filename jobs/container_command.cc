@@ -3,11 +3,16 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "api/container_image.h"
 #include "nlohmann/json.hpp"
 #include "util/number_text.h"
@@ -79,10 +84,13 @@ absl::StatusOr<std::vector<std::string>> Mounts(const JobSpec& spec) {
 }
 
 // --cpus, --memory, --pids-limit and --device for the limits that are set.
-void AddLimits(const ContainerJob& c, std::vector<std::string>& argv) {
-  if (c.cpus > 0) {
+void AddLimits(const ContainerJob& c, int host_cpus,
+               std::vector<std::string>& argv) {
+  const double cpus =
+      host_cpus > 0 ? std::min<double>(c.cpus, host_cpus) : c.cpus;
+  if (cpus > 0) {
     argv.push_back(
-        absl::StrCat("--cpus=", util::ShortestRoundTripNumber(c.cpus)));
+        absl::StrCat("--cpus=", util::ShortestRoundTripNumber(cpus)));
   }
   if (c.memory_bytes > 0) {
     argv.push_back(absl::StrCat("--memory=", c.memory_bytes, "b"));
@@ -93,7 +101,44 @@ void AddLimits(const ContainerJob& c, std::vector<std::string>& argv) {
   for (const std::string& d : c.devices) argv.push_back("--device=" + d);
 }
 
+// True when a CDI spec in `dirs` names NVIDIA GPUs (kind nvidia.com/gpu).
+bool HasNvidiaCdiSpec(const std::vector<std::string>& dirs) {
+  std::error_code ec;
+  for (const std::string& dir : dirs) {
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+      std::ifstream in(e.path());
+      std::string text((std::istreambuf_iterator<char>(in)),
+                       std::istreambuf_iterator<char>());
+      if (text.find("nvidia.com/gpu") != std::string::npos) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
+
+std::vector<std::string> ContainerGpuDevices(const std::string& visible,
+                                             const GpuDeviceRoots& roots) {
+  std::vector<std::string> gpus =
+      absl::StrSplit(visible, ',', absl::SkipWhitespace());
+  if (gpus.empty()) return {};
+  std::vector<std::string> out;
+  if (HasNvidiaCdiSpec(roots.cdi)) {
+    for (const std::string& g : gpus) out.push_back("nvidia.com/gpu=" + g);
+    return out;
+  }
+  std::error_code ec;
+  for (const std::string& g : gpus) {
+    const std::string node = roots.dev + "/nvidia" + g;
+    if (std::filesystem::exists(node, ec)) out.push_back(node);
+  }
+  if (out.empty()) return {};
+  for (const char* name : {"nvidiactl", "nvidia-uvm", "nvidia-uvm-tools"}) {
+    const std::string node = roots.dev + "/" + name;
+    if (std::filesystem::exists(node, ec)) out.push_back(node);
+  }
+  return out;
+}
 
 std::string ContainerName(const std::string& data_dir,
                           const ContainerJob& job) {
@@ -154,7 +199,7 @@ absl::StatusOr<std::vector<std::string>> PodmanRunArgv(
   absl::StatusOr<std::vector<std::string>> mounts = Mounts(spec);
   if (!mounts.ok()) return mounts.status();
   argv.insert(argv.end(), mounts->begin(), mounts->end());
-  AddLimits(c, argv);
+  AddLimits(c, options.host_cpus, argv);
   if (!c.entrypoint.empty()) {
     argv.push_back("--entrypoint=" + nlohmann::json(c.entrypoint).dump());
   }

@@ -35,6 +35,9 @@ struct ContainerOptions {
   // client: its env file (tokens never appear on a command line) and
   // conmon's "oom" mark. Created if absent.
   std::string state_dir;
+  // CPUs of this machine: a larger --cpus is lowered to it (podman refuses
+  // more; a CPU quota above the machine is no limit). 0: no clamp.
+  int host_cpus = 0;
   // Between SIGTERM and SIGKILL (podman's --stop-timeout).
   absl::Duration grace_period = absl::Seconds(10);
 };
@@ -50,6 +53,21 @@ std::string ContainerName(const std::string& data_dir, const ContainerJob& job);
 // own PATH. InvalidArgument naming the variable when a name or value holds a
 // newline (an env file cannot carry it) or a name is empty or has '='.
 absl::StatusOr<std::string> ContainerEnvFile(const JobSpec& spec);
+
+// Where ContainerGpuDevices looks (tests point them at temp dirs).
+struct GpuDeviceRoots {
+  std::string dev = "/dev";
+  std::vector<std::string> cdi = {"/etc/cdi", "/var/run/cdi"};
+};
+
+// The --device values that give a container exactly the GPUs `visible`
+// (CUDA_VISIBLE_DEVICES, e.g. "0,2"): "nvidia.com/gpu=N" for each when a
+// CDI spec there names nvidia.com/gpu; else DEV/nvidiaN for each plus
+// nvidiactl, nvidia-uvm and nvidia-uvm-tools, those that exist. Empty when
+// `visible` is empty or no node exists (a machine without GPUs: the caller
+// warns).
+std::vector<std::string> ContainerGpuDevices(const std::string& visible,
+                                             const GpuDeviceRoots& roots = {});
 
 // argv of `podman run` for `spec` (spec.container set) as `user`, named
 // `name`, reading its environment from `env_file`:

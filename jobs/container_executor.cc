@@ -98,8 +98,10 @@ class ContainerExecutor : public Executor {
       return absl::FailedPreconditionError("cannot create " + dir.string());
     }
     if (absl::Status s = WriteEnvFile(env_file, *env); !s.ok()) return s;
+    JobSpec with_gpus = spec;
+    AddGpuDevices(with_gpus);
     absl::StatusOr<std::vector<std::string>> argv =
-        PodmanRunArgv(options_, user_, spec, name, env_file);
+        PodmanRunArgv(options_, user_, with_gpus, name, env_file);
     if (!argv.ok()) {
       fs::remove_all(dir, ec);
       return argv.status();
@@ -181,6 +183,27 @@ class ContainerExecutor : public Executor {
         options_.runtime, " image exists ", image, ": ", FirstLine(out->err)));
   }
 
+  // Exactly the job's GPUs (CUDA_VISIBLE_DEVICES) as devices; on a machine
+  // without device nodes (cairnd --gpus N in tests) none, warned once.
+  void AddGpuDevices(JobSpec& spec) {
+    auto it = spec.env.find("CUDA_VISIBLE_DEVICES");
+    if (it == spec.env.end() || it->second.empty()) return;
+    std::vector<std::string> devices = ContainerGpuDevices(it->second);
+    if (devices.empty()) {
+      absl::MutexLock lock(&mu_);
+      if (!warned_no_gpu_nodes_) {
+        spdlog::warn(
+            "cairnd: containers get GPUs but this machine has no "
+            "/dev/nvidia* nodes and no CDI spec: they start without "
+            "GPU devices");
+      }
+      warned_no_gpu_nodes_ = true;
+      return;
+    }
+    spec.container->devices.insert(spec.container->devices.end(),
+                                   devices.begin(), devices.end());
+  }
+
   // The metric file must exist, owned by the job user, to be bind-mounted.
   absl::Status PrepareMetricFile(const JobSpec& spec) {
     auto it = spec.env.find("CLOUD_ML_HP_METRIC_FILE");
@@ -227,6 +250,7 @@ class ContainerExecutor : public Executor {
   absl::Mutex mu_;
   // Container jobs by handle id. Protected by mu_.
   std::map<int64_t, Tracked> tracked_ ABSL_GUARDED_BY(mu_);
+  bool warned_no_gpu_nodes_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 // Removes the containers an earlier cairnd on `options.data_dir` left.

@@ -85,12 +85,30 @@ void SetSchedulerFields(const cairn::v1::TrialJobTemplate& tmpl,
   spec.replicas = static_cast<int>(replica_count);
 }
 
+// The template's container with the replica's group's override merged in
+// (ReplicaGroup.container).
+cairn::v1::ContainerSpec GroupContainer(const cairn::v1::TrialJobTemplate& tmpl,
+                                        const ReplicaTask& task) {
+  cairn::v1::ContainerSpec c = tmpl.container();
+  for (const cairn::v1::ReplicaGroup& g : tmpl.replicas()) {
+    if (g.type() != task.group || !g.has_container()) continue;
+    const cairn::v1::ContainerSpec& o = g.container();
+    if (!o.image().empty()) c.set_image(o.image());
+    if (o.command_size() > 0) *c.mutable_command() = o.command();
+    for (const auto& m : o.mounts()) *c.add_mounts() = m;
+    if (o.cpus() > 0) c.set_cpus(o.cpus());
+    if (o.memory_bytes() > 0) c.set_memory_bytes(o.memory_bytes());
+    if (o.pids_limit() > 0) c.set_pids_limit(o.pids_limit());
+  }
+  return c;
+}
+
 // The container a replica runs in, when the template names an image.
 std::optional<ContainerJob> MakeContainerJob(
     const cairn::v1::TrialJobTemplate& tmpl, const JobContext& context,
     const std::string& trial_id, const ReplicaTask& task) {
   if (!tmpl.has_container()) return std::nullopt;
-  const cairn::v1::ContainerSpec& c = tmpl.container();
+  const cairn::v1::ContainerSpec c = GroupContainer(tmpl, task);
   ContainerJob job;
   job.image = c.image();
   job.entrypoint.assign(c.command().begin(), c.command().end());

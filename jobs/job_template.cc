@@ -72,6 +72,12 @@ absl::Status ValidateEnv(const cairn::v1::TrialJobTemplate& t) {
   return absl::OkStatus();
 }
 
+int64_t PhysicalMemoryBytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? int64_t{pages} * page : 0;
+}
+
 // A container job needs a runtime, and may mount only what lies in the
 // roots its job dirs may (a bind mount would pass directories the job user
 // cannot search).
@@ -86,10 +92,24 @@ absl::Status ValidateContainer(const JobRoots& roots,
         "not on PATH; install it with scripts/common.sh or start cairnd "
         "with --container-runtime PATH)"));
   }
-  for (const cairn::v1::ContainerSpec::Mount& m : t.container().mounts()) {
-    absl::StatusOr<fs::path> host = ResolveInRoots(
-        roots, m.host_path(), "", "job_template.container.mounts.host_path");
-    if (!host.ok()) return host.status();
+  std::vector<const cairn::v1::ContainerSpec*> specs = {&t.container()};
+  for (const cairn::v1::ReplicaGroup& g : t.replicas()) {
+    specs.push_back(&g.container());
+  }
+  const int64_t memory = PhysicalMemoryBytes();
+  for (const cairn::v1::ContainerSpec* c : specs) {
+    for (const cairn::v1::ContainerSpec::Mount& m : c->mounts()) {
+      absl::StatusOr<fs::path> host = ResolveInRoots(
+          roots, m.host_path(), "", "job_template.container.mounts.host_path");
+      if (!host.ok()) return host.status();
+    }
+    // Could never start: refused now rather than failing every attempt.
+    if (memory > 0 && c->memory_bytes() > memory) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "job_template.container.memory_bytes: ", c->memory_bytes(),
+          " (a machine type's memory?) exceeds the ", memory,
+          " bytes of this machine"));
+    }
   }
   return absl::OkStatus();
 }

@@ -36,7 +36,8 @@ struct JobRoots {
 //    an allowed dir (the real path of its longest existing prefix, so ".."
 //    and symbolic links count where they lead);
 //  - job_template.gpus_per_trial exceeds `gpus`;
-//  - a job_template.container mount's host_path lies outside those roots.
+//  - a job_template.container mount's host_path lies outside those roots,
+//    or a container's memory_bytes exceeds this machine's memory.
 // FailedPrecondition when the template names a container image and
 // `container_runtime` (the runtime's path) is "".
 absl::Status ValidateJobTemplate(const JobRoots& roots, int gpus,

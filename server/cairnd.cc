@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -383,6 +384,7 @@ absl::StatusOr<std::unique_ptr<jobs::Executor>> Cairnd::MakeLocalExecutor(
   containers.data_dir = std::filesystem::absolute(options.data_dir).string();
   containers.state_dir = containers.data_dir + "/containers";
   containers.grace_period = absl::Seconds(options.grace_seconds);
+  containers.host_cpus = static_cast<int>(std::thread::hardware_concurrency());
   spdlog::info("cairnd: container jobs run with {} (--image-pull={})",
                container_runtime_, options.image_pull);
   return jobs::NewContainerExecutor(containers, job_user_, std::move(processes),

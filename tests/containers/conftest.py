@@ -11,7 +11,7 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 
-from cairn_testenv import Server, install_sdk  # noqa: E402
+from cairn_testenv import BIN, ROOT, Server, install_sdk  # noqa: E402,F401
 
 IMAGE = "localhost/cairn-test-trainer:1"
 

@@ -143,3 +143,22 @@ def test_mounts_outside_the_job_roots_are_refused(client):
              "read_only": True}])
     assert "job_template.container.mounts.host_path" in e.value.message
     assert "'/etc'" in e.value.message
+
+
+def test_study_config_image_shorthand_through_the_cli(server):
+    import subprocess
+    from conftest import BIN, ROOT
+    env = dict(os.environ, CAIRN_SERVER=server.address,
+               CAIRN_TOKEN_FILE=os.path.join(server.data_dir, "admin.token"))
+    cairn = os.path.join(BIN, "cairn")
+    out = subprocess.run(
+        [cairn, "study", "create", "--config",
+         os.path.join(ROOT, "examples", "studies", "container-trainer.yaml")],
+        env=env, capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    out = subprocess.run([cairn, "study", "wait", "studies/1"], env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+    out = subprocess.run([cairn, "trial", "list", "studies/1"], env=env,
+                         capture_output=True, text=True, timeout=30)
+    assert out.stdout.count("SUCCEEDED") == 4, out.stdout

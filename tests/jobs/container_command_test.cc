@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -132,6 +134,55 @@ TEST(ContainerCommandTest, EnvFileCarriesTheJobsVariables) {
   bad.env["EVIL"] = "a\nCAIRN_TOKEN=other";
   EXPECT_EQ(ContainerEnvFile(bad).status().code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+// A temp dir standing in for /dev (and /etc/cdi): regular files as nodes.
+class GpuDevicesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/cairn-gpus-XXXXXX";
+    root_ = mkdtemp(tmpl);
+    roots_.dev = root_ + "/dev";
+    roots_.cdi = {root_ + "/cdi"};
+    std::filesystem::create_directories(roots_.dev);
+    std::filesystem::create_directories(roots_.cdi[0]);
+  }
+  void TearDown() override { std::filesystem::remove_all(root_); }
+  void Touch(const std::string& path) { std::ofstream(path) << "x"; }
+
+  std::string root_;
+  GpuDeviceRoots roots_;
+};
+
+TEST_F(GpuDevicesTest, TheSlotsNodesAndTheControlNodes) {
+  for (const char* n : {"nvidia0", "nvidia1", "nvidia2", "nvidiactl",
+                        "nvidia-uvm", "nvidia-uvm-tools"}) {
+    Touch(roots_.dev + "/" + n);
+  }
+  EXPECT_THAT(ContainerGpuDevices("1,2", roots_),
+              ElementsAre(roots_.dev + "/nvidia1", roots_.dev + "/nvidia2",
+                          roots_.dev + "/nvidiactl", roots_.dev + "/nvidia-uvm",
+                          roots_.dev + "/nvidia-uvm-tools"));
+  EXPECT_TRUE(ContainerGpuDevices("", roots_).empty());
+}
+
+TEST_F(GpuDevicesTest, NoNodesMeansNoDevicesAndCdiWinsWhenThere) {
+  EXPECT_TRUE(ContainerGpuDevices("0", roots_).empty());
+  Touch(roots_.cdi[0] + "/nvidia.yaml");
+  std::ofstream(roots_.cdi[0] + "/nvidia.yaml") << "kind: nvidia.com/gpu\n";
+  EXPECT_THAT(ContainerGpuDevices("0,3", roots_),
+              ElementsAre("nvidia.com/gpu=0", "nvidia.com/gpu=3"));
+}
+
+TEST(ContainerCommandTest, CpusAreClampedToTheMachine) {
+  JobSpec spec = Spec();
+  spec.container->cpus = 4;
+  ContainerOptions options = Options();
+  options.host_cpus = 2;
+  absl::StatusOr<std::vector<std::string>> argv =
+      PodmanRunArgv(options, Nobody(), spec, "N", "/e");
+  ASSERT_TRUE(argv.ok()) << argv.status();
+  EXPECT_THAT(*argv, Contains("--cpus=2"));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@ installed the way users install it (pip, offline, from the checkout) into a
 temp dir, and a real cairnd on loopback with a temp data dir (binaries from
 $CAIRN_BIN_DIR, default build/bin)."""
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -40,12 +41,12 @@ def install_sdk():
 class Server:
     """A cairnd child process."""
 
-    def __init__(self, extra_args=()):
+    def __init__(self, extra_args=(), http_listen=""):
         self.data_dir = reachable_tempdir("cairn-pytest-")
         port_file = os.path.join(self.data_dir, "cairnd.port")
         args = [os.path.join(BIN, "cairnd"), "--data-dir", self.data_dir,
                 "--listen", "127.0.0.1:0", "--port-file", port_file,
-                "--metrics-listen", "", "--http-listen", ""]
+                "--metrics-listen", "", "--http-listen", http_listen]
         self.log_path = os.path.join(self.data_dir, "cairnd.log")
         with open(self.log_path, "wb") as log:
             self.process = subprocess.Popen(args + list(extra_args),
@@ -56,6 +57,9 @@ class Server:
                 raise RuntimeError("cairnd did not start: " + self.log())
             time.sleep(0.02)
         self.address = "127.0.0.1:" + open(port_file).read().strip()
+        # With http_listen: the REST API's base URL, from cairnd's log.
+        match = re.search(r"REST API on \S+ \(port (\d+)\)", self.log())
+        self.http_base = match and "http://127.0.0.1:" + match.group(1)
         token_path = os.path.join(self.data_dir, "admin.token")
         self.token = open(token_path).read().strip()
 
