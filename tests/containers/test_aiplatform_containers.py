@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import BIN, IMAGE, Server
+from conftest import BIN, IMAGE, Server, containers_of
 
 discovery = pytest.importorskip("googleapiclient.discovery")
 credentials = pytest.importorskip("google.oauth2.credentials")
@@ -58,13 +58,18 @@ def poll(jobs, name, timeout=90):
         time.sleep(0.5)
 
 
-def test_tfx_shaped_submission_polled_to_its_end(rest_server):
+@pytest.fixture(scope="module")
+def jobs(rest_server):
+    """googleapiclient's projects.jobs, from cairnd's discovery document."""
     ml = discovery.build(
         "ml", "v1", cache_discovery=False,
         discoveryServiceUrl=rest_server.http_base +
         "/discovery/v1/apis/{api}/{apiVersion}/rest",
         credentials=credentials.Credentials(rest_server.token))
-    jobs = ml.projects().jobs()
+    return ml.projects().jobs()
+
+
+def test_tfx_shaped_submission_polled_to_its_end(rest_server, jobs):
     root = os.path.join(rest_server.data_dir, "jobs")
     jobs.create(parent="projects/p", body=tfx_body(
         "tfx_ok", os.path.join(root, "tfx_ok"),
@@ -112,3 +117,34 @@ trainingInput:
         clusters.append(tf_config["cluster"])
         assert len(tf_config["cluster"]["worker"]) == 2
     assert clusters[0] == clusters[1] == clusters[2]
+
+
+def test_cancel_removes_the_container_within_the_grace(rest_server, jobs):
+    job_dir = os.path.join(rest_server.data_dir, "jobs", "tfx_cancel")
+    jobs.create(parent="projects/p", body=tfx_body(
+        "tfx_cancel", job_dir, ["--sleep=120", "--ignore-term=1"])).execute()
+    deadline = time.monotonic() + 30
+    while not containers_of(rest_server.data_dir):
+        assert time.monotonic() < deadline, rest_server.log()
+        time.sleep(0.1)
+    jobs.cancel(name="projects/p/jobs/tfx_cancel", body={}).execute()
+    cancelled = time.monotonic()
+    while containers_of(rest_server.data_dir):
+        assert time.monotonic() - cancelled < 6, rest_server.log()  # grace 2 s
+        time.sleep(0.1)
+    assert poll(jobs, "projects/p/jobs/tfx_cancel")["state"] == "CANCELLED"
+
+
+def test_a_root_owned_job_dir_is_given_to_the_job_user(rest_server, jobs):
+    # The trainer runs as the job user: cairnd makes a job dir that exists
+    # but is not writable by that user its own before the container starts.
+    job_dir = os.path.join(rest_server.data_dir, "jobs", "tfx_root_dir")
+    os.makedirs(job_dir, mode=0o755)
+    assert os.stat(job_dir).st_uid == os.getuid()
+    jobs.create(parent="projects/p", body=tfx_body(
+        "tfx_root_dir", job_dir, ["--metric-path=env"])).execute()
+    assert poll(jobs, "projects/p/jobs/tfx_root_dir")["state"] == "SUCCEEDED"
+    result = os.path.join(job_dir, "result-master-replica-0.json")
+    assert os.stat(result).st_uid == os.stat(job_dir).st_uid
+    if os.getuid() == 0:
+        assert os.stat(result).st_uid != 0
