@@ -33,7 +33,7 @@ struct ContainerOptions {
   std::string data_dir;
   // Private directory (0700) with a working dir per running container
   // client: its env file (tokens never appear on a command line) and
-  // conmon's "oom" mark. Created if absent.
+  // conmon's "oom" mark. Made before the first container.
   std::string state_dir;
   // CPUs of this machine: a larger --cpus is lowered to it (podman refuses
   // more; a CPU quota above the machine is no limit). 0: no clamp.

@@ -93,6 +93,8 @@ class ContainerExecutor : public Executor {
     absl::StatusOr<std::string> env = ContainerEnvFile(spec);
     if (!env.ok()) return env.status();
     std::error_code ec;
+    fs::create_directories(options_.state_dir, ec);
+    chmod(options_.state_dir.c_str(), 0700);
     fs::remove_all(dir, ec);
     if (!fs::create_directory(dir, ec)) {
       return absl::FailedPreconditionError("cannot create " + dir.string());
@@ -301,16 +303,15 @@ absl::StatusOr<std::string> FindContainerRuntime(const std::string& flag) {
 absl::StatusOr<std::unique_ptr<Executor>> NewContainerExecutor(
     const ContainerOptions& options, const JobUser& user,
     std::unique_ptr<Executor> processes, util::Clock* clock) {
+  // No state dir: no container ever ran on this data dir (Start makes it
+  // before the first), so there is nothing to look for.
   std::error_code ec;
-  fs::create_directories(options.state_dir, ec);
-  if (ec || chmod(options.state_dir.c_str(), 0700) != 0) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "cannot create the container state dir ", options.state_dir));
+  if (fs::exists(options.state_dir, ec)) {
+    for (const auto& entry : fs::directory_iterator(options.state_dir, ec)) {
+      fs::remove_all(entry.path(), ec);  // Left by an earlier cairnd.
+    }
+    if (absl::Status s = RemoveOrphans(options); !s.ok()) return s;
   }
-  for (const auto& entry : fs::directory_iterator(options.state_dir, ec)) {
-    fs::remove_all(entry.path(), ec);  // Left by an earlier cairnd.
-  }
-  if (absl::Status s = RemoveOrphans(options); !s.ok()) return s;
   return std::make_unique<ContainerExecutor>(options, user,
                                              std::move(processes), clock);
 }

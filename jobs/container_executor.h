@@ -37,9 +37,10 @@ absl::StatusOr<std::string> FindContainerRuntime(const std::string& flag);
 // options.data_dir that an earlier cairnd left (after a kill -9, conmon
 // keeps them running), so a restarted attempt never runs beside its old
 // container: call it only once the data dir is cairnd's (the store is
-// open). Errors: FailedPrecondition when options.state_dir cannot be made
-// or the runtime cannot list containers (the message names
-// --container-runtime; "none" turns containers off). `clock` is not owned.
+// open); it looks only when options.state_dir exists, i.e. once a container
+// ran on this data dir. Error: FailedPrecondition when the runtime cannot
+// list containers (the message names --container-runtime; "none" turns
+// containers off). `clock` is not owned.
 absl::StatusOr<std::unique_ptr<Executor>> NewContainerExecutor(
     const ContainerOptions& options, const JobUser& user,
     std::unique_ptr<Executor> processes, util::Clock* clock);

@@ -88,9 +88,9 @@ absl::Status ValidateContainer(const JobRoots& roots,
   if (container_runtime.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "job_template.container.image: '", Clip(t.container().image()),
-        "' needs a container runtime and this cairnd has none (podman is "
-        "not on PATH; install it with scripts/common.sh or start cairnd "
-        "with --container-runtime PATH)"));
+        "' needs a container runtime and this cairnd has none (podman not "
+        "on PATH: install it with scripts/common.sh, or start cairnd with "
+        "--container-runtime PATH; --executor=slurm runs no containers)"));
   }
   std::vector<const cairn::v1::ContainerSpec*> specs = {&t.container()};
   for (const cairn::v1::ReplicaGroup& g : t.replicas()) {
