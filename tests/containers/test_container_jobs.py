@@ -162,3 +162,13 @@ def test_study_config_image_shorthand_through_the_cli(server):
     out = subprocess.run([cairn, "trial", "list", "studies/1"], env=env,
                          capture_output=True, text=True, timeout=30)
     assert out.stdout.count("SUCCEEDED") == 4, out.stdout
+
+
+def test_a_runtime_that_is_not_executable_stops_cairnd(cairn_lib, tmp_path):
+    runtime = tmp_path / "podman"
+    runtime.write_text("not a program")
+    runtime.chmod(0o644)
+    with pytest.raises(RuntimeError) as e:
+        Server(["--container-runtime", str(runtime)])
+    assert "--container-runtime: '%s' is not an executable file" % runtime \
+        in str(e.value)

@@ -174,15 +174,17 @@ TEST_F(GpuDevicesTest, NoNodesMeansNoDevicesAndCdiWinsWhenThere) {
               ElementsAre("nvidia.com/gpu=0", "nvidia.com/gpu=3"));
 }
 
-TEST(ContainerCommandTest, CpusAreClampedToTheMachine) {
+TEST(ContainerCommandTest, CpusClampedToTheMachineAndPullPolicy) {
   JobSpec spec = Spec();
   spec.container->cpus = 4;
   ContainerOptions options = Options();
   options.host_cpus = 2;
+  options.pull = "missing";
   absl::StatusOr<std::vector<std::string>> argv =
       PodmanRunArgv(options, Nobody(), spec, "N", "/e");
   ASSERT_TRUE(argv.ok()) << argv.status();
   EXPECT_THAT(*argv, Contains("--cpus=2"));
+  EXPECT_THAT(*argv, Contains("--pull=missing"));
 }
 
 }  // namespace
