@@ -140,6 +140,24 @@ std::vector<std::string> ContainerGpuDevices(const std::string& visible,
   return out;
 }
 
+std::vector<ContainerMount> ContainerGpuDriverMounts(
+    const GpuDeviceRoots& roots) {
+  std::vector<std::string> files;
+  for (const std::string& dir : roots.lib_dirs) {
+    for (const char* lib : {"libcuda.so.1", "libnvidia-ml.so.1",
+                            "libnvidia-ptxjitcompiler.so.1"}) {
+      files.push_back(dir + "/" + lib);
+    }
+  }
+  files.push_back(roots.bin_dir + "/nvidia-smi");
+  std::vector<ContainerMount> out;
+  std::error_code ec;
+  for (const std::string& f : files) {
+    if (std::filesystem::exists(f, ec)) out.push_back({f, f, true});
+  }
+  return out;
+}
+
 std::string ContainerName(const std::string& data_dir,
                           const ContainerJob& job) {
   const size_t hash = std::hash<std::string>{}(data_dir);

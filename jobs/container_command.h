@@ -58,6 +58,9 @@ absl::StatusOr<std::string> ContainerEnvFile(const JobSpec& spec);
 struct GpuDeviceRoots {
   std::string dev = "/dev";
   std::vector<std::string> cdi = {"/etc/cdi", "/var/run/cdi"};
+  std::vector<std::string> lib_dirs = {"/usr/lib/x86_64-linux-gnu",
+                                       "/usr/lib64"};
+  std::string bin_dir = "/usr/bin";
 };
 
 // The --device values that give a container exactly the GPUs `visible`
@@ -68,6 +71,14 @@ struct GpuDeviceRoots {
 // warns).
 std::vector<std::string> ContainerGpuDevices(const std::string& visible,
                                              const GpuDeviceRoots& roots = {});
+
+// With device nodes (not CDI, whose spec mounts its own): the host's
+// driver libraries (libcuda.so.1, libnvidia-ml.so.1,
+// libnvidia-ptxjitcompiler.so.1) and nvidia-smi, read-only at the same
+// paths, those that exist. They must match the host's kernel module, so
+// they come from the host, never from the image.
+std::vector<ContainerMount> ContainerGpuDriverMounts(
+    const GpuDeviceRoots& roots = {});
 
 // argv of `podman run` for `spec` (spec.container set) as `user`, named
 // `name`, reading its environment from `env_file`:

@@ -204,6 +204,11 @@ class ContainerExecutor : public Executor {
     }
     spec.container->devices.insert(spec.container->devices.end(),
                                    devices.begin(), devices.end());
+    if (devices[0].rfind("/dev/", 0) == 0) {
+      for (const ContainerMount& m : ContainerGpuDriverMounts()) {
+        spec.container->mounts.push_back(m);
+      }
+    }
   }
 
   // The metric file must exist, owned by the job user, to be bind-mounted.

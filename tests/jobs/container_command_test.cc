@@ -144,6 +144,10 @@ class GpuDevicesTest : public ::testing::Test {
     root_ = mkdtemp(tmpl);
     roots_.dev = root_ + "/dev";
     roots_.cdi = {root_ + "/cdi"};
+    roots_.lib_dirs = {root_ + "/lib"};
+    roots_.bin_dir = root_ + "/bin";
+    std::filesystem::create_directories(roots_.lib_dirs[0]);
+    std::filesystem::create_directories(roots_.bin_dir);
     std::filesystem::create_directories(roots_.dev);
     std::filesystem::create_directories(roots_.cdi[0]);
   }
@@ -164,6 +168,18 @@ TEST_F(GpuDevicesTest, TheSlotsNodesAndTheControlNodes) {
                           roots_.dev + "/nvidiactl", roots_.dev + "/nvidia-uvm",
                           roots_.dev + "/nvidia-uvm-tools"));
   EXPECT_TRUE(ContainerGpuDevices("", roots_).empty());
+}
+
+TEST_F(GpuDevicesTest, DriverLibrariesComeFromTheHostReadOnly) {
+  EXPECT_TRUE(ContainerGpuDriverMounts(roots_).empty());
+  Touch(roots_.lib_dirs[0] + "/libcuda.so.1");
+  Touch(roots_.bin_dir + "/nvidia-smi");
+  std::vector<ContainerMount> mounts = ContainerGpuDriverMounts(roots_);
+  ASSERT_EQ(mounts.size(), 2u);
+  EXPECT_EQ(mounts[0].host_path, roots_.lib_dirs[0] + "/libcuda.so.1");
+  EXPECT_EQ(mounts[0].container_path, mounts[0].host_path);
+  EXPECT_TRUE(mounts[0].read_only);
+  EXPECT_EQ(mounts[1].container_path, roots_.bin_dir + "/nvidia-smi");
 }
 
 TEST_F(GpuDevicesTest, NoNodesMeansNoDevicesAndCdiWinsWhenThere) {
