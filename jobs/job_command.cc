@@ -167,6 +167,9 @@ std::vector<JobSpec> MakeJobSpecs(const cairn::v1::TrialJobTemplate& tmpl,
             ? nlohmann::json({{"job_dir", context.job_dir.string()}}).dump()
             : tmpl.tf_config_job_json();
     spec.env["TF_CONFIG"] = TfConfigJson(replicas, task, trial_id, job_json);
+    // AI Platform gives custom containers the cluster as CLUSTER_SPEC too,
+    // for frameworks other than TensorFlow.
+    if (tmpl.has_container()) spec.env["CLUSTER_SPEC"] = spec.env["TF_CONFIG"];
     for (const auto& [k, v] : TorchEnv(replicas, task)) spec.env[k] = v;
     SetSchedulerFields(tmpl, trial, task, replicas.size(), spec);
     spec.container = MakeContainerJob(tmpl, context, trial_id, task);
@@ -181,9 +184,9 @@ std::string ReservedVariableReason(absl::string_view name) {
            "runs";
   }
   if (absl::StartsWith(name, "CAIRN_") || absl::StartsWith(name, "CLOUD_ML_") ||
-      name == "TF_CONFIG" || name == "CUDA_VISIBLE_DEVICES" ||
-      name == "MASTER_ADDR" || name == "MASTER_PORT" || name == "WORLD_SIZE" ||
-      name == "RANK") {
+      name == "TF_CONFIG" || name == "CLUSTER_SPEC" ||
+      name == "CUDA_VISIBLE_DEVICES" || name == "MASTER_ADDR" ||
+      name == "MASTER_PORT" || name == "WORLD_SIZE" || name == "RANK") {
     return "cairnd sets it for each job";
   }
   return "";

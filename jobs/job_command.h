@@ -54,8 +54,9 @@ std::filesystem::path ReplicaHypertunePath(const std::filesystem::path& job_dir,
 // --job-dir. Every replica gets the same argv and CAIRN_STUDY,
 // CAIRN_TRIAL_ID, CAIRN_JOB_DIR, CAIRN_RESUME, CAIRN_REPLICA (its name),
 // CLOUD_ML_JOB_ID (tmpl.ai_platform_job_id, else the study name),
-// CLOUD_ML_TRIAL_ID, CLOUD_ML_HP_METRIC_TAG, its own TF_CONFIG, PyTorch
-// variables and GPUs. Only the master gets CAIRN_SERVER and CAIRN_TOKEN
+// CLOUD_ML_TRIAL_ID, CLOUD_ML_HP_METRIC_TAG, its own TF_CONFIG (also as
+// CLUSTER_SPEC in a container, as AI Platform sets both), PyTorch variables
+// and GPUs. Only the master gets CAIRN_SERVER and CAIRN_TOKEN
 // and the collected hypertune file, so only its metrics count: the others
 // report to their own files (ReplicaHypertunePath) and log to
 // ReplicaLogPath.
@@ -67,7 +68,8 @@ std::vector<JobSpec> MakeJobSpecs(const cairn::v1::TrialJobTemplate& tmpl,
 // Why a job template may not set the environment variable `name`, or "" if
 // it may: the dynamic loader's LD_* (LD_PRELOAD, LD_LIBRARY_PATH, ...) and
 // the variables cairnd sets for jobs (CAIRN_*, CLOUD_ML_*, TF_CONFIG,
-// CUDA_VISIBLE_DEVICES, MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK).
+// CLUSTER_SPEC, CUDA_VISIBLE_DEVICES, MASTER_ADDR, MASTER_PORT, WORLD_SIZE,
+// RANK).
 std::string ReservedVariableReason(absl::string_view name);
 
 }  // namespace cairn::jobs

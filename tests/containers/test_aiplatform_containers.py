@@ -110,6 +110,9 @@ trainingInput:
     for name in ("master-replica-0", "worker-replica-0", "worker-replica-1"):
         path = os.path.join(job_dir, "result-%s.json" % name)
         assert os.path.exists(path), os.listdir(job_dir)
+        with open(path) as f:
+            cluster_spec = json.loads(json.load(f)["cluster_spec"])
+        assert len(cluster_spec["cluster"]["worker"]) == 2
     for log in ("job.log", "worker-replica-0.log", "worker-replica-1.log"):
         with open(os.path.join(job_dir, log)) as f:
             line = [l for l in f if l.startswith("whoami")][-1]

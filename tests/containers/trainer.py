@@ -32,7 +32,8 @@ print("whoami uid=%d tf_config=%s" % (os.getuid(), os.environ.get("TF_CONFIG", "
 job_dir = args.get("job-dir", "")
 if job_dir:
     with open(os.path.join(job_dir, "result-%s.json" % os.environ.get("CAIRN_REPLICA", "")), "w") as f:
-        json.dump({"uid": os.getuid(), "args": sys.argv[1:]}, f)
+        json.dump({"uid": os.getuid(), "args": sys.argv[1:],
+                   "cluster_spec": os.environ.get("CLUSTER_SPEC")}, f)
 if "alloc-mb" in args:
     block = bytearray(int(args["alloc-mb"]) * 1024 * 1024)
     for i in range(0, len(block), 4096):
