@@ -12,12 +12,19 @@ Runs studies on SFU test functions (minimized; regret = best found - f*):
     against Optuna TPE's ask + 6 suggest_float calls on the same history;
     a SuggestTrials of 8 against one; GetStudy p90 on the study idle and
     while another client runs suggestions on it;
+  * --functions illscaled: smooth, unimodal, ill-scaled bowls (f* = 0)
+    whose values span 4 to 12 decades: a 6-D quartic, a rotated and
+    ill-conditioned 6-D quartic, an 8th-power 4-D bowl, a 4-D quartic with
+    weights 1 to 1000, a 3-D product and an 8-D exponential; with
+    --optuna random,tpe,mtpe,cmaes beside Optuna's four samplers;
   * multi-objective: BraninCurrin hypervolume after 100 trials (reference
     point (18, 6), both minimized), Cairn GP_BANDIT vs Optuna NSGA-II.
 Prints one table. Python stubs are generated at run time from proto/.
 
 Usage: gp_bench.py --server HOST:PORT [--seeds 10] [--budgets 50,100]
                    [--parts regret,timing,mo] [--timing-sizes 100,300,1000]
+                   [--functions branin,hartmann6|multimodal|illscaled]
+                   [--cairn GP_BANDIT,...] [--optuna random,tpe,mtpe,cmaes]
                    [--quick]
 """
 import argparse
@@ -124,6 +131,60 @@ FUNCTIONS = {
     "michalewicz5": (michalewicz, [(0.0, math.pi)] * 5, -4.687658),
 }
 MULTIMODAL = "styblinski_tang4,rastrigin4,ackley5,levy6,michalewicz5"
+
+
+# Ill-scaled, smooth, unimodal functions (f* = 0): steep bowls whose values
+# span 4 to 12 decades across the box, their optimum off the center.
+def shifted(x, offsets):
+    return [v - o for v, o in zip(x, offsets)]
+
+
+def power_bowl(power, offsets, weights=None):
+    weights = weights or [1.0] * len(offsets)
+    return lambda x: sum(w * d ** power for w, d in zip(weights, shifted(x, offsets)))
+
+
+def rotation(dims, angle):
+    """A fixed rotation: Givens rotations by `angle` in planes (i, i + 1)."""
+    m = [[float(i == j) for j in range(dims)] for i in range(dims)]
+    c, s = math.cos(angle), math.sin(angle)
+    for k in range(dims - 1):
+        for row in m:
+            row[k], row[k + 1] = c * row[k] - s * row[k + 1], s * row[k] + c * row[k + 1]
+    return m
+
+
+def rotated_bowl(power, offsets, scales, angle):
+    """sum_i (scales[i] * (R (x - offsets))_i) ** power: an ill-conditioned
+    bowl whose axes are not the parameters'."""
+    r = rotation(len(offsets), angle)
+    return lambda x: sum(
+        (w * sum(rij * d for rij, d in zip(row, shifted(x, offsets)))) ** power
+        for w, row in zip(scales, r))
+
+
+def product_bowl(offsets):
+    return lambda x: math.prod(1 + d * d for d in shifted(x, offsets)) - 1
+
+
+def exp_bowl(rate, offsets):
+    return lambda x: math.expm1(rate * sum(d * d for d in shifted(x, offsets)))
+
+
+FUNCTIONS.update({
+    "quartic6": (power_bowl(4, [1.7, -2.3, 0.9, -1.1, 2.6, -0.4]),
+                 [(-5.0, 5.0)] * 6, 0.0),
+    "rotated_quartic6": (rotated_bowl(4, [1.7, -2.3, 0.9, -1.1, 2.6, -0.4],
+                                      [10 ** (i / 2) for i in range(6)], 0.6),
+                         [(-5.0, 5.0)] * 6, 0.0),
+    "power8_4": (power_bowl(8, [0.8, -0.5, 1.1, -1.3]), [(-2.0, 2.0)] * 4, 0.0),
+    "quartic_ellipsoid4": (power_bowl(4, [-1.2, 0.7, 1.9, -0.3], [1, 10, 100, 1000]),
+                           [(-3.0, 3.0)] * 4, 0.0),
+    "product3": (product_bowl([2.1, -1.4, 0.6]), [(-5.0, 5.0)] * 3, 0.0),
+    "exp8": (exp_bowl(0.1, [0.9, -1.6, 0.3, 1.2, -0.7, 2.0, -1.1, 0.4]),
+             [(-3.0, 3.0)] * 8, 0.0),
+})
+ILLSCALED = "quartic6,rotated_quartic6,power8_4,quartic_ellipsoid4,product3,exp8"
 BC_REFERENCE = (18.0, 6.0)
 
 
@@ -231,14 +292,18 @@ class Cairn:
 
 # --- Optuna. ---
 
-def optuna_samplers(seed):
+def optuna_samplers(seed, names):
     import optuna
-    return {
+    samplers = {
+        "optuna random": lambda: optuna.samplers.RandomSampler(seed=seed),
         "optuna TPE": lambda: optuna.samplers.TPESampler(seed=seed),
         "optuna TPE multivariate": lambda: optuna.samplers.TPESampler(
             seed=seed, multivariate=True),
         "optuna CMA-ES": lambda: optuna.samplers.CmaEsSampler(seed=seed),
     }
+    short = {"random": "optuna random", "tpe": "optuna TPE",
+             "mtpe": "optuna TPE multivariate", "cmaes": "optuna CMA-ES"}
+    return {short[n]: samplers[short[n]] for n in names}
 
 
 def optuna_run(sampler, fn, bounds, budget, directions=("minimize",)):
@@ -271,10 +336,10 @@ def part_regret(cairn, args, rows):
         fn, bounds, fstar = FUNCTIONS[fname]
         results = {}
         for seed in range(args.seeds):
-            for algo in ("GP_BANDIT", "QUASI_RANDOM_SEARCH", "RANDOM_SEARCH"):
+            for algo in args.cairn:
                 ys, _ = cairn.run(algo, fn, bounds, seed + 1, top)
                 results.setdefault("cairn " + algo, []).append(ys)
-            for label, make in optuna_samplers(seed + 1).items():
+            for label, make in optuna_samplers(seed + 1, args.optuna).items():
                 ys, _ = optuna_run(make(), fn, bounds, top)
                 results.setdefault(label, []).append(ys)
             print("  %s seed %d done" % (fname, seed + 1), file=sys.stderr, flush=True)
@@ -496,7 +561,13 @@ def main():
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--budgets", default="50,100")
     ap.add_argument("--functions", default="branin,hartmann6",
-                    help="comma-separated, or 'multimodal' for " + MULTIMODAL)
+                    help="comma-separated; 'multimodal' stands for " + MULTIMODAL +
+                    ", 'illscaled' for " + ILLSCALED)
+    ap.add_argument("--cairn", default="GP_BANDIT,QUASI_RANDOM_SEARCH,RANDOM_SEARCH",
+                    help="Cairn algorithms of the regret part (comma-separated, may be empty)")
+    ap.add_argument("--optuna", default="tpe,mtpe,cmaes",
+                    help="Optuna samplers of the regret part: random,tpe,mtpe,cmaes "
+                    "(comma-separated, may be empty)")
     ap.add_argument("--parts", default="regret,timing,mo")
     ap.add_argument("--timing-sizes", default="100,300,1000")
     ap.add_argument("--timing-reps", type=int, default=9)
@@ -509,7 +580,9 @@ def main():
         args.timing_reps = min(args.timing_reps, 5)
     args.budgets = [int(b) for b in args.budgets.split(",")]
     args.functions = [f for f in args.functions.replace(
-        "multimodal", MULTIMODAL).split(",") if f]
+        "multimodal", MULTIMODAL).replace("illscaled", ILLSCALED).split(",") if f]
+    args.cairn = [a for a in args.cairn.split(",") if a]
+    args.optuna = [o for o in args.optuna.split(",") if o]
     args.timing_sizes = [int(n) for n in args.timing_sizes.split(",")]
     parts = set(args.parts.split(","))
     cairn = Cairn(args.server)

@@ -221,7 +221,10 @@ TEST(GpBanditDesignerTest, TinySpaceIsExhaustedWithoutDuplicates) {
   EXPECT_TRUE(study.Suggest(2).empty());
 }
 
-TEST(GpBanditDesignerTest, ConditionalCategoricalSpaceWithInfeasibleTrials) {
+// Runs 40 trials of a conditional, categorical space with an infeasible
+// region (6 layers: out of memory) for `seed`; returns how many of the last
+// 20 were infeasible and sets *best to the best loss.
+int LateInfeasibleTrials(int64_t seed, double* best) {
   StudySpec spec;
   ParameterSpec* opt = spec.add_parameters();
   opt->set_parameter_id("optimizer");
@@ -246,9 +249,10 @@ TEST(GpBanditDesignerTest, ConditionalCategoricalSpaceWithInfeasibleTrials) {
   for (double v : {16, 32, 64, 128}) batch->add_discrete_values(v);
   AddMetric(spec, "loss", cairn::v1::MetricSpec::MINIMIZE);
   spec.set_algorithm(StudySpec::GP_BANDIT);
-  spec.set_seed(17);
+  spec.set_seed(seed);
   auto space = SearchSpace::Create(spec);
-  ASSERT_TRUE(space.ok());
+  EXPECT_TRUE(space.ok());
+  if (!space.ok()) return -1;
 
   // Best: adam, lr = 1e-3, layers = 3, batch = 32 (loss 0); sgd is worse;
   // 6 layers is infeasible (out of memory).
@@ -267,30 +271,42 @@ TEST(GpBanditDesignerTest, ConditionalCategoricalSpaceWithInfeasibleTrials) {
     return v;
   };
   Study study(spec);
-  double best = INFINITY;
+  *best = INFINITY;
   int infeasible_late = 0;
   for (int i = 0; i < 40; ++i) {
     std::vector<Trial*> t = study.Suggest(1);
-    ASSERT_EQ(t.size(), 1u);
+    EXPECT_EQ(t.size(), 1u);
+    if (t.size() != 1) return -1;
     // Valid, and exactly the active children present.
     auto parsed = space->ParseParameters(t[0]->parameters());
-    ASSERT_TRUE(parsed.ok()) << parsed.status();
+    EXPECT_TRUE(parsed.ok()) << parsed.status();
     auto p = ById(*t[0]);
     const bool is_adam = p["optimizer"].value().string_value() == "adam";
     EXPECT_EQ(p.count("lr"), is_adam ? 1u : 0u);
     EXPECT_EQ(p.count("momentum"), is_adam ? 0u : 1u);
     const std::optional<double> v = loss(*t[0]);
     if (v.has_value()) {
-      best = std::min(best, *v);
+      *best = std::min(*best, *v);
       Study::Complete(t[0], {{"loss", *v}});
     } else {
       t[0]->set_state(Trial::INFEASIBLE);
       if (i >= 20) ++infeasible_late;
     }
   }
-  EXPECT_LT(best, 0.1);
-  // Random search would hit the infeasible value in 1 of 6 trials.
-  EXPECT_LE(infeasible_late, 2);
+  return infeasible_late;
+}
+
+TEST(GpBanditDesignerTest, ConditionalCategoricalSpaceWithInfeasibleTrials) {
+  // Random search would hit the infeasible value in 1 of 6 trials: 10 of
+  // the 60 late trials of three seeds. One seed alone is too chaotic to
+  // judge (any change to the model moves a trial and with it the rest).
+  int infeasible_late = 0;
+  for (int64_t seed : {17, 2, 3}) {
+    double best = INFINITY;
+    infeasible_late += LateInfeasibleTrials(seed, &best);
+    EXPECT_LT(best, 0.1) << "seed " << seed;
+  }
+  EXPECT_LE(infeasible_late, 4);
 }
 
 TEST(GpBanditDesignerTest, DeterministicForTheSeed) {

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <future>
 #include <set>
@@ -336,6 +337,35 @@ TEST(GpBanditTest, ReachesTheGlobalBasinOfAMultimodalFunctionSooner) {
   const int before = SeedsInGlobalBasin(former, 4, 40, 12);
   EXPECT_GE(now, 2);
   EXPECT_GT(now, before);
+}
+
+// A steep 4-D bowl (negated, to maximize): sum of w_d (x_d - c_d)^4 on
+// [-5, 5]^4 with the optimum (0) off the center; its values span about eight
+// decades across the box.
+double NegQuarticBowl(const Eigen::VectorXd& u) {
+  const double c[4] = {1.7, -2.3, 0.9, -1.1}, w[4] = {1, 3, 10, 30};
+  double s = 0.0;
+  for (Eigen::Index d = 0; d < u.size(); ++d) {
+    s += w[d] * std::pow(-5.0 + 10.0 * u[d] - c[d], 4);
+  }
+  return -s;
+}
+
+TEST(GpBanditTest, PowerWarpFindsTheBottomOfASteepBowl) {
+  // 40 trials, seeds 1-3: on raw values the optimum is a spike in a flat
+  // floor; with the power warp (the default) the GP ends 10x (here 50x to
+  // 7000x) closer to it.
+  GpBanditOptions raw;
+  raw.power_warp = false;
+  for (uint64_t seed : {1, 2, 3}) {
+    GpBandit warped_gp(Continuous(4));
+    GpBandit raw_gp(Continuous(4), raw);
+    const double with_warp = -RunLoop(warped_gp, NegQuarticBowl, 40, seed);
+    const double without = -RunLoop(raw_gp, NegQuarticBowl, 40, seed);
+    std::printf("seed %d: regret %g with the power warp, %g without\n",
+                static_cast<int>(seed), with_warp, without);
+    EXPECT_LT(10 * with_warp, without) << "seed " << seed;
+  }
 }
 
 TEST(GpBanditTest, InfeasibleRegionBecomesUnattractive) {

@@ -20,6 +20,10 @@ struct GpHyperparameters {
   Eigen::VectorXd log_length_scales;  // One per dimension (ARD).
   double log_signal_variance = 0.0;
   double log_noise_variance = -6.9;
+  // Not a kernel parameter (Pack and the GP ignore it): whether the outputs
+  // these were fitted to went through the output power warp
+  // (output_warping.h). GpBandit chooses it with each checkpoint fit.
+  bool output_power_warp = false;
 
   int num_dims() const { return static_cast<int>(log_length_scales.size()); }
   // [log_length_scales..., log_signal_variance, log_noise_variance].

@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <vector>
+
+#include "tuner/gp/power_warp.h"
 
 namespace cairn::gp {
 
@@ -42,17 +45,22 @@ double NormalQuantile(double p) {
 }
 
 Eigen::VectorXd WarpObjective(const Eigen::VectorXd& values,
-                              const std::vector<bool>& infeasible) {
+                              const std::vector<bool>& infeasible,
+                              bool power_warp, Eigen::VectorXd* log_slopes) {
   const Eigen::Index n = values.size();
   std::vector<Eigen::Index> feasible;
   for (Eigen::Index i = 0; i < n; ++i) {
     if (!infeasible[i] && std::isfinite(values[i])) feasible.push_back(i);
   }
   Eigen::VectorXd out = Eigen::VectorXd::Zero(n);
+  if (log_slopes != nullptr) *log_slopes = Eigen::VectorXd::Constant(n, NAN);
   if (feasible.empty()) return out;
   const size_t nf = feasible.size();
-  std::vector<double> sorted(nf);
-  for (size_t k = 0; k < nf; ++k) sorted[k] = values[feasible[k]];
+  std::vector<double> powered(nf);
+  for (size_t k = 0; k < nf; ++k) powered[k] = values[feasible[k]];
+  std::vector<double> power_slopes(nf, 0.0);
+  if (power_warp) powered = PowerWarp(powered, nullptr, &power_slopes);
+  std::vector<double> sorted = powered;
   std::sort(sorted.begin(), sorted.end());
   const double median = (nf % 2 == 1)
                             ? sorted[nf / 2]
@@ -69,8 +77,9 @@ Eigen::VectorXd WarpObjective(const Eigen::VectorXd& values,
   double spread = good > 0 ? std::sqrt(ss / good) : 0.0;
   if (!(spread > 0.0)) spread = 1.0;
   Eigen::VectorXd warped(nf);
+  std::vector<bool> kept(nf, true);
   for (size_t k = 0; k < nf; ++k) {
-    const double v = values[feasible[k]];
+    const double v = powered[k];
     if (v >= median) {
       warped[k] = v;
       continue;
@@ -85,11 +94,17 @@ Eigen::VectorXd WarpObjective(const Eigen::VectorXd& values,
     // Only ever lifts bad values (compresses the tail), so a mildly bad
     // value keeps its place and an outlier cannot dominate the scale.
     warped[k] = std::max(median + spread * q, v);
+    kept[k] = warped[k] == v;
   }
   const double mean = warped.mean();
   double sd = std::sqrt((warped.array() - mean).square().mean());
   if (!(sd > 1e-12)) sd = 1.0;
   warped = (warped.array() - mean) / sd;
+  if (log_slopes != nullptr) {
+    for (size_t k = 0; k < nf; ++k) {
+      if (kept[k]) (*log_slopes)[feasible[k]] = power_slopes[k] - std::log(sd);
+    }
+  }
   for (size_t k = 0; k < nf; ++k) out[feasible[k]] = warped[k];
   const double worst = warped.minCoeff() - 0.5;
   for (Eigen::Index i = 0; i < n; ++i) {
