@@ -113,6 +113,13 @@ class MetricsImpl final : public Metrics {
                               .Help("Trials proposed by designers.")
                               .Register(*registry_),
                           {"algorithm"}, AddCounter()),
+        deadline_fallbacks_(
+            prometheus::BuildCounter()
+                .Name("cairn_suggestion_deadline_fallbacks_total")
+                .Help("Suggested trials that came from the quasi-random "
+                      "fallback because the designer missed its deadline.")
+                .Register(*registry_),
+            {"algorithm"}, AddCounter()),
         trials_finished_(prometheus::BuildCounter()
                              .Name("cairn_trials_finished_total")
                              .Help("Trials that ended, by outcome "
@@ -180,6 +187,13 @@ class MetricsImpl final : public Metrics {
         c.Increment(static_cast<double>(count));
       });
     }
+  }
+
+  void RecordDeadlineFallbacks(std::string_view algorithm,
+                               int64_t count) override {
+    deadline_fallbacks_.Apply({algorithm}, [&](Counter& c) {
+      c.Increment(static_cast<double>(count));
+    });
   }
 
   void RecordTrialFinished(std::string_view study,
@@ -293,6 +307,7 @@ class MetricsImpl final : public Metrics {
 
   SeriesCache<Histogram> suggestion_seconds_;
   SeriesCache<Counter> suggested_trials_;
+  SeriesCache<Counter> deadline_fallbacks_;
   SeriesCache<Counter> trials_finished_;
   SeriesCache<Counter> early_stopping_decisions_;
   SeriesCache<Counter> job_restarts_;

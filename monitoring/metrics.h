@@ -13,6 +13,7 @@
 //   cairn_trial_metric_latest{study,trial,metric}     gauge, running trials
 //   cairn_suggestion_duration_seconds{algorithm}                   histogram
 //   cairn_suggested_trials_total{algorithm}                        counter
+//   cairn_suggestion_deadline_fallbacks_total{algorithm}           counter
 //   cairn_early_stopping_decisions_total{study,rule,decision}      counter
 //   cairn_grpc_requests_total{method,code}                         counter
 //   cairn_grpc_request_duration_seconds{method}                    histogram
@@ -185,6 +186,12 @@ class Metrics {
   // `seconds` of wall time (one observation per call, count may be 0).
   virtual void RecordSuggestion(std::string_view algorithm, double seconds,
                                 int64_t count) = 0;
+
+  // `count` suggested trials of `algorithm` came from the quasi-random
+  // fallback because the designer missed its deadline (GP_BANDIT's
+  // --gp-suggest-deadline).
+  virtual void RecordDeadlineFallbacks(std::string_view algorithm,
+                                       int64_t count) = 0;
 
   // A trial of `study` (display name) ended with `outcome`.
   virtual void RecordTrialFinished(std::string_view study,

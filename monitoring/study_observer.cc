@@ -10,6 +10,11 @@ void MetricsStudyObserver::OnSuggest(const std::string& algorithm,
   metrics_->RecordSuggestion(absl::AsciiStrToLower(algorithm), seconds, count);
 }
 
+void MetricsStudyObserver::OnDeadlineFallbacks(const std::string& algorithm,
+                                               int count) {
+  metrics_->RecordDeadlineFallbacks(absl::AsciiStrToLower(algorithm), count);
+}
+
 void MetricsStudyObserver::OnTrialFinished(const ObservedStudy& study,
                                            const std::string& outcome) {
   std::optional<TrialOutcome> parsed =

@@ -22,6 +22,7 @@ class MetricsStudyObserver final : public StudyObserver {
 
   void OnSuggest(const std::string& algorithm, double seconds,
                  int count) override;
+  void OnDeadlineFallbacks(const std::string& algorithm, int count) override;
   void OnTrialFinished(const ObservedStudy& study,
                        const std::string& outcome) override;
   void OnStoreWrite(double seconds) override;

@@ -100,7 +100,10 @@ absl::StatusOr<std::unique_ptr<Cairnd>> Cairnd::Start(
   if (s.ok()) s = CreateDir("--data-dir", store_path);
   if (s.ok()) s = d->StartMetrics(options);
   if (s.ok()) {
-    s = d->OpenController(store_path, roots, gpus, options.min_free_space);
+    tuner::DesignerOptions designers;
+    designers.gp_suggest_deadline_seconds = options.gp_suggest_deadline_seconds;
+    s = d->OpenController(store_path, roots, gpus, options.min_free_space,
+                          designers);
   }
   if (s.ok()) s = d->StartJobUser(options, roots);
   if (s.ok()) s = d->StartAuth(options);
@@ -140,7 +143,8 @@ absl::Status Cairnd::StartMetrics(const CairndOptions& options) {
 
 absl::Status Cairnd::OpenController(const std::string& store_path,
                                     const jobs::JobRoots& roots, int gpus,
-                                    uint64_t min_free_space) {
+                                    uint64_t min_free_space,
+                                    const tuner::DesignerOptions& designers) {
   absl::StatusOr<std::unique_ptr<Store>> store =
       Store::Open(StoreOptions(), store_path);
   if (!store.ok()) return store.status();
@@ -150,6 +154,10 @@ absl::Status Cairnd::OpenController(const std::string& store_path,
   StudyManagerOptions manager_options;
   manager_options.observer = observer_.get();
   manager_options.min_free_bytes = min_free_space;
+  manager_options.create_designer =
+      [designers](const cairn::v1::StudySpec& spec) {
+        return tuner::CreateDesigner(spec, designers);
+      };
   manager_options.validate_spec = [roots, gpus, runtime = container_runtime_](
                                       const cairn::v1::StudySpec& spec) {
     return jobs::ValidateJobTemplate(roots, gpus, spec, runtime);

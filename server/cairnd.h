@@ -33,6 +33,7 @@
 #include "server/tls.h"
 #include "store/store.h"
 #include "trials/study_manager.h"
+#include "tuner/designer.h"
 
 namespace cairn {
 
@@ -110,6 +111,9 @@ struct CairndOptions {
   // call gets RESOURCE_EXHAUSTED (auth/call_slots.h). 0: no bound.
   // Default: 256.
   int max_calls_per_token = 256;
+  // GP_BANDIT: seconds a suggestion may compute before quasi-random points
+  // answer instead (tuner::DesignerOptions); 0: no deadline.
+  double gp_suggest_deadline_seconds = 0.5;
   // false: no audit log at all (no flag: only for benchmarks that measure
   // its cost; ListAuditEvents is then UNIMPLEMENTED). Default: true.
   bool audit = true;
@@ -166,7 +170,8 @@ class Cairnd {
   absl::Status StartMetrics(const CairndOptions& options);
   absl::Status OpenController(const std::string& store_path,
                               const jobs::JobRoots& roots, int gpus,
-                              uint64_t min_free_space);
+                              uint64_t min_free_space,
+                              const tuner::DesignerOptions& designers);
   // Resolves the job user and checks that it reaches every job root.
   absl::Status StartJobUser(const CairndOptions& options,
                             const jobs::JobRoots& roots);

@@ -167,6 +167,14 @@ void AddServingFlags(CLI::App& app, Flags& flags) {
       ->capture_default_str();
   app.add_flag("--audit-reads", flags.options.audit_reads,
                "Also record the calls that only read in the audit log");
+  app.add_option("--gp-suggest-deadline",
+                 flags.options.gp_suggest_deadline_seconds,
+                 "GP_BANDIT: SECONDS a suggestion may compute before "
+                 "quasi-random points answer instead (suggestion_kind "
+                 "quasi_random_deadline; the GP work finishes in the "
+                 "background); 0: no deadline")
+      ->check(CLI::Range(0.0, 3600.0))
+      ->capture_default_str();
   app.add_option("--max-calls-per-token", flags.options.max_calls_per_token,
                  "Calls one token may have in progress at once (each holds "
                  "a thread); more get RESOURCE_EXHAUSTED (0: no limit)")

@@ -25,6 +25,11 @@ class StudyObserver {
   // A designer produced `count` trials in `seconds`.
   virtual void OnSuggest(const std::string& /*algorithm*/, double /*seconds*/,
                          int /*count*/) {}
+  // `count` of those trials came from the designer's quasi-random fallback
+  // because it missed its deadline (suggestion_kind
+  // "quasi_random_deadline").
+  virtual void OnDeadlineFallbacks(const std::string& /*algorithm*/,
+                                   int /*count*/) {}
   // A trial of `study` reached a final state; outcome is "succeeded",
   // "infeasible", "failed", "stopped_early" or "cancelled".
   virtual void OnTrialFinished(const ObservedStudy& /*study*/,

@@ -37,8 +37,11 @@ StudyManager::StudyManager(StudyDataStore* store,
       clock_(options.clock != nullptr ? options.clock : util::Clock::Real()),
       observer_(options.observer),
       validate_spec_(options.validate_spec),
-      create_designer_(options.create_designer ? options.create_designer
-                                               : tuner::CreateDesigner),
+      create_designer_(
+          options.create_designer
+              ? options.create_designer
+              : [](const cairn::v1::StudySpec&
+                       spec) { return tuner::CreateDesigner(spec); }),
       min_free_bytes_(options.min_free_bytes) {}
 
 StudyManager::~StudyManager() = default;

@@ -19,6 +19,7 @@
 #include "trials/study_state.h"
 #include "trials/trial_summary.h"
 #include "tuner/designer.h"
+#include "tuner/gp/suggestion_kinds.h"
 #include "tuner/search_space.h"
 #include "util/time_proto.h"
 
@@ -135,6 +136,16 @@ std::optional<absl::StatusOr<SuggestResult>> PrepareSuggest(
   return std::nullopt;
 }
 
+// How many of `suggestions` the designer's deadline fallback produced.
+int CountDeadlineFallbacks(const std::vector<tuner::Suggestion>& suggestions) {
+  int n = 0;
+  for (const tuner::Suggestion& s : suggestions) {
+    auto kind = s.metadata.find("suggestion_kind");
+    if (kind != s.metadata.end() && kind->second == gp::kDeadlineKind) ++n;
+  }
+  return n;
+}
+
 // Asks the snapshot's designer for its suggestions (no lock held), timing it
 // into `*seconds` and reporting it to `observer` (may be null).
 absl::StatusOr<std::vector<tuner::Suggestion>> RunDesigner(
@@ -152,8 +163,12 @@ absl::StatusOr<std::vector<tuner::Suggestion>> RunDesigner(
           .count();
   if (!suggestions.ok()) return suggestions.status();
   if (observer != nullptr) {
-    observer->OnSuggest(StudySpec::Algorithm_Name(snapshot.spec.algorithm()),
-                        *seconds, static_cast<int>(suggestions->size()));
+    const std::string algorithm =
+        StudySpec::Algorithm_Name(snapshot.spec.algorithm());
+    observer->OnSuggest(algorithm, *seconds,
+                        static_cast<int>(suggestions->size()));
+    const int fallbacks = CountDeadlineFallbacks(*suggestions);
+    if (fallbacks > 0) observer->OnDeadlineFallbacks(algorithm, fallbacks);
   }
   return suggestions;
 }

@@ -57,11 +57,20 @@ class Designer {
       const DesignerContext& context, int count) = 0;
 };
 
+// Server-wide designer settings (not part of a study's spec).
+struct DesignerOptions {
+  // GP_BANDIT: seconds one suggestion may compute before quasi-random
+  // points answer instead (gp::GpBanditOptions::suggest_deadline_seconds;
+  // trials get suggestion_kind "quasi_random_deadline"). 0 (the default
+  // here; cairnd's --gp-suggest-deadline sets it): no deadline.
+  double gp_suggest_deadline_seconds = 0;
+};
+
 // Creates the designer the spec's algorithm names. ALGORITHM_UNSPECIFIED maps
 // to the default designer. REQUIRES: spec passed ValidateStudySpec.
 // Returns InvalidArgument for an algorithm this build does not implement.
 absl::StatusOr<std::unique_ptr<Designer>> CreateDesigner(
-    const cairn::v1::StudySpec& spec);
+    const cairn::v1::StudySpec& spec, const DesignerOptions& options = {});
 
 }  // namespace cairn::tuner
 

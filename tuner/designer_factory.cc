@@ -18,7 +18,7 @@ constexpr StudySpec::Algorithm kDefaultAlgorithm = StudySpec::GP_BANDIT;
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Designer>> CreateDesigner(
-    const StudySpec& spec) {
+    const StudySpec& spec, const DesignerOptions& options) {
   StudySpec::Algorithm algorithm = spec.algorithm();
   if (algorithm == StudySpec::ALGORITHM_UNSPECIFIED) {
     algorithm = kDefaultAlgorithm;
@@ -34,8 +34,11 @@ absl::StatusOr<std::unique_ptr<Designer>> CreateDesigner(
       if (!grid.ok()) return grid.status();
       return std::unique_ptr<Designer>(*std::move(grid));
     }
-    case StudySpec::GP_BANDIT:
-      return GpBanditDesigner::Create(spec);
+    case StudySpec::GP_BANDIT: {
+      gp::GpBanditOptions gp_options;
+      gp_options.suggest_deadline_seconds = options.gp_suggest_deadline_seconds;
+      return GpBanditDesigner::Create(spec, gp_options);
+    }
     default:
       return absl::InvalidArgumentError(
           absl::StrCat("algorithm ", static_cast<int>(spec.algorithm()),

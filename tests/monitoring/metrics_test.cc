@@ -488,6 +488,7 @@ TEST(MetricsTest, StudyObserverForwardsHooks) {
   StudyObserver& hooks = observer;
   const ObservedStudy mnist{"studies/1", "mnist"};
   hooks.OnSuggest("RANDOM_SEARCH", 0.002, 3);
+  hooks.OnDeadlineFallbacks("GP_BANDIT", 2);
   hooks.OnTrialFinished(mnist, "stopped_early");
   hooks.OnTrialFinished(mnist, "infeasible");
   hooks.OnTrialFinished(mnist, "cancelled");
@@ -503,6 +504,9 @@ TEST(MetricsTest, StudyObserverForwardsHooks) {
   EXPECT_THAT(Sample(text, "cairn_suggested_trials_total",
                      {{"algorithm", "random_search"}}),
               Optional(3.0));
+  EXPECT_THAT(Sample(text, "cairn_suggestion_deadline_fallbacks_total",
+                     {{"algorithm", "gp_bandit"}}),
+              Optional(2.0));
   EXPECT_THAT(Sample(text, "cairn_trials_finished_total",
                      {{"study", "mnist"}, {"outcome", "stopped_early"}}),
               Optional(1.0));

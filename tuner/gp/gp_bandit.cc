@@ -203,7 +203,8 @@ uint64_t CheckpointKey(const BanditData& data, int nc, int objective,
 GpBandit::GpBandit(MixedSpace space, GpBanditOptions options)
     : space_(std::move(space)),
       options_(std::move(options)),
-      fits_(std::make_unique<CheckpointFits>(options_.background_fit_nice)) {
+      fits_(std::make_unique<CheckpointFits>(options_.background_fit_nice)),
+      worker_(std::make_unique<DeadlineWorker>(options_.suggest_nice)) {
   categorical_.resize(space_.size());
   for (int d = 0; d < space_.size(); ++d) {
     categorical_[d] = space_.IsCategorical(d);
@@ -241,15 +242,17 @@ std::vector<Eigen::VectorXd> GpBandit::QuasiRandom(const BanditData& data,
   return out;
 }
 
-std::vector<Eigen::VectorXd> GpBandit::FallBack(const BanditData& data,
-                                                int count, uint64_t seed) {
-  std::vector<Eigen::VectorXd> out = QuasiRandom(data, count, seed);
-  last_kinds_.assign(out.size(), "quasi_random");
+GpBandit::Outcome GpBandit::FallBack(const BanditData& data, int count,
+                                     uint64_t seed,
+                                     const std::string& kind) const {
+  Outcome out;
+  out.points = QuasiRandom(data, count, seed);
+  out.kinds.assign(out.points->size(), kind);
   return out;
 }
 
 absl::StatusOr<GpBandit::Checkpoint> GpBandit::CheckpointHyperparameters(
-    const BanditData& data, int objective, uint64_t seed) {
+    const BanditData& data, int objective, uint64_t seed) const {
   const int n = static_cast<int>(data.x.rows());
   int nc = CheckpointCount(n);
   if (options_.background_fit_trials > 0 &&
@@ -270,7 +273,7 @@ absl::StatusOr<GpBandit::Checkpoint> GpBandit::CheckpointHyperparameters(
 
 absl::StatusOr<GpHyperparameters> GpBandit::Hyperparameters(
     const BanditData& data, int objective, const Checkpoint& checkpoint,
-    const Eigen::MatrixXd& x, const Eigen::VectorXd& yw, uint64_t seed) {
+    const Eigen::MatrixXd& x, const Eigen::VectorXd& yw, uint64_t seed) const {
   const int n = static_cast<int>(data.x.rows());
   const int refine_iterations = n > options_.full_acquisition_budget_trials
                                     ? options_.late_refine_iterations
@@ -298,7 +301,8 @@ CheckpointFits::Fit GpBandit::CheckpointFit(const BanditData& data, int nc,
 
 absl::StatusOr<std::vector<GaussianProcess>> GpBandit::FitObjectiveModels(
     const BanditData& data, const std::vector<Checkpoint>& checkpoints,
-    const Eigen::MatrixXd& xs, const Eigen::MatrixXd& ys, uint64_t seed) {
+    const Eigen::MatrixXd& xs, const Eigen::MatrixXd& ys, uint64_t seed,
+    std::vector<GpHyperparameters>* hyperparameters) const {
   std::vector<GaussianProcess> models;
   for (int m = 0; m < static_cast<int>(ys.cols()); ++m) {
     absl::StatusOr<GpHyperparameters> h =
@@ -310,7 +314,7 @@ absl::StatusOr<std::vector<GaussianProcess>> GpBandit::FitObjectiveModels(
     // Pending points only shrink the variance; a failure to condition on
     // them (degenerate duplicates) still leaves duplicates forbidden.
     (void)gp->AddPendingPoints(data.pending);
-    last_hyperparameters_.push_back(*h);
+    hyperparameters->push_back(*h);
     models.push_back(*std::move(gp));
   }
   return models;
@@ -318,23 +322,37 @@ absl::StatusOr<std::vector<GaussianProcess>> GpBandit::FitObjectiveModels(
 
 absl::StatusOr<std::vector<Eigen::VectorXd>> GpBandit::Suggest(
     const BanditData& data, int count, uint64_t seed) {
-  absl::StatusOr<std::vector<Eigen::VectorXd>> out;
-  RunAtLowerPriority(options_.suggest_nice,
-                     [&] { out = SuggestHere(data, count, seed); });
-  return out;
-}
-
-absl::StatusOr<std::vector<Eigen::VectorXd>> GpBandit::SuggestHere(
-    const BanditData& data, int count, uint64_t seed) {
   if (absl::Status valid = ValidateSuggestInput(data, count, space_.size());
       !valid.ok()) {
     return valid;
   }
-  last_kinds_.clear();
-  last_hyperparameters_.clear();
+  Outcome outcome;
+  if (data.x.rows() < num_initial_points()) {
+    outcome = FallBack(data, count, seed);  // The initial design: no model.
+  } else if (options_.suggest_deadline_seconds <= 0) {
+    RunAtLowerPriority(options_.suggest_nice,
+                       [&] { outcome = SuggestHere(data, count, seed); });
+  } else {
+    // The computation owns a copy of the data and its result: past the
+    // deadline it outlives this call.
+    auto shared = std::make_shared<Outcome>();
+    const bool in_time = worker_->Run(
+        [this, shared, data, count, seed] {
+          *shared = SuggestHere(data, count, seed);
+        },
+        absl::Now() + absl::Seconds(options_.suggest_deadline_seconds));
+    outcome = in_time ? std::move(*shared)
+                      : FallBack(data, count, seed, kDeadlineKind);
+  }
+  last_kinds_ = std::move(outcome.kinds);
+  last_hyperparameters_ = std::move(outcome.hyperparameters);
+  return std::move(outcome.points);
+}
+
+GpBandit::Outcome GpBandit::SuggestHere(const BanditData& data, int count,
+                                        uint64_t seed) const {
   const Eigen::Index n = data.x.rows();
   if (n < num_initial_points()) return FallBack(data, count, seed);
-
   std::vector<Checkpoint> checkpoints;
   std::vector<GpHyperparameters> warps;
   for (int m = 0; m < static_cast<int>(data.y.cols()); ++m) {
@@ -345,12 +363,14 @@ absl::StatusOr<std::vector<Eigen::VectorXd>> GpBandit::SuggestHere(
   }
   const ModelRows model =
       SelectModelRows(data, warps, options_.max_model_points, seed);
-  absl::StatusOr<std::vector<GaussianProcess>> models =
-      FitObjectiveModels(data, checkpoints, model.x, model.y, seed);
+  Outcome out;
+  absl::StatusOr<std::vector<GaussianProcess>> models = FitObjectiveModels(
+      data, checkpoints, model.x, model.y, seed, &out.hyperparameters);
   if (!models.ok()) return FallBack(data, count, seed);
-  return ChooseBatch(options_, space_, categorical_, data, model,
-                     *std::move(models), last_hyperparameters_[0], count, seed,
-                     &last_kinds_);
+  out.points = ChooseBatch(options_, space_, categorical_, data, model,
+                           *std::move(models), out.hyperparameters[0], count,
+                           seed, &out.kinds);
+  return out;
 }
 
 }  // namespace cairn::gp

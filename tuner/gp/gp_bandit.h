@@ -111,8 +111,10 @@
 #include "absl/status/statusor.h"
 #include "tuner/gp/acquisition_optimizer.h"
 #include "tuner/gp/checkpoint_fits.h"
+#include "tuner/gp/deadline_worker.h"
 #include "tuner/gp/gaussian_process.h"
 #include "tuner/gp/mixed_space.h"
+#include "tuner/gp/suggestion_kinds.h"
 
 namespace cairn::gp {
 
@@ -182,6 +184,14 @@ struct GpBanditOptions {
   // on the caller's thread), so that request serving never waits for a
   // suggestion's CPU time (see low_priority.h and "Priority" above).
   int suggest_nice = 10;
+  // Deadline of one Suggest, in seconds (0, the default: none). Past it,
+  // Suggest returns quasi-random points (kind kDeadlineKind) and the
+  // model-based computation finishes in the background: its checkpoint
+  // fits are cached for the next suggestions, its points dropped. A
+  // Suggest that finds that computation still running answers with
+  // quasi-random points at once rather than start a second one, so a study
+  // never runs two. With a deadline, results depend on timing.
+  double suggest_deadline_seconds = 0;
 };
 
 // The observations. Rows of x are canonical points of the space.
@@ -200,6 +210,10 @@ struct BanditData {
 class GpBandit {
  public:
   GpBandit(MixedSpace space, GpBanditOptions options = {});
+  // A computation past its deadline uses this object: not copyable or
+  // movable.
+  GpBandit(const GpBandit&) = delete;
+  GpBandit& operator=(const GpBandit&) = delete;
 
   // Proposes up to `count` new canonical points, deterministic for
   // (data, seed). Fewer are returned only when the space has no point left
@@ -213,7 +227,8 @@ class GpBandit {
   int num_initial_points() const;
 
   // How each point of the last Suggest was chosen: "quasi_random", "ucb",
-  // "restart" or "pure_exploration" (later batch members), in output order.
+  // "restart", "pure_exploration" (later batch members) or kDeadlineKind,
+  // in output order.
   const std::vector<std::string>& last_kinds() const { return last_kinds_; }
 
   // Hyperparameters used by the last model-based Suggest (per objective).
@@ -225,6 +240,8 @@ class GpBandit {
   int foreground_fits() const { return fits_->foreground_fits(); }
   int background_fits() const { return fits_->background_fits(); }
   void WaitForBackgroundFits() const { fits_->WaitForBackgroundFits(); }
+  // Waits for a suggestion still computing past its deadline (tests).
+  void TEST_WaitForSuggestion() { worker_->Wait(); }
 
  private:
   // A checkpoint's fit (its output_power_warp says how to warp the
@@ -237,28 +254,36 @@ class GpBandit {
   // (computed, cached, or from the background; see "Cost control").
   absl::StatusOr<Checkpoint> CheckpointHyperparameters(const BanditData& data,
                                                        int objective,
-                                                       uint64_t seed);
+                                                       uint64_t seed) const;
   // The checkpoint's hyperparameters, refined on the model rows (x, warped
   // yw) when the checkpoint is older than the data.
   absl::StatusOr<GpHyperparameters> Hyperparameters(
       const BanditData& data, int objective, const Checkpoint& checkpoint,
-      const Eigen::MatrixXd& x, const Eigen::VectorXd& yw, uint64_t seed);
-  // Suggest, on the calling thread.
-  absl::StatusOr<std::vector<Eigen::VectorXd>> SuggestHere(
-      const BanditData& data, int count, uint64_t seed);
+      const Eigen::MatrixXd& x, const Eigen::VectorXd& yw, uint64_t seed) const;
+  // What one suggestion computed: the points (or an error), how each was
+  // chosen, and the hyperparameters of a model-based one.
+  struct Outcome {
+    absl::StatusOr<std::vector<Eigen::VectorXd>> points;
+    std::vector<std::string> kinds;
+    std::vector<GpHyperparameters> hyperparameters;
+  };
+  // Suggest's computation, on the calling thread. Const: it may run on a
+  // worker past its deadline while the next Suggest runs.
+  Outcome SuggestHere(const BanditData& data, int count, uint64_t seed) const;
   // The full fit of the checkpoint on the first `nc` completed points, as a
   // closure owning copies of what it needs (it may run in the background).
   CheckpointFits::Fit CheckpointFit(const BanditData& data, int nc,
                                     int objective, uint64_t seed) const;
   // One GP per objective on the model rows (xs, warped ys), conditioned on
-  // the pending points; records their hyperparameters. Fails when a fit or
-  // a Cholesky factorization does.
+  // the pending points; appends their hyperparameters to *hyperparameters.
+  // Fails when a fit or a Cholesky factorization does.
   absl::StatusOr<std::vector<GaussianProcess>> FitObjectiveModels(
       const BanditData& data, const std::vector<Checkpoint>& checkpoints,
-      const Eigen::MatrixXd& xs, const Eigen::MatrixXd& ys, uint64_t seed);
-  // QuasiRandom, recording the kinds.
-  std::vector<Eigen::VectorXd> FallBack(const BanditData& data, int count,
-                                        uint64_t seed);
+      const Eigen::MatrixXd& xs, const Eigen::MatrixXd& ys, uint64_t seed,
+      std::vector<GpHyperparameters>* hyperparameters) const;
+  // QuasiRandom points, each of kind `kind`.
+  Outcome FallBack(const BanditData& data, int count, uint64_t seed,
+                   const std::string& kind = "quasi_random") const;
   std::vector<Eigen::VectorXd> QuasiRandom(const BanditData& data, int count,
                                            uint64_t seed) const;
 
@@ -269,6 +294,9 @@ class GpBandit {
   std::unique_ptr<CheckpointFits> fits_;
   std::vector<GpHyperparameters> last_hyperparameters_;
   std::vector<std::string> last_kinds_;
+  // Runs suggestions with a deadline; declared last so that it is destroyed
+  // (waiting for a computation still running) before what that uses.
+  std::unique_ptr<DeadlineWorker> worker_;
 };
 
 }  // namespace cairn::gp
