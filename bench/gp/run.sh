@@ -19,7 +19,13 @@ cairn_require_bins "$BIN" cairnd
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/cairn-bench-gp.XXXXXX")"
 trap 'cairn_stop_cairnd; rm -rf "$WORK"' EXIT
-cairn_start_cairnd "$BIN" "$WORK"
+# Regret must not depend on the machine's load: GP suggestions always wait
+# for the model here (a cairnd older than the flag has no deadline anyway).
+FLAGS=()
+if "$BIN/cairnd" --help 2>/dev/null | grep -q -- --gp-suggest-deadline; then
+  FLAGS=(--gp-suggest-deadline 0)
+fi
+cairn_start_cairnd "$BIN" "$WORK" "${FLAGS[@]}"
 SERVER="$CAIRN_SERVER"
 echo "cairnd at $SERVER, data in $WORK/data" >&2
 "$PYTHON" "$ROOT/bench/gp/gp_bench.py" --server "$SERVER" "$@"
