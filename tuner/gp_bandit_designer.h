@@ -33,9 +33,13 @@ namespace cairn::tuner {
 //
 // Metadata on each suggestion: "suggestion_seconds" (wall time of the
 // Suggest call divided by the number of suggestions it returned) and
-// "suggestion_kind" ("quasi_random", "ucb", "restart" or "pure_exploration").
+// "suggestion_kind" ("quasi_random", "ucb", "restart", "pure_exploration",
+// or "quasi_random_deadline" when the options' suggest_deadline_seconds ran
+// out).
 //
-// Deterministic for (spec.seed, trials). Not thread-safe (see Designer).
+// Deterministic for (spec.seed, trials) without a suggestion deadline; with
+// one, which suggestions fall back depends on timing. Not thread-safe (see
+// Designer).
 class GpBanditDesigner final : public Designer {
  public:
   // Returns InvalidArgument for an invalid search space.

@@ -96,8 +96,10 @@
 //    suggestions.
 //
 // Deterministic: the output is a function of (inputs, seed) only; the cache
-// never changes results, nor does background fitting. Not thread-safe (one
-// caller per instance; background fits synchronize internally).
+// never changes results, nor does background fitting. The one exception is
+// suggest_deadline_seconds > 0: whether a suggestion misses it depends on
+// timing. Not thread-safe (one caller per instance; background fits and a
+// computation past its deadline synchronize internally).
 #ifndef CAIRN_TUNER_GP_GP_BANDIT_H_
 #define CAIRN_TUNER_GP_GP_BANDIT_H_
 
