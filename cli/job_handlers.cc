@@ -2,7 +2,6 @@
 // Platform Training's gcloud commands against cairnd's JobService.
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
 #include <map>
 #include <thread>
 #include <utility>
@@ -12,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "aiplatform/job_config.h"
 #include "aiplatform/job_filter.h"
@@ -38,11 +38,9 @@ absl::Status ApplyFlags(const Options& o, Job& job) {
   if (!o.region.empty()) in.set_region(o.region);
   if (!o.runtime_version.empty()) in.set_runtime_version(o.runtime_version);
   if (!o.python_version.empty()) in.set_python_version(o.python_version);
-  if (!o.job_dir.empty()) {
-    in.set_job_dir(absl::StartsWith(o.job_dir, "gs://")
-                       ? o.job_dir
-                       : std::filesystem::absolute(o.job_dir).string());
-  }
+  // Sent as written: cairnd resolves a relative job dir in its jobs root,
+  // the same rule as a config's jobDir (jobs/job_template.h).
+  if (!o.job_dir.empty()) in.set_job_dir(o.job_dir);
   if (!o.scale_tier.empty()) {
     cairn::v1::TrainingInput::ScaleTier tier;
     if (!cairn::v1::TrainingInput::ScaleTier_Parse(
@@ -75,6 +73,15 @@ absl::Status ApplyFlags(const Options& o, Job& job) {
     for (const std::string& a : o.user_args) in.add_args(a);
   }
   return absl::OkStatus();
+}
+
+// cairnd names a bad job dir by its config field, trainingInput.jobDir;
+// when the user gave it as --job-dir, the message names the flag instead.
+absl::Status NameJobDirFlag(const Options& o, const absl::Status& s) {
+  if (o.job_dir.empty()) return s;
+  return absl::Status(
+      s.code(), absl::StrReplaceAll(
+                    s.message(), {{"trainingInput.jobDir: ", "--job-dir: "}}));
 }
 
 absl::StatusOr<PackageFileList> ReadPackage(const Options& o,
@@ -285,7 +292,7 @@ absl::Status JobSubmit(Context& c) {
     *request.add_package_files() = std::move(f);
   }
   auto submitted = c.Client().Call(&JobStub::SubmitTrainingJob, request);
-  if (!submitted.ok()) return submitted.status();
+  if (!submitted.ok()) return NameJobDirFlag(o, submitted.status());
   *c.out << "Job [" << submitted->job_id() << "] submitted successfully.\n";
   if (o.stream_logs) return StreamUntilDone(c);
   *c.out << "Your job is still active. You may view the status of your job "

@@ -1,6 +1,7 @@
 // YAML/JSON study config -> cairn.v1.StudySpec via the protobuf JSON mapping.
 #include "cli/study_config.h"
 
+#include <filesystem>
 #include <regex>
 #include <utility>
 
@@ -66,6 +67,31 @@ absl::Status ExpandImageShorthand(nlohmann::json& j) {
 
 }  // namespace
 
+absl::Status ResolveCommandPaths(const std::string& config_dir,
+                                 cairn::v1::StudySpec& spec) {
+  namespace fs = std::filesystem;
+  if (!spec.has_job_template()) return absl::OkStatus();
+  std::error_code ec;
+  const fs::path dir = fs::absolute(config_dir.empty() ? "." : config_dir, ec);
+  auto& command = *spec.mutable_job_template()->mutable_command();
+  for (int i = 0; i < command.size(); ++i) {
+    const std::string& arg = command[i];
+    if (arg.empty() || arg[0] == '/' || arg[0] == '-') continue;
+    const fs::path file = (dir / arg).lexically_normal();
+    if (fs::is_regular_file(file, ec)) {
+      command[i] = file.string();
+    } else if (arg.find('/') != std::string::npos) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "job_template.command[", i, "]: '", arg.substr(0, 200),
+          "' is not a file relative to the study config's directory '",
+          dir.lexically_normal().string().substr(0, 300),
+          "' (a relative path in the command is resolved there; write it "
+          "relative to the config file, or absolute)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<cairn::v1::StudySpec> StudySpecFromJson(
     const std::string& json_text) {
   cairn::v1::StudySpec spec;
@@ -119,6 +145,11 @@ absl::StatusOr<cairn::v1::StudySpec> LoadStudySpecFile(
       path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0;
   absl::StatusOr<cairn::v1::StudySpec> spec =
       is_json ? StudySpecFromJson(text) : StudySpecFromYaml(text);
+  if (spec.ok()) {
+    absl::Status s = ResolveCommandPaths(
+        std::filesystem::path(path).parent_path().string(), *spec);
+    if (!s.ok()) spec = s;
+  }
   if (!spec.ok()) {
     return absl::Status(spec.status().code(),
                         absl::StrCat(path, ": ", spec.status().message()));

@@ -24,9 +24,21 @@ absl::StatusOr<cairn::v1::StudySpec> StudySpecFromJson(const std::string& json);
 // bounded), then StudySpecFromJson. The top level must be a mapping.
 absl::StatusOr<cairn::v1::StudySpec> StudySpecFromYaml(const std::string& yaml);
 
+// Makes the relative file paths of spec.job_template.command absolute
+// against `config_dir` (the study config's own directory; "" is the working
+// directory), so a config means the same from any working directory and
+// cairnd gets absolute paths. An element is left alone when it is absolute,
+// starts with '-' (a flag) or names no file there and has no '/' (a
+// program found on PATH, such as python3). InvalidArgument naming
+// job_template.command[i] for a relative path with a '/' that names no
+// file there.
+absl::Status ResolveCommandPaths(const std::string& config_dir,
+                                 cairn::v1::StudySpec& spec);
+
 // Reads `path` and parses it: files ending in ".json" with the JSON parser,
-// anything else as YAML. Every error message starts with "<path>: ".
-// NotFound if the file cannot be read.
+// anything else as YAML; then ResolveCommandPaths against the file's
+// directory. Every error message starts with "<path>: ". NotFound if the
+// file cannot be read.
 absl::StatusOr<cairn::v1::StudySpec> LoadStudySpecFile(const std::string& path);
 
 // The default display name for a config file: its file name without

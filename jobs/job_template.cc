@@ -37,6 +37,14 @@ bool StrictlyInside(const fs::path& p, const fs::path& root) {
   return !rel.empty() && rel != "." && *rel.begin() != "..";
 }
 
+// The field a user wrote the job dir in: an AI Platform job's
+// trainingInput.jobDir (config or --job-dir), else the study config's
+// job_template.job_dir.
+std::string JobDirField(const cairn::v1::TrialJobTemplate& t) {
+  return t.ai_platform_job_id().empty() ? "job_template.job_dir"
+                                        : "trainingInput.jobDir";
+}
+
 // Resolves a template's job_dir (default: jobs_root/default_name) to the
 // real path of its longest existing prefix; InvalidArgument unless it lies
 // inside one of the roots.
@@ -138,7 +146,8 @@ absl::Status ValidateJobTemplate(const JobRoots& roots, int gpus,
   if (!env.ok()) return env;
   absl::Status container = ValidateContainer(roots, container_runtime, t);
   if (!container.ok()) return container;
-  absl::StatusOr<fs::path> dir = ResolveInRoots(roots, t.job_dir(), "x");
+  absl::StatusOr<fs::path> dir =
+      ResolveInRoots(roots, t.job_dir(), "x", JobDirField(t));
   if (!dir.ok()) return dir.status();
   if (t.gpus_per_trial() > gpus) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -175,7 +184,7 @@ absl::StatusOr<fs::path> CreateTrialJobDir(const JobRoots& roots,
                                            int64_t study_id, int64_t trial_id,
                                            const JobUser& owner) {
   absl::StatusOr<fs::path> study_dir = ResolveInRoots(
-      roots, spec.job_template().job_dir(), absl::StrCat("study-", study_id));
+      roots, spec.job_template(), absl::StrCat("study-", study_id));
   if (!study_dir.ok()) {
     return absl::FailedPreconditionError(study_dir.status().message());
   }

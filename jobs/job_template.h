@@ -34,7 +34,10 @@ struct JobRoots {
 //    (LD_*, CAIRN_*, ...), naming the variable;
 //  - job_template.job_dir does not resolve strictly inside the jobs root or
 //    an allowed dir (the real path of its longest existing prefix, so ".."
-//    and symbolic links count where they lead);
+//    and symbolic links count where they lead); a relative one resolves in
+//    the jobs root, never in a client's working directory. The message
+//    names "trainingInput.jobDir" for an AI Platform job's template (the field
+//    its user wrote), else "job_template.job_dir";
 //  - job_template.gpus_per_trial exceeds `gpus`;
 //  - a job_template.container mount's host_path lies outside those roots,
 //    or a container's memory_bytes exceeds this machine's memory.

@@ -105,9 +105,36 @@ def load_spec_file(path):
     except Exception as e:
         raise _invalid("%s: %s" % (path, getattr(e, "message", e)))
     try:
-        return spec_from_dict(data)
+        spec = spec_from_dict(data)
+        resolve_command_paths(os.path.dirname(path), spec)
+        return spec
     except Exception as e:  # CairnError: prefix the path.
         raise _invalid("%s: %s" % (path, getattr(e, "message", e)))
+
+
+def resolve_command_paths(config_dir, spec):
+    """Makes the relative file paths of spec.job_template.command absolute
+    against config_dir (the study config's directory), the rule of
+    `cairn study create --config` (cli/study_config.h): absolute paths,
+    flags and program names with no '/' that name no file there stay as they
+    are; a relative path with a '/' that names no file there raises
+    InvalidArgumentError naming job_template.command[i]."""
+    if not spec.HasField("job_template"):
+        return
+    base = os.path.abspath(config_dir or ".")
+    command = spec.job_template.command
+    for i, arg in enumerate(command):
+        if not arg or arg.startswith(("/", "-")):
+            continue
+        path = os.path.normpath(os.path.join(base, arg))
+        if os.path.isfile(path):
+            command[i] = path
+        elif "/" in arg:
+            raise _invalid(
+                "job_template.command[%d]: '%s' is not a file relative to "
+                "the study config's directory '%s' (a relative path in the "
+                "command is resolved there; write it relative to the config "
+                "file, or absolute)" % (i, arg[:200], base[:300]))
 
 
 def spec_from_dict(data):

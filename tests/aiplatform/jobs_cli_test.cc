@@ -3,7 +3,8 @@
 // and as a plain job, read them back with describe --json and list, refuse
 // bad ids and packages without storing anything, cancel a running job, and
 // keep every job across a kill -9 of cairnd; resumePreviousJobId continues
-// a job's study; scheduling.maxRunningTime cancels the whole job.
+// a job's study; scheduling.maxRunningTime cancels the whole job; a
+// relative --job-dir or jobDir lies in the jobs root.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -329,6 +330,34 @@ TEST_F(JobsCliTest, RefusalsStoreNothing) {
   r = Submit("dup", "training_config.yaml");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("already in use"), std::string::npos) << r.err;
+}
+
+TEST_F(JobsCliTest, RelativeJobDirResolvesInTheJobsRoot) {
+  // Relative to cairnd's jobs root, never to the CLI's working directory.
+  CommandResult r = Submit("sgd1", "training_config.yaml",
+                           {"--job-dir", "sgd_1", "--stream-logs"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(std::filesystem::exists(dir_.path() + "/data/jobs/sgd_1/job.log"))
+      << r.out;
+  EXPECT_EQ(Describe("sgd1")["trainingInput"]["jobDir"], "sgd_1");
+  // Outside the jobs root: the error names what the user wrote.
+  r = Submit("esc1", "training_config.yaml", {"--job-dir", "../../escape"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("--job-dir: '../../escape' resolves to"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("job_template"), std::string::npos) << r.err;
+  const std::string config = dir_.path() + "/escape.yaml";
+  std::ofstream(config) << "trainingInput:\n  jobDir: ../escape\n";
+  r = Cairn({"jobs", "submit", "training", "esc2", "--config", config,
+             "--module-name", "trainer.task", "--package-path",
+             kExample + "/trainer"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("trainingInput.jobDir: '../escape' resolves to"),
+            std::string::npos)
+      << r.err;
+  r = Cairn({"jobs", "list", "--json"});
+  EXPECT_EQ(json::parse(r.out).size(), 1u) << r.out;
 }
 
 TEST_F(JobsCliTest, CancelAndKill9) {

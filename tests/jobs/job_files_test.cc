@@ -107,5 +107,23 @@ TEST_F(JobFilesTest, TemplatesKeepToTheRootsAndTheirOwnVariables) {
   }
 }
 
+TEST_F(JobFilesTest, JobDirErrorsNameTheFieldTheUserWrote) {
+  const JobRoots roots{dir_.path() + "/jobs", {}};
+  std::filesystem::create_directories(roots.jobs_root);
+  cairn::v1::StudySpec spec = WithTemplate("../out", "");
+  absl::Status st = ValidateJobTemplate(roots, 0, spec);
+  EXPECT_NE(st.message().find("job_template.job_dir: '../out' resolves to '" +
+                              dir_.path() + "/out'"),
+            std::string::npos)
+      << st;
+  // An AI Platform job's template came from trainingInput.jobDir.
+  spec.mutable_job_template()->set_ai_platform_job_id("j1");
+  st = ValidateJobTemplate(roots, 0, spec);
+  EXPECT_NE(st.message().find("trainingInput.jobDir: '../out' resolves to"),
+            std::string::npos)
+      << st;
+  EXPECT_EQ(st.message().find("job_template"), std::string::npos) << st;
+}
+
 }  // namespace
 }  // namespace cairn::jobs
