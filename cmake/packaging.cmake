@@ -2,6 +2,10 @@
 #
 #   bin/cairnd, bin/cairn, bin/cairn-train
 #   lib/cairn/libcairn_train_cuda.so          cairn-train's CUDA backend (dlopen'ed)
+#   lib/cairn/python/cairn/                   the Python SDK, stubs included: what
+#                                             cairnd gives jobs (jobs/python_sdk.h)
+#   lib/python3/dist-packages/cairn.pth       puts it on Debian's python3 path
+#                                             (a relative .pth line: ../../cairn/python)
 #   lib/systemd/system/cairnd.service         runs cairnd as user cairn, data in /var/lib/cairn
 #   share/cairn/grafana/cairn.json (+ provisioning/)   the Grafana dashboard
 #   share/cairn/prometheus/prometheus.yml, alerts.yml  scrape config and alert rules
@@ -22,6 +26,9 @@ install(TARGETS cairnd cairn cairn-train RUNTIME DESTINATION ${CMAKE_INSTALL_BIN
 if(TARGET cairn_train_cuda)
   install(TARGETS cairn_train_cuda LIBRARY DESTINATION lib/cairn)
 endif()
+install(DIRECTORY ${PROJECT_BINARY_DIR}/lib/cairn/python/ DESTINATION lib/cairn/python
+  PATTERN __pycache__ EXCLUDE)
+install(FILES packaging/cairn.pth DESTINATION lib/python3/dist-packages)
 install(FILES packaging/cairnd.service DESTINATION lib/systemd/system)
 install(FILES monitoring/grafana/cairn.json
   DESTINATION ${CMAKE_INSTALL_DATADIR}/cairn/grafana)
@@ -45,8 +52,10 @@ set(CPACK_DEBIAN_PACKAGE_SECTION science)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS /usr/local/cuda/lib64)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "adduser, passwd")
-# The web UI's charts (cairnd serves Chart.js from /usr/share/javascript).
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libjs-chart.js")
+# The web UI's charts (cairnd serves Chart.js from /usr/share/javascript);
+# what the Python SDK imports, in jobs and for users.
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS
+  "libjs-chart.js, python3, python3-grpcio, python3-protobuf, python3-yaml")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
   ${PROJECT_SOURCE_DIR}/packaging/postinst ${PROJECT_SOURCE_DIR}/packaging/postrm)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)

@@ -72,7 +72,8 @@ absl::StatusOr<ReplicaGroup> AttemptStarter::Start(
                      resume,
                      /*token=*/"",
                      /*metric_tag=*/"",
-                     settings_.server_tls_ca};
+                     settings_.server_tls_ca,
+                     settings_.python_sdk};
   if (!study.spec().metrics().empty()) {
     context.metric_tag = study.spec().metrics(0).metric_id();
   }

@@ -27,6 +27,7 @@ struct AttemptSettings {
   JobUser job_user;
   std::string server_address;
   std::string server_tls_ca;
+  std::string python_sdk;
   absl::Duration grace_period = absl::Seconds(10);
   // When set, the attempt's CAIRN_TOKEN; an error fails the start.
   std::function<absl::StatusOr<std::string>(const std::string& trial_name)>

@@ -53,6 +53,14 @@ void SetCommonEnv(const cairn::v1::TrialJobTemplate& tmpl,
                                : tmpl.ai_platform_job_id();
   env["CLOUD_ML_TRIAL_ID"] = trial_id;
   env["CLOUD_ML_HP_METRIC_TAG"] = context.metric_tag;
+  if (!context.python_sdk.empty()) {
+    env["CAIRN_PYTHON_SDK"] = context.python_sdk;
+    auto own = tmpl.env().find("PYTHONPATH");
+    env["PYTHONPATH"] =
+        own == tmpl.env().end() || own->second.empty()
+            ? context.python_sdk
+            : absl::StrCat(context.python_sdk, ":", own->second);
+  }
 }
 
 // The variables only the master gets: how to report to cairnd.

@@ -32,6 +32,9 @@ struct JobContext {
   std::string metric_tag;
   // CAIRN_TLS_CA: the CA to verify cairnd at server_address; "" sets none.
   std::string server_tls_ca;
+  // CAIRN_PYTHON_SDK: the directory holding the `cairn` package
+  // (jobs/python_sdk.h), also put first on PYTHONPATH; "" sets neither.
+  std::string python_sdk;
 };
 
 // The master's stdout and stderr, appended across attempts (what
@@ -53,6 +56,7 @@ std::filesystem::path ReplicaHypertunePath(const std::filesystem::path& job_dir,
 // empty), so relative paths in the command resolve there; the job dir is
 // --job-dir. Every replica gets the same argv and CAIRN_STUDY,
 // CAIRN_TRIAL_ID, CAIRN_JOB_DIR, CAIRN_RESUME, CAIRN_REPLICA (its name),
+// CAIRN_PYTHON_SDK and PYTHONPATH (the SDK, then the template's PYTHONPATH),
 // CLOUD_ML_JOB_ID (tmpl.ai_platform_job_id, else the study name),
 // CLOUD_ML_TRIAL_ID, CLOUD_ML_HP_METRIC_TAG, its own TF_CONFIG (also as
 // CLUSTER_SPEC in a container, as AI Platform sets both), PyTorch variables

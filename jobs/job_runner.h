@@ -92,6 +92,9 @@ struct JobRunnerOptions {
   // CA file jobs verify cairnd's certificate with (CAIRN_TLS_CA); "" sets
   // none.
   std::string server_tls_ca;
+  // Directory holding the `cairn` Python package that every job gets on
+  // PYTHONPATH and as CAIRN_PYTHON_SDK (jobs/python_sdk.h); "" gives none.
+  std::string python_sdk;
   // GPUs to schedule; -1 means DetectGpuCount (jobs/gpu_detect.h).
   int gpus = -1;
   // How long a job has between SIGTERM and SIGKILL. Default 10 s.

@@ -14,7 +14,7 @@ CAIRN_PACKAGES=(
   libgtest-dev libgmock-dev zlib1g-dev dpkg-dev adduser
   prometheus python3 python3-grpcio python3-grpc-tools python3-numpy
   python3-sklearn
-  python3-pip python3-setuptools python3-protobuf python3-yaml python3-pytest
+  python3-pip python3-setuptools python3-venv python3-protobuf python3-yaml python3-pytest
   python3-optuna
   libcivetweb-dev libcpp-httplib-dev libssl-dev libjs-chart.js chromium chromium-driver python3-selenium
   python3-torch

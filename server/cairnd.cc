@@ -18,6 +18,7 @@
 #include "jobs/container_executor.h"
 #include "jobs/gpu_detect.h"
 #include "jobs/job_template.h"
+#include "jobs/python_sdk.h"
 #include "jobs/slurm_executor.h"
 #include "monitoring/grpc_metrics_interceptor.h"
 #include "monitoring/study_summary.h"
@@ -54,6 +55,28 @@ absl::Status WritePortFile(const std::string& path, int port) {
   if (!ec) return absl::OkStatus();
   return absl::FailedPreconditionError(
       absl::StrCat("--port-file: cannot write '", path, "'"));
+}
+
+// The Python SDK directory jobs get (--python-sdk, else the one beside this
+// binary), logged.
+absl::StatusOr<std::string> JobPythonSdk(const std::string& flag) {
+  std::error_code ec;
+  const std::filesystem::path exe =
+      std::filesystem::read_symlink("/proc/self/exe", ec);
+  absl::StatusOr<std::string> sdk = jobs::ResolvePythonSdk(flag, exe);
+  if (!sdk.ok()) return sdk;
+  if (sdk->empty()) {
+    spdlog::warn(
+        "cairnd: no Python SDK beside {} (../lib/cairn/python): jobs "
+        "cannot import cairn unless they bring it (--python-sdk)",
+        exe.string());
+  } else {
+    spdlog::info(
+        "cairnd: jobs import the Python SDK from {} "
+        "(CAIRN_PYTHON_SDK, first on PYTHONPATH; --python-sdk)",
+        *sdk);
+  }
+  return sdk;
 }
 
 }  // namespace
@@ -424,6 +447,9 @@ absl::Status Cairnd::StartJobs(const CairndOptions& options,
                      ? ""
                      : absl::StrCat(", CA ", options.job_tls_ca));
   }
+  absl::StatusOr<std::string> sdk = JobPythonSdk(options.python_sdk);
+  if (!sdk.ok()) return sdk.status();
+  runner_options.python_sdk = *sdk;
   runner_options.gpus = gpus;
   runner_options.grace_period = absl::Seconds(options.grace_seconds);
   runner_options.observer = observer_.get();

@@ -91,6 +91,10 @@ struct CairndOptions {
   // cairnd's certificate there. It must be readable by the job user on the
   // nodes (a shared filesystem).
   std::string job_tls_ca;
+  // Directory holding the `cairn` Python package, put first on every job's
+  // PYTHONPATH and named in CAIRN_PYTHON_SDK. Default "": the one beside
+  // this binary (jobs/python_sdk.h), none when there is none.
+  std::string python_sdk;
   // Prometheus /metrics address; "" disables the HTTP endpoint.
   // Default: 127.0.0.1:9464.
   std::string metrics_listen = "127.0.0.1:9464";

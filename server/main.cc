@@ -135,6 +135,11 @@ void AddExecutorFlags(CLI::App& app, cairn::CairndOptions& options) {
                  "With --job-server on a TLS port: PEM CA file jobs get as "
                  "CAIRN_TLS_CA (readable by the job user on the nodes)")
       ->check(CLI::ExistingFile);
+  app.add_option("--python-sdk", options.python_sdk,
+                 "Absolute directory holding the cairn Python package that "
+                 "every job gets first on PYTHONPATH and as CAIRN_PYTHON_SDK "
+                 "(default: ../lib/cairn/python beside cairnd, as the build "
+                 "tree and the .deb lay it out)");
 }
 
 // Metrics, REST, free-space reserve, authentication, audit and call limits.

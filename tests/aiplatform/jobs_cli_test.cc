@@ -360,6 +360,40 @@ TEST_F(JobsCliTest, RelativeJobDirResolvesInTheJobsRoot) {
   EXPECT_EQ(json::parse(r.out).size(), 1u) << r.out;
 }
 
+// cairnd puts its Python SDK on every job's PYTHONPATH (CAIRN_PYTHON_SDK):
+// a trainer package without the SDK in it reports through cairn.job.
+TEST_F(JobsCliTest, TrainerImportsCairnJobWithNoPackaging) {
+  const std::string pkg = dir_.path() + "/sdkpkg/trainer";
+  std::filesystem::create_directories(pkg);
+  std::ofstream(pkg + "/__init__.py") << "";
+  std::ofstream(pkg + "/task.py")
+      << "import os\nimport cairn\nimport cairn.job\n"
+         "sdk = os.environ['CAIRN_PYTHON_SDK']\n"
+         "assert os.path.dirname(os.path.dirname(cairn.__file__)) == sdk\n"
+         "assert os.environ['PYTHONPATH'].split(':')[0] == sdk\n"
+         "x = cairn.job.parameters()['x']\n"
+         "for step in (1, 2):\n"
+         "    cairn.job.report(step, accuracy=x * step)\n"
+         "cairn.job.complete(accuracy=2 * x)\n";
+  const std::string config = dir_.path() + "/sdk.yaml";
+  std::ofstream(config) << "trainingInput:\n  hyperparameters:\n"
+                           "    goal: MAXIMIZE\n"
+                           "    hyperparameterMetricTag: accuracy\n"
+                           "    maxTrials: 1\n    params:\n"
+                           "    - {parameterName: x, type: DOUBLE, "
+                           "minValue: 0.1, maxValue: 0.4}\n";
+  CommandResult r = Cairn({"jobs", "submit", "training", "sdk1", "--config",
+                           config, "--module-name", "trainer.task",
+                           "--package-path", pkg, "--stream-logs"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const json job = Describe("sdk1");
+  EXPECT_EQ(job["state"], "SUCCEEDED") << job.dump() << r.out;
+  const json& t = job["trainingOutput"]["trials"][0];
+  const double x = std::stod(t["hyperparameters"]["x"].get<std::string>());
+  EXPECT_DOUBLE_EQ(t["finalMetric"]["objectiveValue"].get<double>(), 2 * x)
+      << job.dump();
+}
+
 TEST_F(JobsCliTest, CancelAndKill9) {
   ASSERT_EQ(
       Submit("slow", "", {"--", "--steps", "200", "--sleep", "0.1"}).exit_code,

@@ -43,6 +43,8 @@ for f in usr/bin/cairnd usr/bin/cairn usr/bin/cairn-train \
          usr/share/cairn/prometheus/prometheus.yml \
          usr/share/cairn/prometheus/alerts.yml \
          usr/share/cairn/examples/studies/branin.yaml \
+         usr/lib/cairn/python/cairn/job.py usr/lib/cairn/python/cairn/v1/study_pb2.py \
+         usr/lib/python3/dist-packages/cairn.pth \
          usr/share/doc/cairn/README.md \
          usr/share/doc/cairn/docs/operating.md; do
   [ -e "$root/$f" ] || fail "missing /$f"
@@ -58,6 +60,13 @@ grep -q '^cairn:x:[0-9]*:[0-9]*::/var/lib/cairn:/usr/sbin/nologin$' "$root/etc/p
 got="$("$root/usr/bin/cairnd" --version)"
 [ "$got" = "$version" ] || fail "installed cairnd --version printed '$got', expected '$version'"
 "$root/usr/bin/cairn" --help >/dev/null || fail "installed cairn --help failed"
+# The SDK jobs get (CAIRN_PYTHON_SDK) imports with Debian's packages, and the
+# .pth puts it on python3's path: a site dir of the root reads cairn.pth.
+sdk="$(cd "$root/usr/lib/cairn/python" && pwd)"
+sdk_got="$(/usr/bin/python3 -c "import site; site.addsitedir('$root/usr/lib/python3/dist-packages')
+import cairn.job, cairn.v1.study_pb2, os; print(os.path.dirname(os.path.dirname(cairn.__file__)))")" \
+  || fail "the installed SDK does not import"
+[ "$sdk_got" = "$sdk" ] || fail "cairn.pth led to '$sdk_got', expected '$sdk'"
 # cairn-train's CUDA backend is a module it dlopens from ../lib/cairn/: the
 # installed binary must find it (a machine without a GPU then reports "no
 # CUDA device", not a missing module).
@@ -70,4 +79,4 @@ if [ -e "$build/lib/cairn/libcairn_train_cuda.so" ]; then
   [[ "$out" != *"cannot load the CUDA backend module"* ]] \
     || fail "installed cairn-train cannot load its CUDA module: $out"
 fi
-echo "installed into $root: cairnd --version = $got; cairn user created; unit and dashboards in place"
+echo "installed into $root: cairnd --version = $got; cairn user created; unit, dashboards and Python SDK in place"
