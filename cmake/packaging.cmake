@@ -9,6 +9,7 @@
 #   lib/systemd/system/cairnd.service         runs cairnd as user cairn, data in /var/lib/cairn
 #   share/cairn/grafana/cairn.json (+ provisioning/)   the Grafana dashboard
 #   share/cairn/prometheus/prometheus.yml, alerts.yml  scrape config and alert rules
+#   share/cairn/prometheus/targets/cairnd.yml  its scrape targets (file-based discovery)
 #   share/cairn/examples/                     study configs and training programs
 #   share/doc/cairn/README.md, share/doc/cairn/docs/   the front door and its pages
 # Shipped configs go under share/ (like Debian's prometheus exporters ship
@@ -36,6 +37,8 @@ install(DIRECTORY monitoring/grafana/provisioning
   DESTINATION ${CMAKE_INSTALL_DATADIR}/cairn/grafana)
 install(FILES monitoring/prometheus/prometheus.yml monitoring/prometheus/alerts.yml
   DESTINATION ${CMAKE_INSTALL_DATADIR}/cairn/prometheus)
+install(FILES monitoring/prometheus/targets/cairnd.yml
+  DESTINATION ${CMAKE_INSTALL_DATADIR}/cairn/prometheus/targets)
 install(DIRECTORY examples/ DESTINATION ${CMAKE_INSTALL_DATADIR}/cairn/examples)
 install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)

@@ -49,7 +49,7 @@ struct StudyFamilies {
   MetricFamily studies = GaugeFamily("cairn_studies", "Studies, by state.");
   MetricFamily study_info = GaugeFamily(
       "cairn_study_info",
-      "Always 1 per study: its resource name, state and algorithm.");
+      "Always 1 per study: its resource name, state, algorithm and driver.");
   MetricFamily trials =
       GaugeFamily("cairn_trials", "Trials of a study, by state.");
   MetricFamily best = GaugeFamily(
@@ -78,7 +78,8 @@ void AddStudyGauges(const StudySnapshot& study, StudyFamilies& f) {
            {{"study", name},
             {"name", study.name},
             {"state", absl::AsciiStrToLower(study.state)},
-            {"algorithm", absl::AsciiStrToLower(study.algorithm)}},
+            {"algorithm", absl::AsciiStrToLower(study.algorithm)},
+            {"driver", study.driver}},
            1);
   AddTrialCounts(study, f.trials);
   for (const auto& [metric, value] : study.best_objective) {

@@ -6,7 +6,7 @@
 // study's display_name, which is unique and human-readable):
 //   cairn_build_info{version,cuda="true|false"}                   gauge = 1
 //   cairn_studies{state}                                           gauge
-//   cairn_study_info{study,name,state,algorithm}                   gauge = 1
+//   cairn_study_info{study,name,state,algorithm,driver}            gauge = 1
 //   cairn_trials{study,state}                                      gauge
 //   cairn_trials_finished_total{study,outcome}                     counter
 //   cairn_study_best_objective{study,metric}                       gauge
@@ -116,6 +116,8 @@ struct StudySnapshot {
   std::string state;
   // Designer in use, e.g. "gp_bandit" (AlgorithmLabel()).
   std::string algorithm;
+  // Who asks for its trials (DriverLabel()): "jobs", "optuna" or "client".
+  std::string driver = "client";
   // "" when the study has no early stopping, else "median" | "asha". The
   // decision counters of this rule are created at 0 so they exist early.
   std::string early_stopping_rule;

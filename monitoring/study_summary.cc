@@ -4,6 +4,8 @@
 #include <map>
 #include <string>
 
+#include "api/study_defaults.h"
+
 namespace cairn::monitoring {
 
 using cairn::v1::Study;
@@ -47,7 +49,7 @@ std::string_view TrialStateLabel(Trial::State state) {
 }
 
 std::string_view AlgorithmLabel(StudySpec::Algorithm algorithm) {
-  switch (algorithm) {
+  switch (api::EffectiveAlgorithm(algorithm)) {
     case StudySpec::RANDOM_SEARCH:
       return "random_search";
     case StudySpec::GRID_SEARCH:
@@ -59,6 +61,15 @@ std::string_view AlgorithmLabel(StudySpec::Algorithm algorithm) {
     default:
       return "default";
   }
+}
+
+std::string_view DriverLabel(const StudySpec& spec) {
+  if (spec.has_job_template()) return "jobs";
+  auto driver = spec.labels().find(kDriverLabelKey);
+  if (driver != spec.labels().end() && driver->second == "optuna") {
+    return "optuna";
+  }
+  return "client";
 }
 
 std::string_view EarlyStoppingRuleLabel(
@@ -96,6 +107,7 @@ StudySnapshot MakeStudySnapshot(
   snapshot.display_name = study.display_name();
   snapshot.state = std::string(StudyStateLabel(study.state()));
   snapshot.algorithm = std::string(AlgorithmLabel(study.spec().algorithm()));
+  snapshot.driver = std::string(DriverLabel(study.spec()));
   snapshot.early_stopping_rule =
       std::string(EarlyStoppingRuleLabel(study.spec().early_stopping()));
   snapshot.trials_by_state = trials_by_state;

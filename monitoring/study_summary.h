@@ -21,9 +21,19 @@ std::string_view StudyStateLabel(cairn::v1::Study::State state);
 // "cancelled"; "unspecified" otherwise.
 std::string_view TrialStateLabel(cairn::v1::Trial::State state);
 
-// "random_search", "grid_search", "quasi_random_search", "gp_bandit";
-// "default" for ALGORITHM_UNSPECIFIED.
+// "random_search", "grid_search", "quasi_random_search", "gp_bandit"; what
+// runs (api::EffectiveAlgorithm), so ALGORITHM_UNSPECIFIED is "gp_bandit".
 std::string_view AlgorithmLabel(cairn::v1::StudySpec::Algorithm algorithm);
+
+// The study label a client sets to say what drives the study; CairnSampler
+// sets "optuna" (an Optuna study asks for trials only while its optimize()
+// runs, so an idle one is not stalled).
+inline constexpr char kDriverLabelKey[] = "cairn.driver";
+
+// Who asks for the study's trials: "jobs" when it has a job template (cairnd
+// runs them), "optuna" when spec.labels[kDriverLabelKey] says so, else
+// "client". The CairnStudyStalled alert skips "optuna".
+std::string_view DriverLabel(const cairn::v1::StudySpec& spec);
 
 // "median", "asha", or "" when no rule is set.
 std::string_view EarlyStoppingRuleLabel(

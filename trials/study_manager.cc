@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "api/request_limits.h"
 #include "api/resource_names.h"
+#include "api/study_defaults.h"
 #include "api/trial_states.h"
 #include "spdlog/spdlog.h"
 #include "trials/study_loading.h"
@@ -327,10 +328,12 @@ absl::StatusOr<Study> StudyManager::CreateStudy(const Study& request) {
   if (absl::Status s = CheckWritable(); !s.ok()) return s;
   if (absl::Status s = CheckReserve(); !s.ok()) return s;
   if (absl::Status s = ValidateNewStudy(request); !s.ok()) return s;
+  Study resolved = request;  // Stored with what runs: algorithm and seed.
+  api::ApplyStudyDefaults(api::NewRandomSeed(), *resolved.mutable_spec());
   absl::StatusOr<std::unique_ptr<tuner::Designer>> designer =
-      create_designer_(request.spec());
+      create_designer_(resolved.spec());
   if (!designer.ok()) return designer.status();
-  const Study study = NewStudyRecord(request, clock_->Now());
+  const Study study = NewStudyRecord(resolved, clock_->Now());
   if (absl::Status s = ReserveDisplayName(study.display_name()); !s.ok()) {
     return s;
   }

@@ -195,6 +195,8 @@ class StudyManager {
   // and value), NotFound, AlreadyExists (display name taken). ---
   // CreateStudy keeps study.creator (the service sets it to the caller); a
   // study.state of INACTIVE creates it paused (with study.inactive_reason).
+  // The stored spec records its defaults (api/study_defaults.h): an unset
+  // algorithm as GP_BANDIT, an unset seed as a random one.
   absl::StatusOr<cairn::v1::Study> CreateStudy(const cairn::v1::Study& study);
   absl::StatusOr<cairn::v1::Study> GetStudy(const std::string& name);
   absl::StatusOr<cairn::v1::Study> LookupStudy(const std::string& display_name);

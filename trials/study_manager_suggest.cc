@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "api/limits.h"
 #include "api/resource_names.h"
+#include "api/study_defaults.h"
 #include "trials/study_manager.h"
 #include "trials/study_manager_internal.h"
 #include "trials/study_state.h"
@@ -163,8 +164,8 @@ absl::StatusOr<std::vector<tuner::Suggestion>> RunDesigner(
           .count();
   if (!suggestions.ok()) return suggestions.status();
   if (observer != nullptr) {
-    const std::string algorithm =
-        StudySpec::Algorithm_Name(snapshot.spec.algorithm());
+    const std::string algorithm = StudySpec::Algorithm_Name(
+        api::EffectiveAlgorithm(snapshot.spec.algorithm()));
     observer->OnSuggest(algorithm, *seconds,
                         static_cast<int>(suggestions->size()));
     const int fallbacks = CountDeadlineFallbacks(*suggestions);

@@ -1,6 +1,7 @@
 // CreateDesigner: the one place that maps StudySpec.algorithm to a designer.
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "api/study_defaults.h"
 #include "tuner/designer.h"
 #include "tuner/gp_bandit_designer.h"
 #include "tuner/grid_designer.h"
@@ -8,22 +9,12 @@
 #include "tuner/random_designer.h"
 
 namespace cairn::tuner {
-namespace {
 
 using cairn::v1::StudySpec;
 
-// What ALGORITHM_UNSPECIFIED means in this build.
-constexpr StudySpec::Algorithm kDefaultAlgorithm = StudySpec::GP_BANDIT;
-
-}  // namespace
-
 absl::StatusOr<std::unique_ptr<Designer>> CreateDesigner(
     const StudySpec& spec, const DesignerOptions& options) {
-  StudySpec::Algorithm algorithm = spec.algorithm();
-  if (algorithm == StudySpec::ALGORITHM_UNSPECIFIED) {
-    algorithm = kDefaultAlgorithm;
-  }
-  switch (algorithm) {
+  switch (api::EffectiveAlgorithm(spec.algorithm())) {
     case StudySpec::RANDOM_SEARCH:
       return RandomDesigner::Create(spec);
     case StudySpec::QUASI_RANDOM_SEARCH:

@@ -63,6 +63,10 @@ _ID = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 _OPTUNA_PREFIXED = re.compile(r"^optuna(?:[-_]|$)", re.IGNORECASE)
 _ATTR = "cairn:trial"     # Optuna system attr: the Cairn trial suggested.
 _LABEL = "optuna_trial"   # Cairn trial label: the Optuna trial told.
+# Cairn study label saying an Optuna study drives it: cairnd exports it as
+# cairn_study_info{driver="optuna"}, which the CairnStudyStalled alert skips
+# (monitoring/study_summary.h's kDriverLabelKey).
+_DRIVER_LABEL = "cairn.driver"
 _LOG = optuna.logging.get_logger(__name__)
 # DISCRETE parameters hold at most this many values (kMaxParameterValues).
 _MAX_DISCRETE = 1000
@@ -208,6 +212,15 @@ class _Space:
         except CairnError as e:
             _LOG.warning("CairnSampler: %s was not told of trial %d: %s",
                          self.study.name, number, e)
+
+
+def _same_spec(stored, requested) -> bool:
+    """Whether a stored Cairn study is the one `requested` would make:
+    equal but for the seed cairnd picked when `requested` left it 0."""
+    if requested.seed == 0:
+        stored = type(stored).FromString(stored.SerializeToString())
+        stored.seed = 0
+    return stored == requested
 
 
 def _cairn_name(optuna_study_name: str) -> str:
@@ -363,7 +376,8 @@ class CairnSampler(BaseSampler):
             params[name] = _Param(cairn_id, d)
         spec = study_pb2.StudySpec(
             algorithm=study_pb2.StudySpec.Algorithm.Value(self._algorithm),
-            seed=self._seed or 0, repeat_points_when_exhausted=True)
+            seed=self._seed or 0, repeat_points_when_exhausted=True,
+            labels={_DRIVER_LABEL: "optuna"})
         spec.parameters.extend(p.spec for p in params.values())
         for metric, direction in zip(_metrics([0.0] * len(study.directions)),
                                      study.directions):
@@ -380,7 +394,7 @@ class CairnSampler(BaseSampler):
                 break
             except AlreadyExistsError:
                 existing = self._client.study(name)
-                if existing.spec == spec:
+                if _same_spec(existing.spec, spec):
                     space = _Space(existing, params)
                     break
         self._tell_history(study, space)

@@ -241,7 +241,8 @@ TEST(MetricsTest, SnapshotGaugesAtScrapeTime) {
                      {{"study", "mnist"},
                       {"name", "studies/1"},
                       {"state", "active"},
-                      {"algorithm", "gp_bandit"}}),
+                      {"algorithm", "gp_bandit"},
+                      {"driver", "client"}}),
               Optional(1.0));
   EXPECT_THAT(Sample(text, "cairn_trials",
                      {{"study", "mnist"}, {"state", "succeeded"}}),
@@ -477,7 +478,8 @@ TEST(MetricsTest, EnumNamesAreExportedInLowerCase) {
                      {{"study", "upper"},
                       {"name", "studies/3"},
                       {"state", "active"},
-                      {"algorithm", "gp_bandit"}}),
+                      {"algorithm", "gp_bandit"},
+                      {"driver", "client"}}),
               Optional(1.0));
   EXPECT_FALSE(absl::StrContains(text, "SUCCEEDED"));
 }
@@ -673,7 +675,13 @@ TEST(StudySummaryTest, SummarizesStudyFromProtos) {
   EXPECT_EQ(StudyStateLabel(cairn::v1::Study::FAILED), "failed");
   EXPECT_EQ(TrialStateLabel(cairn::v1::Trial::STOPPING), "stopping");
   EXPECT_EQ(AlgorithmLabel(cairn::v1::StudySpec::ALGORITHM_UNSPECIFIED),
-            "default");
+            "gp_bandit");  // What runs.
+  cairn::v1::StudySpec spec;
+  EXPECT_EQ(DriverLabel(spec), "client");
+  (*spec.mutable_labels())[kDriverLabelKey] = "optuna";
+  EXPECT_EQ(DriverLabel(spec), "optuna");
+  spec.mutable_job_template()->add_command("/bin/true");
+  EXPECT_EQ(DriverLabel(spec), "jobs");
   EXPECT_EQ(EarlyStoppingRuleLabel(cairn::v1::EarlyStoppingConfig()), "");
 }
 

@@ -12,10 +12,13 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "cairn/v1/study_service.grpc.pb.h"
@@ -277,14 +280,20 @@ TEST_F(PrometheusIntegrationTest, EveryDashboardPanelHasData) {
   ASSERT_TRUE(scrape.ok()) << "no /metrics on port " << metrics_port << ":\n"
                            << cairnd_process_->Log(kLogTail);
 
-  // 2. Prometheus scraping it every second, with Cairn's alert rules.
+  // 2. Prometheus scraping it every second with the shipped config (its
+  // alert rules, and its target from targets/*.yml, file-based discovery).
   {
-    std::ofstream config(dir_ + "/prometheus.yml");
-    config << "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
-           << "rule_files:\n  - " << SourceDir()
-           << "/monitoring/prometheus/alerts.yml\n"
-           << "scrape_configs:\n  - job_name: cairnd\n    static_configs:\n"
-           << "      - targets: ['127.0.0.1:" << metrics_port << "']\n";
+    const std::string shipped = SourceDir() + "/monitoring/prometheus/";
+    std::ifstream in(shipped + "prometheus.yml");
+    std::string config((std::istreambuf_iterator<char>(in)),
+                       std::istreambuf_iterator<char>());
+    ASSERT_TRUE(absl::StrContains(config, "interval: 15s")) << config;
+    config = absl::StrReplaceAll(config, {{"interval: 15s", "interval: 1s"}});
+    std::ofstream(dir_ + "/prometheus.yml") << config;
+    std::filesystem::copy_file(shipped + "alerts.yml", dir_ + "/alerts.yml");
+    std::filesystem::create_directories(dir_ + "/targets");
+    std::ofstream(dir_ + "/targets/cairnd.yml")
+        << "- targets: ['127.0.0.1:" << metrics_port << "']\n";
   }
   prometheus_process_ = std::make_unique<Child>(
       std::vector<std::string>{

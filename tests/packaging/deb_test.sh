@@ -42,6 +42,7 @@ for f in usr/bin/cairnd usr/bin/cairn usr/bin/cairn-train \
          usr/share/cairn/grafana/provisioning/dashboards/cairn.yml \
          usr/share/cairn/prometheus/prometheus.yml \
          usr/share/cairn/prometheus/alerts.yml \
+         usr/share/cairn/prometheus/targets/cairnd.yml \
          usr/share/cairn/examples/studies/branin.yaml \
          usr/lib/cairn/python/cairn/job.py usr/lib/cairn/python/cairn/v1/study_pb2.py \
          usr/lib/python3/dist-packages/cairn.pth \

@@ -65,6 +65,27 @@ def test_no_doubled_optuna_prefix(client):
                             re.IGNORECASE)]
 
 
+def test_sampler_study_is_labelled_seeded_and_reused(client):
+    """A CairnSampler study carries cairn.driver=optuna (so the stalled
+    alert skips it); without a seed cairnd records a random one, and a
+    rerun of the same Optuna study reuses that Cairn study all the same."""
+    import cairn.optuna
+
+    def objective(trial):
+        return trial.suggest_float("x", 0.0, 1.0)
+
+    used = []
+    for _ in range(2):
+        sampler = cairn.optuna.CairnSampler(client, algorithm="RANDOM_SEARCH")
+        study = optuna.create_study(sampler=sampler, study_name="rerun")
+        study.optimize(objective, n_trials=2)
+        used.append(sampler.cairn_study.name)
+    assert used[0] == used[1]
+    spec = client.study(used[0]).spec
+    assert spec.labels["cairn.driver"] == "optuna"
+    assert spec.seed != 0
+
+
 def test_pruned_trials_are_infeasible_in_cairn(client):
     import cairn.optuna
     sampler = cairn.optuna.CairnSampler(client, algorithm="RANDOM_SEARCH")

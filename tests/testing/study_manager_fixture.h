@@ -6,7 +6,9 @@
 #include <memory>
 #include <string>
 
+#include "gtest/gtest.h"
 #include "store/store.h"
+#include "tests/testing/test_util.h"
 #include "trials/study_manager.h"
 
 namespace cairn::testing {
@@ -20,6 +22,25 @@ void OpenStoreAndManager(const std::string& path,
                          const StudyManagerOptions& manager_options,
                          std::unique_ptr<Store>* store,
                          std::unique_ptr<StudyManager>* manager);
+
+// A suite over a store in a temp dir with default options; Reopen() closes
+// and opens both again (a restart).
+class StudyManagerFixture : public ::testing::Test {
+ protected:
+  void SetUp() override { Reopen(); }
+
+  void Reopen() {
+    manager_.reset();
+    store_.reset();
+    ASSERT_NO_FATAL_FAILURE(OpenStoreAndManager(dir_.path(), StoreOptions(),
+                                                StudyManagerOptions(), &store_,
+                                                &manager_));
+  }
+
+  TempDir dir_;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<StudyManager> manager_;
+};
 
 }  // namespace cairn::testing
 

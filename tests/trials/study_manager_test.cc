@@ -43,22 +43,7 @@ Study BraninStudy(const std::string& name, int max_trials,
   return study;
 }
 
-class StudyManagerTest : public ::testing::Test {
- protected:
-  void SetUp() override { Reopen(); }
-
-  void Reopen() {
-    manager_.reset();
-    store_.reset();
-    ASSERT_NO_FATAL_FAILURE(testing::OpenStoreAndManager(
-        dir_.path(), StoreOptions(), StudyManagerOptions(), &store_,
-        &manager_));
-  }
-
-  testing::TempDir dir_;
-  std::unique_ptr<Store> store_;
-  std::unique_ptr<StudyManager> manager_;
-};
+class StudyManagerTest : public testing::StudyManagerFixture {};
 
 TEST_F(StudyManagerTest, RunsAStudyToMaxTrialsAndCompletes) {
   auto study = manager_->CreateStudy(BraninStudy("branin", 5));
