@@ -120,6 +120,15 @@ cairn_setup() {
   cairn_build
 }
 
+# cairn_setup_targets TARGET...: cairn_setup for part of the tree: the same
+# packages and configuration, but only the TARGETs (and what they link) are
+# built, no tests or benchmarks (scripts/demo.sh).
+cairn_setup_targets() {
+  cairn_install_hooks
+  cairn_install_packages "${CAIRN_PACKAGES[@]}"
+  cairn_build_preset default "$CAIRN_BUILD" "$@"
+}
+
 # cairn_require_bins BIN_DIR NAME...: exits 1 naming the first of the
 # binaries that BIN_DIR lacks and the command that builds it.
 cairn_require_bins() {

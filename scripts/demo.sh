@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds into build/, starts cairnd on an embedded
-# store in a temp dir and tunes the Branin function end to end through the
-# cairn CLI (examples/studies/branin.yaml: 30 trials), printing progress and
-# the best trial.
+# Installs what is missing, builds only what the demo runs (cairnd and cairn,
+# plus cairn-train for digits; no tests or benchmarks) into build/, starts
+# cairnd on an embedded store in a temp dir and tunes the Branin function end
+# to end through the cairn CLI (examples/studies/branin.yaml: 30 trials),
+# printing each trial as it finishes and the best trial.
 #   scripts/demo.sh          the Branin study, driven through the CLI
 #   scripts/demo.sh digits   cairnd runs cairn-train as training jobs on the
 #                            handwritten digits (examples/studies/digits.yaml)
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
-cairn_setup
+targets=(cairnd cairn)
+[ "${1:-}" = "digits" ] && targets+=(cairn-train)
+cairn_setup_targets "${targets[@]}"
 cd "$CAIRN_ROOT"
 
 BIN="$CAIRN_BUILD/bin"
