@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "api/study_defaults.h"
 #include "api/trial_states.h"
 #include "spdlog/spdlog.h"
 #include "trials/trial_summary.h"
@@ -82,6 +83,9 @@ absl::StatusOr<std::shared_ptr<StudyState>> StudyFromStore(
   auto state = std::make_shared<StudyState>(stored.study_id);
   absl::MutexLock lock(&state->mu);
   state->study = std::move(stored.study);
+  // A study stored before its defaults were recorded shows what runs.
+  state->study.mutable_spec()->set_algorithm(
+      api::EffectiveAlgorithm(state->study.spec().algorithm()));
   state->max_trial_id = stored.max_trial_id;
   absl::StatusOr<std::unique_ptr<tuner::Designer>> designer =
       create_designer(state->study.spec());

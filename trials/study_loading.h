@@ -15,7 +15,9 @@
 
 namespace cairn {
 
-// A study as LoadStudies returned it, with its designer, unloaded. A study
+// A study as LoadStudies returned it, with its designer, unloaded; an
+// ALGORITHM_UNSPECIFIED of an older store reads as the algorithm that runs
+// (api::EffectiveAlgorithm). A study
 // without a summary record (an older store) is loaded at once instead, so
 // that its summary can be computed (the caller may write it and Unload).
 // FailedPrecondition when `create_designer` makes no designer for the stored

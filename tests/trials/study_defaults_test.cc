@@ -63,6 +63,21 @@ TEST_F(StudyDefaultsTest, RunsWithoutASeedDifferAndReplayFromTheRecord) {
   EXPECT_EQ(FirstSuggestion(replay), suggested);
 }
 
+TEST_F(StudyDefaultsTest, OlderStoredStudyReadsAsTheAlgorithmThatRuns) {
+  Study old;  // As a store from before the defaults were recorded has it.
+  old.set_display_name("old");
+  old.set_state(Study::ACTIVE);
+  *old.mutable_spec() = testing::BraninSpec();
+  old.mutable_spec()->set_algorithm(StudySpec::ALGORITHM_UNSPECIFIED);
+  absl::StatusOr<int64_t> id = store_->CreateStudy(old);
+  ASSERT_TRUE(id.ok()) << id.status();
+  ASSERT_NO_FATAL_FAILURE(Reopen());
+  auto loaded = manager_->LookupStudy("old");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->spec().algorithm(), StudySpec::GP_BANDIT);
+  EXPECT_EQ(loaded->spec().seed(), 0);  // Seed 0 is what it ran with.
+}
+
 TEST(ApplyStudyDefaultsTest, OnlyUnsetFieldsChange) {
   StudySpec spec;
   api::ApplyStudyDefaults(9, spec);
