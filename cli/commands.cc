@@ -436,8 +436,9 @@ void CommandTree::AddJobSubmit(CLI::App* jobs) {
                    "package archives (tar, tar.gz), comma-separated")
       ->allow_extra_args(false);
   training->add_option("--job-dir", o_.job_dir,
-                       "job dir (default <jobs-root>/JOB_ID); trials of a "
-                       "tuning job use JOB_DIR/TRIAL_ID");
+                       "job dir on the cairnd machine (default "
+                       "<jobs-root>/JOB_ID; a relative one lies in the jobs "
+                       "root); trials of a tuning job use JOB_DIR/TRIAL_ID");
   training->add_option("--scale-tier", o_.scale_tier,
                        "BASIC, BASIC_GPU, STANDARD_1, PREMIUM_1 or CUSTOM");
   training->add_option("--labels", o_.labels, "KEY=VALUE,...")
