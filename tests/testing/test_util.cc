@@ -364,12 +364,12 @@ CommandResult CreateGlooStudy(const std::string& address,
                               const std::string& dir) {
   const char* env = std::getenv("CAIRN_SOURCE_DIR");
   const std::string src = env != nullptr ? env : ".";
-  const std::string yaml =
-      absl::StrReplaceAll(ReadFile(src + "/examples/pytorch_gloo/study.yaml"),
-                          {{"examples/pytorch_gloo/train.py",
-                            src + "/examples/pytorch_gloo/train.py"},
-                           {"--steps=40", "--steps=30"},
-                           {"max_trials: 2", "max_trials: 1"}});
+  const std::string yaml = absl::StrReplaceAll(
+      ReadFile(src + "/examples/pytorch_gloo/study.yaml"),
+      {{"python3, train.py,",
+        "python3, " + src + "/examples/pytorch_gloo/train.py,"},
+       {"--steps=40", "--steps=30"},
+       {"max_trials: 2", "max_trials: 1"}});
   EXPECT_NE(yaml.find("replicas:"), std::string::npos) << "not the example";
   const std::string config = dir + "/pytorch-gloo.yaml";
   std::ofstream(config) << yaml;
