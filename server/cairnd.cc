@@ -449,6 +449,12 @@ absl::Status Cairnd::StartJobs(const CairndOptions& options,
   }
   absl::StatusOr<std::string> sdk = JobPythonSdk(options.python_sdk);
   if (!sdk.ok()) return sdk.status();
+  if (!sdk->empty()) {
+    // Jobs that never import cairn still run: a warning, not a refusal.
+    absl::Status reach =
+        jobs::CheckUserCanReach(job_user_, *sdk, "--python-sdk");
+    if (!reach.ok()) spdlog::warn("cairnd: {}", std::string(reach.message()));
+  }
   runner_options.python_sdk = *sdk;
   runner_options.gpus = gpus;
   runner_options.grace_period = absl::Seconds(options.grace_seconds);
