@@ -147,6 +147,19 @@ def test_errors_carry_code_and_message(client, server, tmp_path):
     assert "localhost" in str(e.value)
 
 
+def test_unset_algorithm_and_seed_are_recorded(client):
+    """What runs is what the stored spec says: GP_BANDIT, a random seed."""
+    from cairn.v1 import study_pb2
+    spec = {"parameters": SPEC["parameters"], "metrics": SPEC["metrics"]}
+    first = client.create_study("sdk-defaults-1", spec)
+    second = client.create_study("sdk-defaults-2", spec)
+    for study in (first, second):
+        assert study.spec.algorithm == study_pb2.StudySpec.GP_BANDIT
+        assert study.spec.seed != 0
+    assert first.spec.seed != second.spec.seed
+    assert client.study(first.name).spec.seed == first.spec.seed
+
+
 def test_create_study_load_if_exists_returns_the_existing_study(client):
     """As Optuna's create_study(load_if_exists=True): a rerun of a script
     gets the study it made, trials included; the default still refuses."""
