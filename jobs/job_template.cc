@@ -184,7 +184,8 @@ absl::StatusOr<fs::path> CreateTrialJobDir(const JobRoots& roots,
                                            int64_t study_id, int64_t trial_id,
                                            const JobUser& owner) {
   absl::StatusOr<fs::path> study_dir = ResolveInRoots(
-      roots, spec.job_template(), absl::StrCat("study-", study_id));
+      roots, spec.job_template().job_dir(), absl::StrCat("study-", study_id),
+      JobDirField(spec.job_template()));
   if (!study_dir.ok()) {
     return absl::FailedPreconditionError(study_dir.status().message());
   }
