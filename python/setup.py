@@ -20,18 +20,26 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PROTOS = ["cairn/v1/study.proto", "cairn/v1/study_service.proto",
-          "cairn/v1/admin_service.proto"]
+# The one proto every other imports, to find proto/; the stubs cover every
+# proto in cairn/v1 (study.proto imports the others' messages).
+ROOT_PROTO = "cairn/v1/study.proto"
 
 
 def proto_root():
     """proto/ of the checkout (python/../proto), or a copy in an sdist."""
     for candidate in (os.path.join(HERE, "..", "proto"),
                       os.path.join(HERE, "proto")):
-        if os.path.isfile(os.path.join(candidate, PROTOS[0])):
+        if os.path.isfile(os.path.join(candidate, ROOT_PROTO)):
             return os.path.normpath(candidate)
     raise SystemExit("cairn: cannot find proto/cairn/v1/study.proto next to "
                      + HERE + " (build from a Cairn checkout)")
+
+
+def all_protos():
+    """cairn/v1/*.proto, relative to proto_root()."""
+    v1 = os.path.join(proto_root(), "cairn", "v1")
+    return sorted("cairn/v1/" + f for f in os.listdir(v1)
+                  if f.endswith(".proto"))
 
 
 def find_tool(env, name):
@@ -50,7 +58,8 @@ def generate_stubs(out_dir):
     os.makedirs(os.path.join(out_dir, "cairn", "v1"), exist_ok=True)
     subprocess.run([protoc, "-I", proto_root(), "--python_out=" + out_dir,
                     "--pyi_out=" + out_dir, "--grpc_out=" + out_dir,
-                    "--plugin=protoc-gen-grpc=" + plugin] + PROTOS, check=True)
+                    "--plugin=protoc-gen-grpc=" + plugin] + all_protos(),
+                   check=True)
     init = os.path.join(out_dir, "cairn", "v1", "__init__.py")
     with open(init, "w") as f:
         f.write('"""Generated from proto/cairn/v1 at build time."""\n')

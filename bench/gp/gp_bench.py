@@ -48,8 +48,10 @@ def load_stubs():
     protos = [os.path.join("proto", "cairn", "v1", f)
               for f in sorted(os.listdir(os.path.join(ROOT, "proto", "cairn", "v1")))
               if f.endswith(".proto")]
-    subprocess.run([sys.executable, "-m", "grpc_tools.protoc", "-I", "proto",
-                    "--python_out=" + out, "--grpc_python_out=" + out] + protos,
+    # Debian's protoc, as the build uses (grpc_tools' bundled 3.5 refuses
+    # proto3 `optional`).
+    subprocess.run(["protoc", "-I", "proto", "--python_out=" + out, "--grpc_out=" + out,
+                    "--plugin=protoc-gen-grpc=/usr/bin/grpc_python_plugin"] + protos,
                    cwd=ROOT, check=True)
     sys.path.insert(0, out)
     study_pb2 = importlib.import_module("cairn.v1.study_pb2")

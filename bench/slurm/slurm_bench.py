@@ -23,10 +23,14 @@ ap.add_argument("--sequential", type=int, default=5)
 a = ap.parse_args()
 
 gen = tempfile.mkdtemp(prefix="cairn-stubs-")
-subprocess.run([sys.executable, "-m", "grpc_tools.protoc", "-I",
-                os.path.join(a.root, "proto"), "--python_out=" + gen,
-                "--grpc_python_out=" + gen, "cairn/v1/study.proto",
-                "cairn/v1/study_service.proto"], check=True)
+# Debian's protoc, as the build uses (grpc_tools' bundled 3.5 refuses proto3
+# `optional`); study.proto imports the other protos.
+v1 = os.path.join(a.root, "proto", "cairn", "v1")
+subprocess.run(["protoc", "-I", os.path.join(a.root, "proto"),
+                "--python_out=" + gen, "--grpc_out=" + gen,
+                "--plugin=protoc-gen-grpc=/usr/bin/grpc_python_plugin"]
+               + sorted("cairn/v1/" + f for f in os.listdir(v1) if f.endswith(".proto")),
+               check=True)
 sys.path.insert(0, gen)
 import grpc  # noqa: E402
 from cairn.v1 import study_pb2, study_service_pb2, study_service_pb2_grpc  # noqa: E402

@@ -15,9 +15,12 @@ args = dict(a[2:].split("=", 1) for a in sys.argv[1:] if a.startswith("--") and 
 x = float(args["x"])
 gen = tempfile.mkdtemp(prefix="cairn-stubs-")
 proto_dir = os.environ["TOY_PROTO_DIR"]
-subprocess.run([sys.executable, "-m", "grpc_tools.protoc", "-I", proto_dir,
-                "--python_out=" + gen, "--grpc_python_out=" + gen,
-                "cairn/v1/study.proto", "cairn/v1/study_service.proto"], check=True)
+# Debian's protoc (3.21, as the build uses): grpc_tools bundles protoc 3.5,
+# which refuses proto3 `optional`. study.proto imports the other protos.
+protos = sorted("cairn/v1/" + f for f in os.listdir(os.path.join(proto_dir, "cairn", "v1"))
+                if f.endswith(".proto"))
+subprocess.run(["protoc", "-I", proto_dir, "--python_out=" + gen, "--grpc_out=" + gen,
+                "--plugin=protoc-gen-grpc=/usr/bin/grpc_python_plugin"] + protos, check=True)
 sys.path.insert(0, gen)
 import grpc  # noqa: E402
 from cairn.v1 import study_pb2, study_service_pb2, study_service_pb2_grpc  # noqa: E402
