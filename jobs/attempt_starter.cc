@@ -87,6 +87,11 @@ absl::StatusOr<ReplicaGroup> AttemptStarter::Start(
     if (!spec.container) continue;
     spec.container->labels["cairn.attempt"] = absl::StrCat(job.attempts());
   }
+  if (settings_.hooks != nullptr) {
+    absl::Status prepared =
+        settings_.hooks->BeforeStart(study, trial, dir->string(), specs);
+    if (!prepared.ok()) return prepared;
+  }
   std::vector<std::string> names;
   for (size_t i = 0; i < specs.size(); ++i) {
     names.push_back(replicas[i].Name());

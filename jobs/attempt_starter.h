@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "cairn/v1/study.pb.h"
+#include "jobs/attempt_hooks.h"
 #include "jobs/executor.h"
 #include "jobs/job_template.h"
 #include "jobs/job_user.h"
@@ -32,6 +33,8 @@ struct AttemptSettings {
   // When set, the attempt's CAIRN_TOKEN; an error fails the start.
   std::function<absl::StatusOr<std::string>(const std::string& trial_name)>
       mint_token;
+  // When set, prepares each attempt (AttemptHooks::BeforeStart). Not owned.
+  AttemptHooks* hooks = nullptr;
 };
 
 // Thread-compatible: Start() only reads the starter.
@@ -47,7 +50,8 @@ class AttemptStarter {
   // to each replica's log (a failure there is logged, not fatal) and starts
   // the replicas (ReplicaGroup::Start), a resume (CAIRN_RESUME=1) unless it
   // is the first attempt. Once the replicas are placed, `job` counts the
-  // attempt and holds its job dir, log path and GPUs; on success it is
+  // attempt and holds its job dir, log path and GPUs; settings.hooks, if
+  // set, may change the specs before the start; on success it is
   // RUNNING with the master's pid and start ticks and, for several
   // replicas, every replica's process. The caller stores `job`, also on
   // error. Error: the status of the step that failed.

@@ -56,7 +56,8 @@ JobRunner::JobRunner(StudyManager* manager, Executor* executor,
                                options.server_tls_ca,
                                options.python_sdk,
                                options.grace_period,
-                               options.mint_token}),
+                               options.mint_token,
+                               options.hooks}),
       gpus_(options.gpus >= 0 ? options.gpus : DetectGpuCount()),
       backoff_(options.restart_backoff_initial,
                options.restart_backoff_multiplier,
@@ -289,6 +290,12 @@ void JobRunner::NoteRequeues(Running& r) {
 void JobRunner::Collect(Running& r) {
   std::optional<std::vector<HypertuneEntry>> entries =
       r.hypertune.Poll(r.trial_name);
+  if (options_.hooks != nullptr) {
+    std::vector<HypertuneEntry> more =
+        options_.hooks->PollMetrics(r.trial_name);
+    if (!more.empty() && !entries.has_value()) entries.emplace();
+    for (HypertuneEntry& e : more) entries->push_back(std::move(e));
+  }
   if (!entries.has_value()) return;
   r.job.set_hypertune_timestamp(r.hypertune.timestamp());
   if (entries->empty()) return SetJob(r.trial_name, r.job);
@@ -325,8 +332,23 @@ void JobRunner::HandleExit(Running& r, const GroupExit& exit) {
     }
     return;
   }
+  RunAfterExitHook(r, *trial, exit);
   RecordOutcome(r, *trial, exit, job);
   SetJob(r.trial_name, job);
+}
+
+void JobRunner::RunAfterExitHook(const Running& r, const Trial& trial,
+                                 const GroupExit& exit) {
+  if (options_.hooks == nullptr) return;
+  absl::StatusOr<Study> study = manager_->GetStudy(api::StudyName(r.study_id));
+  if (!study.ok()) {
+    LogIfError(study.status(), r.trial_name, "reading the study (no hook)");
+    return;
+  }
+  const bool succeeded = exit.exit.ok() && !r.stop.has_value();
+  LogIfError(
+      options_.hooks->AfterExit(*study, trial, r.job.job_dir(), succeeded),
+      r.trial_name, "collecting the job's outputs");
 }
 
 void JobRunner::RecordOutcome(const Running& r, const Trial& trial,
@@ -347,7 +369,7 @@ void JobRunner::RecordOutcome(const Running& r, const Trial& trial,
     EndStopped(r.trial_name, "stopped before reporting its objective");
   } else if (r.stop == StopReason::kTimeout) {
     job.set_state(TrialJob::FAILED);
-    job.set_message("timeout: ran longer than job_template.max_running_time");
+    job.set_message(kTimeoutMessage);
     MarkFailed(r.trial_name, job.message());
   } else if (exit.ok()) {
     CompleteAfterExit(r.trial_name, job);

@@ -61,6 +61,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "jobs/attempt_hooks.h"
 #include "jobs/attempt_starter.h"
 #include "jobs/executor.h"
 #include "jobs/gpu_slots.h"
@@ -122,6 +123,10 @@ struct JobRunnerOptions {
   // exited: the attempt's token is then good for nothing (a restart mints a
   // new one).
   std::function<void(const std::string& trial_name)> forget_token;
+  // When set, called around each attempt (jobs/attempt_hooks.h): before its
+  // replicas start and after they all exited. Not owned; must outlive the
+  // runner.
+  AttemptHooks* hooks = nullptr;
 };
 
 // The cap cairnd uses without --max-running-jobs: the number of GPU slots
@@ -241,6 +246,9 @@ class JobRunner {
   void RecordOutcome(const Running& r, const cairn::v1::Trial& trial,
                      const GroupExit& exit, cairn::v1::TrialJob& job)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(pass_mu_);
+  // Runs options_.hooks->AfterExit for the exited job, if set.
+  void RunAfterExitHook(const Running& r, const cairn::v1::Trial& trial,
+                        const GroupExit& exit);
   void CompleteAfterExit(const std::string& trial_name,
                          cairn::v1::TrialJob& job);
   void RestartOrFail(const Running& r, const std::string& how,

@@ -80,12 +80,6 @@ absl::Status ValidateEnv(const cairn::v1::TrialJobTemplate& t) {
   return absl::OkStatus();
 }
 
-int64_t PhysicalMemoryBytes() {
-  const long pages = sysconf(_SC_PHYS_PAGES);
-  const long page = sysconf(_SC_PAGESIZE);
-  return pages > 0 && page > 0 ? int64_t{pages} * page : 0;
-}
-
 // A container job needs a runtime, and may mount only what lies in the
 // roots its job dirs may (a bind mount would pass directories the job user
 // cannot search).
@@ -136,6 +130,12 @@ absl::Status GiveTo(const fs::path& dir, const JobUser& owner) {
 }
 
 }  // namespace
+
+int64_t PhysicalMemoryBytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? int64_t{pages} * page : 0;
+}
 
 absl::Status ValidateJobTemplate(const JobRoots& roots, int gpus,
                                  const cairn::v1::StudySpec& spec,

@@ -28,6 +28,10 @@ struct JobRoots {
   std::vector<std::string> allowed_job_dirs;
 };
 
+// This machine's memory in bytes (0 if unknown): a container's memory limit
+// may not exceed it.
+int64_t PhysicalMemoryBytes();
+
 // Checks that a study's job template fits this cairnd. OK for a spec
 // without a job template. InvalidArgument naming the field:
 //  - job_template.env sets a variable ReservedVariableReason refuses

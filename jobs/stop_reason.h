@@ -14,6 +14,11 @@ enum class StopReason {
   kStopped,    // Its trial is STOPPING (early stopping or a user).
 };
 
+// The failure reason of a trial whose job ran longer than
+// job_template.max_running_time.
+inline constexpr char kTimeoutMessage[] =
+    "timeout: ran longer than job_template.max_running_time";
+
 // "timeout", "cancelled" or "stopped".
 absl::string_view StopReasonText(StopReason reason);
 
