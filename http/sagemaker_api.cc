@@ -90,18 +90,8 @@ absl::Status CheckLocations(
     const sagemaker::ObjectRoot& objects,
     const cairn::v1::SageMakerCreateTrainingJobRequest& r) {
   for (const auto& c : r.input_data_config()) {
-    const auto& src = c.data_source();
-    if (src.has_s3_data_source()) {
-      absl::StatusOr<std::string> p =
-          objects.Resolve("S3DataSource.S3Uri", src.s3_data_source().s3_uri());
-      if (!p.ok()) return p.status();
-    } else if (!std::filesystem::is_directory(
-                   src.file_system_data_source().directory_path())) {
-      return sagemaker::InvalidField(
-          "FileSystemDataSource.DirectoryPath",
-          src.file_system_data_source().directory_path(),
-          "is not a directory on cairnd's machine");
-    }
+    absl::StatusOr<std::string> p = objects.ResolveChannel(c);
+    if (!p.ok()) return p.status();
   }
   absl::Status s = objects
                        .Resolve("OutputDataConfig.S3OutputPath",

@@ -97,4 +97,33 @@ absl::StatusOr<std::string> ObjectRoot::Resolve(absl::string_view field,
   return out;
 }
 
+absl::StatusOr<std::string> ObjectRoot::ResolveLocalDir(
+    absl::string_view field, absl::string_view dir) const {
+  if (root_.empty()) {
+    return Bad(field, dir,
+               "cairnd serves no object root; start it with --object-root DIR "
+               "(local channels must lie inside it)");
+  }
+  std::error_code ec;
+  const fs::path root = fs::canonical(root_, ec);
+  const fs::path path = fs::canonical(fs::path(std::string(dir)), ec);
+  if (ec || !fs::is_directory(path)) {
+    return Bad(field, dir, "is not a directory on cairnd's machine");
+  }
+  if (!Within(path, root)) {
+    return Bad(field, dir, "lies outside the object root");
+  }
+  return path.string();
+}
+
+absl::StatusOr<std::string> ObjectRoot::ResolveChannel(
+    const cairn::v1::SageMakerChannel& channel) const {
+  const auto& src = channel.data_source();
+  if (src.has_s3_data_source()) {
+    return Resolve("S3DataSource.S3Uri", src.s3_data_source().s3_uri());
+  }
+  return ResolveLocalDir("FileSystemDataSource.DirectoryPath",
+                         src.file_system_data_source().directory_path());
+}
+
 }  // namespace cairn::sagemaker

@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "cairn/v1/sagemaker.pb.h"
 
 namespace cairn::sagemaker {
 
@@ -36,6 +37,17 @@ class ObjectRoot {
   // the bucket exists and that the path resolves inside it.
   absl::StatusOr<std::string> Resolve(absl::string_view field,
                                       absl::string_view uri) const;
+
+  // The real path of `dir`, a local directory that must lie inside the
+  // object root (FileSystemDataSource.DirectoryPath); InvalidArgument
+  // naming `field` and the path otherwise.
+  absl::StatusOr<std::string> ResolveLocalDir(absl::string_view field,
+                                              absl::string_view dir) const;
+
+  // The local directory or file of a channel: its S3DataSource.S3Uri
+  // (Resolve) or its FileSystemDataSource.DirectoryPath (ResolveLocalDir).
+  absl::StatusOr<std::string> ResolveChannel(
+      const cairn::v1::SageMakerChannel& channel) const;
 
   const std::string& root() const { return root_; }
 

@@ -39,7 +39,9 @@ absl::Status CheckOneOf(absl::string_view field, absl::string_view value,
   return InvalidField(field, value, absl::StrCat("Cairn supports only:", list));
 }
 
+// A channel is a directory name under /opt/ml/input/data: never "." or "..".
 bool IsChannelName(absl::string_view name) {
+  if (name == "." || name == "..") return false;
   return std::all_of(name.begin(), name.end(), [](char c) {
     return absl::ascii_isalnum(c) || c == '.' || c == '-' || c == '_';
   });
@@ -83,7 +85,7 @@ absl::Status ValidateChannel(const SageMakerChannel& c) {
       CheckLength("InputDataConfig.ChannelName", c.channel_name(), 1, 64);
   if (s.ok() && !IsChannelName(c.channel_name())) {
     s = InvalidField("InputDataConfig.ChannelName", c.channel_name(),
-                     "must be [A-Za-z0-9.-_]");
+                     "must be [A-Za-z0-9.-_], not '.' or '..'");
   }
   const auto& src = c.data_source();
   if (s.ok() && src.has_s3_data_source() == src.has_file_system_data_source()) {

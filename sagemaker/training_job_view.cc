@@ -3,7 +3,11 @@
 
 #include "absl/strings/ascii.h"
 #include "google/protobuf/util/json_util.h"
+#include "jobs/stop_reason.h"
 #include "sagemaker/container_files.h"
+#include "sagemaker/instance_types.h"
+#include "sagemaker/training_job_request.h"
+#include "sagemaker/training_run.h"
 
 namespace cairn::sagemaker {
 namespace {
@@ -40,6 +44,55 @@ nlohmann::json FinalMetrics(const cairn::v1::Study& study, const Trial& trial) {
   return out;
 }
 
+// The job template that runs `request`'s image (training_run.h fits each
+// attempt to SageMaker's contract): entrypoint, CPUs and GPUs of the
+// instance type, one replica per host (InstanceCount), MaxRuntimeInSeconds
+// as the attempt's limit, no restarts.
+void SetJobTemplate(const cairn::v1::SageMakerCreateTrainingJobRequest& request,
+                    cairn::v1::TrialJobTemplate& tmpl) {
+  const auto& algo = request.algorithm_specification();
+  cairn::v1::ContainerSpec* box = tmpl.mutable_container();
+  box->set_image(algo.training_image());
+  *box->mutable_command() = algo.container_entrypoint();
+  absl::StatusOr<InstanceType> type =
+      LookUpInstanceType(request.resource_config().instance_type());
+  const int gpus = type.ok() ? type->gpus : 0;
+  if (type.ok()) box->set_cpus(type->cpus);
+  const int hosts = request.resource_config().instance_count();
+  if (hosts <= 1) {
+    tmpl.set_gpus_per_trial(gpus);
+  } else {
+    // One container per host: algo-1 is the master, whose exit ends the job.
+    for (const auto& [role, count] :
+         {std::pair{cairn::v1::ReplicaGroup::MASTER, 1},
+          std::pair{cairn::v1::ReplicaGroup::WORKER, hosts - 1}}) {
+      cairn::v1::ReplicaGroup* group = tmpl.add_replicas();
+      group->set_type(role);
+      group->set_count(count);
+      group->set_gpus_per_replica(gpus);
+    }
+  }
+  const int runtime =
+      request.stopping_condition().has_max_runtime_in_seconds()
+          ? request.stopping_condition().max_runtime_in_seconds()
+          : kDefaultRuntimeSeconds;
+  tmpl.mutable_max_running_time()->set_seconds(runtime);
+}
+
+// SageMaker's SecondaryStatus for `status` (TrainingJobStatus's).
+std::string SecondaryStatus(const std::string& status, const Trial* trial) {
+  if (status == "InProgress") {
+    const bool running = trial != nullptr &&
+                         trial->job().state() == cairn::v1::TrialJob::RUNNING;
+    return running ? "Training" : "Starting";
+  }
+  if (status == "Stopped" &&
+      trial->infeasible_reason() == jobs::kTimeoutMessage) {
+    return "MaxRuntimeExceeded";
+  }
+  return status;
+}
+
 }  // namespace
 
 std::string MetricIdOf(const std::string& name) {
@@ -72,6 +125,7 @@ cairn::v1::Study TrainingJobStudy(
     m->set_metric_id("objective");
     m->set_goal(cairn::v1::MetricSpec::MINIMIZE);
   }
+  SetJobTemplate(request, *spec->mutable_job_template());
   (*spec->mutable_labels())["sagemaker"] = "training-job";
   *spec->mutable_sagemaker_training_job() = request;
   return study;
@@ -87,10 +141,11 @@ std::string TrainingJobStatus(const Trial* trial) {
     case Trial::CANCELLED:
       return "Stopped";
     case Trial::INFEASIBLE:
-      return trial->infeasible_reason() == kStoppedReason ? "Stopped"
-                                                          : "Failed";
     case Trial::FAILED:
-      return "Failed";
+      return trial->infeasible_reason() == kStoppedReason ||
+                     trial->infeasible_reason() == jobs::kTimeoutMessage
+                 ? "Stopped"
+                 : "Failed";
     default:
       return "InProgress";
   }
@@ -116,15 +171,20 @@ nlohmann::json DescribeTrainingJobJson(const cairn::v1::Study& study,
   out.erase("Tags");
   out.update(TrainingJobSummaryJson(study, trial));
   const std::string status = TrainingJobStatus(trial);
-  out["SecondaryStatus"] = status == "InProgress" ? "Starting" : status;
-  out["ModelArtifacts"] = {
-      {"S3ModelArtifacts", r.output_data_config().s3_output_path() + "/" +
-                               r.training_job_name() + "/output/model.tar.gz"}};
+  out["SecondaryStatus"] = SecondaryStatus(status, trial);
+  out["ModelArtifacts"] = {{"S3ModelArtifacts", OutputUri(r, "model.tar.gz")}};
   if (trial == nullptr) return out;
   if (trial->has_start_time()) {
     out["TrainingStartTime"] = Seconds(trial->start_time());
   }
-  if (status == "Failed") out["FailureReason"] = trial->infeasible_reason();
+  if (status == "Failed") {
+    const std::string written =
+        trial->job().job_dir().empty()
+            ? ""
+            : ReadFailureReason(HostDir(trial->job().job_dir(), 0));
+    out["FailureReason"] =
+        written.empty() ? trial->infeasible_reason() : written;
+  }
   out["FinalMetricDataList"] = FinalMetrics(study, *trial);
   return out;
 }

@@ -22,6 +22,7 @@
 #include "jobs/slurm_executor.h"
 #include "monitoring/grpc_metrics_interceptor.h"
 #include "monitoring/study_summary.h"
+#include "sagemaker/training_run.h"
 #include "server/audit_interceptor.h"
 #include "server/call_slots_interceptor.h"
 #include "server/listen_policy.h"
@@ -459,6 +460,10 @@ absl::Status Cairnd::StartJobs(const CairndOptions& options,
   runner_options.gpus = gpus;
   runner_options.grace_period = absl::Seconds(options.grace_seconds);
   runner_options.observer = observer_.get();
+  attempt_hooks_ = std::make_unique<sagemaker::TrainingRunHooks>(
+      sagemaker::ObjectRoot(options.object_root), job_user_,
+      jobs::PhysicalMemoryBytes());
+  runner_options.hooks = attempt_hooks_.get();
   if (tokens_ != nullptr) {
     runner_options.mint_token = [tokens =
                                      tokens_.get()](const std::string& trial) {

@@ -214,6 +214,8 @@ class Cairnd {
   std::unique_ptr<StudyManager> manager_;
   jobs::JobUser job_user_;
   std::unique_ptr<jobs::Executor> executor_;
+  // Runs SageMaker training jobs' containers under SageMaker's contract.
+  std::unique_ptr<jobs::AttemptHooks> attempt_hooks_;
   // The container runtime's path, "" when container jobs are refused.
   std::string container_runtime_;
   std::unique_ptr<jobs::JobRunner> runner_;

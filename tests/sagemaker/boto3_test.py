@@ -3,12 +3,19 @@ real client) against a real cairnd with an object root: credentials from
 `cairn token create --aws`, SigV4 refusals (wrong secret, unknown key,
 skewed clock, revoked token), roles (a viewer's key), validation, the
 object root's checks, paging and filters, stop and the waiter, and the
-audit log. Skipped without python3-boto3."""
+audit log; and jobs that run: the container contract in real podman with
+the test image (image/, built by ensure_image.sh), model.tar.gz and
+output.tar.gz in the object root, FailureReason, MaxRuntimeInSeconds.
+Skipped without python3-boto3 or when podman cannot run a container."""
 import datetime
+import json
 import os
 import re
+import subprocess
 import sys
+import tarfile
 import tempfile
+import time
 from unittest import mock
 
 import pytest
@@ -22,6 +29,10 @@ botocore_exceptions = pytest.importorskip("botocore.exceptions")
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BIN = os.environ.get("CAIRN_BIN_DIR") or os.path.join(ROOT, "build", "bin")
 ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"
+IMAGE = "localhost/cairn-sagemaker-trainer:1"
+# Jobs of the API tests stay InProgress this long; cairnd's runtime limit
+# ends them (MaxRuntimeInSeconds) if the test does not.
+JOB_SECONDS = "30"
 
 
 @pytest.fixture(scope="module")
@@ -31,14 +42,41 @@ def objects():
         os.makedirs(os.path.join(d, sub))
     with open(os.path.join(d, "my-bucket/data/train/a.csv"), "w") as f:
         f.write("1,2\n")
+    with open(os.path.join(d, "local/val/v.csv"), "w") as f:
+        f.write("3,4\n")
     return d
 
 
 @pytest.fixture(scope="module")
-def server(objects):
-    s = webui.Cairnd(BIN, ["--object-root", objects])
+def image():
+    built = subprocess.run(
+        [os.path.join(os.path.dirname(__file__), "ensure_image.sh")])
+    if built.returncode == 77:
+        pytest.skip("podman cannot run a container here")
+    assert built.returncode == 0
+
+
+SERVER_ARGS = ["--max-running-jobs", "8", "--grace-seconds", "2"]
+
+
+def remove_containers(cairnd):
+    """Removes the containers a stopped cairnd left running."""
+    data_dir = os.path.realpath(os.path.join(cairnd.dir, "data"))
+    names = subprocess.run(
+        ["podman", "ps", "--all", "--quiet",
+         "--filter", "label=cairn.data_dir=" + data_dir],
+        capture_output=True, text=True).stdout.split()
+    if names:
+        subprocess.run(["podman", "rm", "--force", "--time", "0", *names],
+                       capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def server(objects, image):
+    s = webui.Cairnd(BIN, ["--object-root", objects, *SERVER_ARGS])
     yield s
     s.stop()
+    remove_containers(s)
 
 
 def keys(server, name, role):
@@ -65,7 +103,7 @@ def job(name, objects, **overrides):
     request = dict(
         TrainingJobName=name,
         AlgorithmSpecification={
-            "TrainingImage": "localhost/train:1", "TrainingInputMode": "File",
+            "TrainingImage": IMAGE, "TrainingInputMode": "File",
             "MetricDefinitions": [{"Name": "validation:loss",
                                    "Regex": "val_loss=([0-9.]+)"}]},
         RoleArn=ROLE,
@@ -81,8 +119,8 @@ def job(name, objects, **overrides):
         OutputDataConfig={"S3OutputPath": "s3://my-bucket/output"},
         ResourceConfig={"InstanceType": "ml.m5.large", "InstanceCount": 1,
                         "VolumeSizeInGB": 1},
-        StoppingCondition={"MaxRuntimeInSeconds": 600},
-        HyperParameters={"epochs": "3"})
+        StoppingCondition={"MaxRuntimeInSeconds": 120},
+        HyperParameters={"epochs": "3", "sleep": JOB_SECONDS})
     request.update(overrides)
     return request
 
@@ -103,7 +141,7 @@ def test_create_describe_list_stop_and_waiter(server, editor, objects):
     assert d["TrainingJobStatus"] == "InProgress"
     assert [c["ChannelName"] for c in d["InputDataConfig"]] == \
         ["train", "validation"]
-    assert d["HyperParameters"] == {"epochs": "3"}
+    assert d["HyperParameters"] == {"epochs": "3", "sleep": JOB_SECONDS}
     assert d["ModelArtifacts"]["S3ModelArtifacts"] == \
         "s3://my-bucket/output/xgb-1/output/model.tar.gz"
     assert isinstance(d["CreationTime"], datetime.datetime)
@@ -149,6 +187,16 @@ def test_validation_names_field_and_value(editor, objects):
          "bucket 'no-bucket' does not exist"),
         (dict(StoppingCondition={"MaxRuntimeInSeconds": 99999999}),
          "MaxRuntimeInSeconds '99999999'"),
+        (dict(InputDataConfig=[{"ChannelName": "..", "DataSource": {
+            "S3DataSource": {"S3DataType": "S3Prefix",
+                             "S3Uri": "s3://my-bucket/data/train/"}}}]),
+         "ChannelName '..'"),
+        (dict(InputDataConfig=[{"ChannelName": "etc", "DataSource": {
+            "FileSystemDataSource": {
+                "FileSystemId": "fs-0123456789abcdef0",
+                "FileSystemAccessMode": "ro", "FileSystemType": "EFS",
+                "DirectoryPath": "/etc"}}}]),
+         "DirectoryPath '/etc'"),
     ]
     for overrides, says in cases:
         code, message, status = error_of(
@@ -198,8 +246,8 @@ def test_viewer_key_reads_but_cannot_create(server, editor, objects):
     assert re.search(r"view\s+viewer\s+StudyService/CreateStudy", audit), audit
 
 
-def test_kill_9_loses_and_doubles_no_job(objects):
-    first = webui.Cairnd(BIN, ["--object-root", objects])
+def test_kill_9_loses_and_doubles_no_job(objects, image):
+    first = webui.Cairnd(BIN, ["--object-root", objects, *SERVER_ARGS])
     try:
         key_id, secret = keys(first, "k9", "editor")
         sm = client(first, key_id, secret)
@@ -207,7 +255,7 @@ def test_kill_9_loses_and_doubles_no_job(objects):
             sm.create_training_job(**job("k9-%d" % i, objects))
         first.proc.kill()  # SIGKILL: no shutdown
         first.proc.wait(10)
-        second = webui.Cairnd(BIN, ["--object-root", objects],
+        second = webui.Cairnd(BIN, ["--object-root", objects, *SERVER_ARGS],
                               reuse_dir=first.dir)
     except Exception:
         first.stop()
@@ -223,3 +271,91 @@ def test_kill_9_loses_and_doubles_no_job(objects):
             sm.create_training_job(**job("k9-1", objects))
     finally:
         second.stop()
+        remove_containers(second)
+
+
+def finished(sm, name, seconds=90):
+    """DescribeTrainingJob once the job is Completed, Failed or Stopped."""
+    deadline = time.time() + seconds
+    while True:
+        d = sm.describe_training_job(TrainingJobName=name)
+        if d["TrainingJobStatus"] in ("Completed", "Failed", "Stopped"):
+            return d
+        assert time.time() < deadline, d["TrainingJobStatus"]
+        time.sleep(0.3)
+
+
+def archive(objects, name, file):
+    """The files of <S3OutputPath>/<name>/output/<file> by name."""
+    path = os.path.join(objects, "my-bucket/output", name, "output", file)
+    with tarfile.open(path) as t:
+        return {m.name: t.extractfile(m).read() for m in t.getmembers()
+                if m.isfile()}
+
+
+def test_job_runs_the_container_contract(server, editor, objects):
+    arn = editor.create_training_job(**job(
+        "run-1", objects, HyperParameters={"epochs": "2"},
+        Environment={"TEAM": "ml"},
+        CheckpointConfig={"S3Uri": "s3://my-bucket/ckpt/run-1"}))[
+            "TrainingJobArn"]
+    editor.get_waiter("training_job_completed_or_stopped").wait(
+        TrainingJobName="run-1", WaiterConfig={"Delay": 1, "MaxAttempts": 90})
+    d = editor.describe_training_job(TrainingJobName="run-1")
+    assert (d["TrainingJobStatus"], d["SecondaryStatus"]) == \
+        ("Completed", "Completed"), d.get("FailureReason")
+    model = json.loads(archive(objects, "run-1", "model.tar.gz")[
+        "manifest.json"])
+    # `train` ran as the command (the image has no ENTRYPOINT), alone: no
+    # --job-dir or parameters after it.
+    assert model["argv"] == ["/usr/local/bin/train"]
+    assert model["hps"] == {"epochs": "2"}
+    assert model["channels"] == {"train": {"a.csv": "1,2\n"},
+                                 "validation": {"v.csv": "3,4\n"}}
+    assert model["channel_writable"] is False
+    assert model["resource"]["current_host"] == "algo-1"
+    assert model["resource"]["hosts"] == ["algo-1"]
+    assert model["uid"] != 0  # the job user, never root
+    assert model["env"] == {"TRAINING_JOB_NAME": "run-1",
+                            "TRAINING_JOB_ARN": arn, "TEAM": "ml"}
+    assert archive(objects, "run-1", "output.tar.gz") == \
+        {"notes.txt": b"done\n"}
+    with open(os.path.join(objects, "my-bucket/ckpt/run-1/runs.txt")) as f:
+        assert f.read() == "run\n"  # kept in the object root
+    # MetricDefinitions on the container's output: the learning curve and
+    # the final value.
+    assert [(m["MetricName"], m["Value"]) for m in
+            d["FinalMetricDataList"]] == [("validation:loss", 0.5)]
+    curve = server.cli("trial", "history", "run-1", "1", "validation_loss")
+    assert [tuple(float(v) for v in line.split())
+            for line in curve.splitlines()] == [(1, 1.0), (2, 0.5)]
+
+
+def test_failure_reason_and_max_runtime(editor, objects):
+    editor.create_training_job(**job(
+        "fails-1", objects, HyperParameters={"fail": "no rows in 'train'"}))
+    editor.create_training_job(**job(
+        "slow-1", objects, HyperParameters={"sleep": "60"},
+        StoppingCondition={"MaxRuntimeInSeconds": 2}))
+    d = finished(editor, "fails-1")
+    assert d["TrainingJobStatus"] == "Failed"
+    assert d["FailureReason"] == "no rows in 'train'"
+    d = finished(editor, "slow-1")
+    assert (d["TrainingJobStatus"], d["SecondaryStatus"]) == \
+        ("Stopped", "MaxRuntimeExceeded")
+
+
+def test_instance_count_2_runs_a_container_per_host(editor, objects):
+    editor.create_training_job(**job(
+        "multi-1", objects, HyperParameters={"sleep": "3"},
+        ResourceConfig={"InstanceType": "ml.m5.large", "InstanceCount": 2,
+                        "VolumeSizeInGB": 1},
+        CheckpointConfig={"S3Uri": "s3://my-bucket/ckpt/multi-1"}))
+    d = finished(editor, "multi-1")
+    assert d["TrainingJobStatus"] == "Completed", d.get("FailureReason")
+    ckpt = os.path.join(objects, "my-bucket/ckpt/multi-1")
+    for host in ("algo-1", "algo-2"):
+        with open(os.path.join(ckpt, host + ".json")) as f:
+            resource = json.load(f)
+        assert resource["current_host"] == host
+        assert resource["hosts"] == ["algo-1", "algo-2"]

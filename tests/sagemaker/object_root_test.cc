@@ -70,5 +70,20 @@ TEST_F(ObjectRootTest, NoRootRefusesEverything) {
   EXPECT_NE(p.status().message().find("--object-root"), std::string::npos);
 }
 
+TEST_F(ObjectRootTest, LocalDirsMustLieInsideTheRoot) {
+  ObjectRoot objects(root_.string());
+  absl::StatusOr<std::string> p = objects.ResolveLocalDir(
+      "DirectoryPath", (root_ / "my-bucket/data").string());
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(*p, fs::canonical(root_ / "my-bucket/data").string());
+  for (const fs::path& bad :
+       {fs::path("/etc"), root_ / "my-bucket/escape", root_ / "missing"}) {
+    p = objects.ResolveLocalDir("DirectoryPath", bad.string());
+    EXPECT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(p.status().message().find("DirectoryPath"), std::string::npos);
+  }
+  EXPECT_FALSE(ObjectRoot("").ResolveLocalDir("DirectoryPath", "/tmp").ok());
+}
+
 }  // namespace
 }  // namespace cairn::sagemaker

@@ -1,0 +1,216 @@
+// See training_run.h.
+#include "sagemaker/training_run.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <system_error>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "sagemaker/container_files.h"
+#include "sagemaker/instance_types.h"
+#include "sagemaker/tar_gz.h"
+
+namespace cairn::sagemaker {
+namespace {
+
+namespace fs = std::filesystem;
+using cairn::v1::SageMakerCreateTrainingJobRequest;
+
+constexpr char kOptMl[] = "/opt/ml";
+
+absl::Status Failed(const std::string& what, const fs::path& path,
+                    const std::error_code& ec) {
+  return absl::FailedPreconditionError(absl::StrCat(
+      "sagemaker: cannot ", what, " ", path.string(), ": ", ec.message()));
+}
+
+// Gives `path` (never followed if a link) to the job user.
+absl::Status GiveTo(const fs::path& path, const jobs::JobUser& user) {
+  if (!user.switch_user) return absl::OkStatus();
+  if (lchown(path.c_str(), user.uid, user.gid) != 0) {
+    return Failed("chown", path,
+                  std::error_code(errno, std::generic_category()));
+  }
+  return absl::OkStatus();
+}
+
+// A fresh directory at `dir` (whatever an earlier attempt left there is
+// removed first, links unfollowed), its parents created.
+absl::Status FreshDir(const fs::path& dir) {
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  if (ec) return Failed("remove", dir, ec);
+  fs::create_directories(dir, ec);
+  if (ec) return Failed("create", dir, ec);
+  return absl::OkStatus();
+}
+
+// True when `p` is a directory and no link.
+bool RealDir(const fs::path& p) {
+  std::error_code ec;
+  return fs::symlink_status(p, ec).type() == fs::file_type::directory;
+}
+
+// Packs `src` (a real directory, else nothing) to the object root's `dest`.
+absl::Status PackTo(const fs::path& src, const std::string& dest) {
+  if (!RealDir(src)) return absl::OkStatus();
+  std::error_code ec;
+  fs::create_directories(fs::path(dest).parent_path(), ec);
+  if (ec) return Failed("create", fs::path(dest).parent_path(), ec);
+  return PackTarGz(src.string(), dest);
+}
+
+}  // namespace
+
+std::string HostDir(const std::string& job_dir, int index) {
+  return (fs::path(job_dir) / "ml" / HostName(index)).string();
+}
+
+std::string OutputUri(const SageMakerCreateTrainingJobRequest& request,
+                      const std::string& file) {
+  std::string base = request.output_data_config().s3_output_path();
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  return absl::StrCat(base, "/", request.training_job_name(), "/output/", file);
+}
+
+absl::StatusOr<std::vector<jobs::ContainerMount>> TrainingRunHooks::DataMounts(
+    const SageMakerCreateTrainingJobRequest& request) const {
+  std::vector<jobs::ContainerMount> mounts;
+  for (const auto& c : request.input_data_config()) {
+    absl::StatusOr<std::string> dir = objects_.ResolveChannel(c);
+    if (!dir.ok()) return dir.status();
+    if (!RealDir(*dir)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "channel '", c.channel_name(), "': '", dir->substr(0, 200),
+          "' is not a directory in the object root"));
+    }
+    mounts.push_back(
+        {*dir, absl::StrCat(kOptMl, "/input/data/", c.channel_name()), true});
+  }
+  if (request.has_checkpoint_config()) {
+    absl::StatusOr<std::string> dir = objects_.Resolve(
+        "CheckpointConfig.S3Uri", request.checkpoint_config().s3_uri());
+    if (!dir.ok()) return dir.status();
+    std::error_code ec;
+    fs::create_directories(*dir, ec);
+    if (ec) return Failed("create", *dir, ec);
+    if (absl::Status s = GiveTo(*dir, job_user_); !s.ok()) return s;
+    mounts.push_back({*dir, request.checkpoint_config().local_path(), false});
+  }
+  return mounts;
+}
+
+absl::Status TrainingRunHooks::PrepareHost(
+    const SageMakerCreateTrainingJobRequest& request,
+    const std::string& job_dir, int index,
+    const std::vector<jobs::ContainerMount>& data, jobs::JobSpec& spec) const {
+  const fs::path host(HostDir(job_dir, index));
+  if (absl::Status s = FreshDir(host); !s.ok()) return s;
+  if (absl::Status s = PrepareHostDir(host.string(), request, index); !s.ok()) {
+    return s;
+  }
+  // The config stays root's; what the trainer writes is the job user's.
+  for (const char* sub : {"model", "output", "output/data", "checkpoints"}) {
+    if (absl::Status s = GiveTo(host / sub, job_user_); !s.ok()) return s;
+  }
+  std::error_code ec;
+  for (const auto& c : request.input_data_config()) {
+    fs::create_directories(host / "input/data" / c.channel_name(), ec);
+    if (ec) return Failed("create", host / "input/data", ec);
+  }
+  if (!spec.container) {
+    return absl::FailedPreconditionError(
+        "sagemaker: a training job runs only in a container");
+  }
+  jobs::ContainerJob& box = *spec.container;
+  box.mounts.push_back({host.string(), kOptMl, false});
+  box.mounts.insert(box.mounts.end(), data.begin(), data.end());
+  const auto& algo = request.algorithm_specification();
+  spec.argv.assign(algo.container_arguments().begin(),
+                   algo.container_arguments().end());
+  if (spec.argv.empty() && algo.container_entrypoint().empty()) {
+    spec.argv = {"train"};
+  }
+  for (const auto& [name, value] : ContainerEnvironment(request)) {
+    spec.env[name] = value;
+  }
+  absl::StatusOr<InstanceType> type =
+      LookUpInstanceType(request.resource_config().instance_type());
+  if (!type.ok()) return type.status();
+  int64_t memory = int64_t{type->memory_gib} << 30;
+  if (host_memory_bytes_ > 0) memory = std::min(memory, host_memory_bytes_);
+  box.memory_bytes = memory;
+  return absl::OkStatus();
+}
+
+absl::Status TrainingRunHooks::BeforeStart(const cairn::v1::Study& study,
+                                           const cairn::v1::Trial& trial,
+                                           const std::string& job_dir,
+                                           std::vector<jobs::JobSpec>& specs) {
+  if (!study.spec().has_sagemaker_training_job()) return absl::OkStatus();
+  const SageMakerCreateTrainingJobRequest& request =
+      study.spec().sagemaker_training_job();
+  absl::StatusOr<std::vector<jobs::ContainerMount>> data = DataMounts(request);
+  if (!data.ok()) return data.status();
+  for (size_t i = 0; i < specs.size(); ++i) {
+    absl::Status s =
+        PrepareHost(request, job_dir, static_cast<int>(i), *data, specs[i]);
+    if (!s.ok()) return s;
+  }
+  if (request.algorithm_specification().metric_definitions().empty() ||
+      specs.empty()) {
+    return absl::OkStatus();
+  }
+  std::error_code ec;
+  const uintmax_t size = fs::file_size(specs[0].log_path, ec);
+  absl::StatusOr<LogMetrics> watch =
+      LogMetrics::Create(request.algorithm_specification(), specs[0].log_path,
+                         ec ? 0 : static_cast<int64_t>(size));
+  if (!watch.ok()) return watch.status();
+  absl::MutexLock lock(&mu_);
+  watches_.insert_or_assign(trial.name(),
+                            std::make_shared<LogMetrics>(*std::move(watch)));
+  return absl::OkStatus();
+}
+
+std::vector<jobs::HypertuneEntry> TrainingRunHooks::PollMetrics(
+    const std::string& trial_name) {
+  std::shared_ptr<LogMetrics> watch;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = watches_.find(trial_name);
+    if (it == watches_.end()) return {};
+    watch = it->second;
+  }
+  return watch->Poll(absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()));
+}
+
+absl::Status TrainingRunHooks::AfterExit(const cairn::v1::Study& study,
+                                         const cairn::v1::Trial& trial,
+                                         const std::string& job_dir,
+                                         bool /*succeeded*/) {
+  {
+    absl::MutexLock lock(&mu_);
+    watches_.erase(trial.name());
+  }
+  if (!study.spec().has_sagemaker_training_job() || job_dir.empty()) {
+    return absl::OkStatus();
+  }
+  const SageMakerCreateTrainingJobRequest& request =
+      study.spec().sagemaker_training_job();
+  const fs::path host(HostDir(job_dir, 0));
+  for (const auto& [src, file] : {std::pair{"model", "model.tar.gz"},
+                                  std::pair{"output/data", "output.tar.gz"}}) {
+    absl::StatusOr<std::string> dest = objects_.Resolve(
+        "OutputDataConfig.S3OutputPath", OutputUri(request, file));
+    if (!dest.ok()) return dest.status();
+    if (absl::Status s = PackTo(host / src, *dest); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace cairn::sagemaker
