@@ -1,6 +1,7 @@
 // See training_run.h.
 #include "sagemaker/training_run.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -38,15 +39,27 @@ absl::Status GiveTo(const fs::path& path, const jobs::JobUser& user) {
   return absl::OkStatus();
 }
 
-// A fresh directory at `dir` (whatever an earlier attempt left there is
-// removed first, links unfollowed), its parents created.
+// A fresh directory at `dir`, cairnd's own: whatever is there (an earlier
+// attempt's tree, or a link a job put in its place) is removed first,
+// links unfollowed.
 absl::Status FreshDir(const fs::path& dir) {
   std::error_code ec;
   fs::remove_all(dir, ec);
   if (ec) return Failed("remove", dir, ec);
-  fs::create_directories(dir, ec);
+  fs::create_directory(dir, ec);
   if (ec) return Failed("create", dir, ec);
   return absl::OkStatus();
+}
+
+// JOB_DIR/ml, kept when it is a directory of cairnd's user, else made
+// afresh: the job owns JOB_DIR and may have put a link there.
+absl::Status OwnDir(const fs::path& dir) {
+  struct stat st;
+  if (lstat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) &&
+      st.st_uid == geteuid()) {
+    return absl::OkStatus();
+  }
+  return FreshDir(dir);
 }
 
 // True when `p` is a directory and no link.
@@ -109,6 +122,7 @@ absl::Status TrainingRunHooks::PrepareHost(
     const std::string& job_dir, int index,
     const std::vector<jobs::ContainerMount>& data, jobs::JobSpec& spec) const {
   const fs::path host(HostDir(job_dir, index));
+  if (absl::Status s = OwnDir(host.parent_path()); !s.ok()) return s;
   if (absl::Status s = FreshDir(host); !s.ok()) return s;
   if (absl::Status s = PrepareHostDir(host.string(), request, index); !s.ok()) {
     return s;

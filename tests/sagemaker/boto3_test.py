@@ -145,6 +145,11 @@ def test_create_describe_list_stop_and_waiter(server, editor, objects):
     assert d["ModelArtifacts"]["S3ModelArtifacts"] == \
         "s3://my-bucket/output/xgb-1/output/model.tar.gz"
     assert isinstance(d["CreationTime"], datetime.datetime)
+    deadline = time.time() + 30
+    while d["SecondaryStatus"] != "Training":  # its container runs
+        assert d["SecondaryStatus"] == "Starting" and time.time() < deadline
+        time.sleep(0.2)
+        d = editor.describe_training_job(TrainingJobName="xgb-1")
     # The job is a study like any other (REST, and so the CLI and UI).
     status, studies = server.rest("GET", "studies")
     assert status == 200
