@@ -258,6 +258,14 @@ def test_kill_9_loses_and_doubles_no_job(objects, image):
         sm = client(first, key_id, secret)
         for i in range(3):
             sm.create_training_job(**job("k9-%d" % i, objects))
+        sm.create_training_job(**job(
+            "k9-ckpt", objects, HyperParameters={"sleep": "5"},
+            CheckpointConfig={"S3Uri": "s3://my-bucket/ckpt/k9"}))
+        runs = os.path.join(objects, "my-bucket/ckpt/k9/runs.txt")
+        deadline = time.time() + 30
+        while not os.path.exists(runs):  # its first attempt runs
+            assert time.time() < deadline
+            time.sleep(0.1)
         first.proc.kill()  # SIGKILL: no shutdown
         first.proc.wait(10)
         second = webui.Cairnd(BIN, ["--object-root", objects, *SERVER_ARGS],
@@ -271,9 +279,15 @@ def test_kill_9_loses_and_doubles_no_job(objects, image):
         sm = client(second, key_id, secret)
         names = sorted(s["TrainingJobName"] for s in
                        sm.list_training_jobs()["TrainingJobSummaries"])
-        assert names == ["k9-0", "k9-1", "k9-2"]
+        assert names == ["k9-0", "k9-1", "k9-2", "k9-ckpt"]
         with pytest.raises(sm.exceptions.ResourceInUse):
             sm.create_training_job(**job("k9-1", objects))
+        # The interrupted job ran again, once, and found its checkpoint.
+        d = finished(sm, "k9-ckpt")
+        assert d["TrainingJobStatus"] == "Completed", d.get("FailureReason")
+        model = json.loads(archive(objects, "k9-ckpt", "model.tar.gz")[
+            "manifest.json"])
+        assert model["earlier_runs"] == 1
     finally:
         second.stop()
         remove_containers(second)
