@@ -8,6 +8,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "http/rest_json.h"
 #include "nlohmann/json.hpp"
 #include "sagemaker/aws_error.h"
@@ -183,10 +185,8 @@ absl::StatusOr<std::string> SageMakerApi::Create(const Call& call) const {
                      "': a training job (or study) of that name exists"));
   }
   if (!study.ok()) return study.status();
-  cairn::v1::CreateTrialRequest trial;
-  trial.set_parent(study->name());
-  auto created = Rpc(stub_.get(), call.http, &Stub::CreateTrial, trial);
-  if (!created.ok()) return created.status();
+  // The job runner suggests the study's one trial and runs it (creating it
+  // here too would race the runner for max_trials 1).
   return json({{"TrainingJobArn",
                 sagemaker::TrainingJobArn(request->training_job_name())}})
       .dump();
@@ -231,6 +231,11 @@ absl::StatusOr<std::string> SageMakerApi::Stop(const Call& call) const {
   absl::StatusOr<std::string> name = JobNameOf(call.http.body);
   if (!name.ok()) return name.status();
   absl::StatusOr<JobRecord> job = FindJob(stub_.get(), call.http, *name);
+  // A job just created may wait a runner pass (20 ms) for its trial.
+  for (int i = 0; i < 100 && job.ok() && !job->trial; ++i) {
+    absl::SleepFor(absl::Milliseconds(20));
+    job = FindJob(stub_.get(), call.http, *name);
+  }
   if (!job.ok()) return job.status();
   const std::string status =
       sagemaker::TrainingJobStatus(job->trial ? &*job->trial : nullptr);
@@ -243,7 +248,8 @@ absl::StatusOr<std::string> SageMakerApi::Stop(const Call& call) const {
   stop.set_name(job->trial->name());
   auto stopped = Rpc(stub_.get(), call.http, &Stub::StopTrial, stop);
   if (!stopped.ok()) return stopped.status();
-  // Nothing runs the job yet (the container executor will): it ends now.
+  // The job runner then ends the job's container (SIGTERM, then SIGKILL
+  // after the grace); the job is Stopped from now on.
   cairn::v1::CompleteTrialRequest complete;
   complete.set_name(job->trial->name());
   complete.set_trial_infeasible(true);

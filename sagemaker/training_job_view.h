@@ -19,8 +19,8 @@ namespace cairn::sagemaker {
 inline constexpr char kStoppedReason[] = "Stopped by StopTrainingJob";
 
 // The study to create for `request` (validated): display name, one trial
-// at most, a metric per MetricDefinition (names made metric ids) or
-// "objective", the request itself.
+// at most (the job runner suggests it), a container job template, a metric per
+// MetricDefinition (names made metric ids) or "objective", the request itself.
 cairn::v1::Study TrainingJobStudy(
     const cairn::v1::SageMakerCreateTrainingJobRequest& request);
 
