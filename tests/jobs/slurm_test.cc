@@ -27,7 +27,7 @@
 #include "google/protobuf/text_format.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
-#include "tests/jobs/study_fixture.h"
+#include "tests/jobs/slurm_fixture.h"
 #include "tests/monitoring/test_util.h"
 #include "tests/testing/test_util.h"
 
@@ -37,18 +37,7 @@ namespace {
 using cairn::v1::Study;
 using cairn::v1::Trial;
 using cairn::v1::TrialJob;
-
-// Runs a shell command line built by the test only (no untrusted input).
-std::string Sh(const std::string& cmd) {
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
-  pclose(p);
-  return out;
-}
+using testing::Sh;
 
 // What follows `prefix` up to the next space, ")" or line end, for every
 // occurrence in `text`.
@@ -99,57 +88,8 @@ std::string JobName(const Trial& t) {
   return name;
 }
 
-class SlurmTest : public testing::StudyFixture {
+class SlurmTest : public testing::SlurmFixture {
  protected:
-  static void SetUpTestSuite() {
-    if (Sh("PATH=$PATH:/usr/sbin:/sbin; for b in sbatch slurmctld slurmd "
-           "munged; do command -v $b; done | wc -l") != "4\n") {
-      skip_ =
-          "Slurm binaries missing (apt-get install slurmctld slurmd "
-          "slurm-client munge)";
-      return;
-    }
-    cluster_ = new testing::TempDir();
-    const std::string out =
-        Sh(absl::StrCat(testing::SourceDir(), "/scripts/slurm-local.sh start ",
-                        cluster_->path(), "/slurm 2>&1"));
-    if (out.find("export SLURM_CONF=") == std::string::npos) {
-      skip_ = "";
-      start_error_ = out;
-      return;
-    }
-    setenv("SLURM_CONF", (cluster_->path() + "/slurm/slurm.conf").c_str(), 1);
-  }
-  static void TearDownTestSuite() {
-    if (cluster_ == nullptr) return;
-    Sh(absl::StrCat(testing::SourceDir(), "/scripts/slurm-local.sh stop ",
-                    cluster_->path(), "/slurm 2>&1"));
-    delete cluster_;
-    cluster_ = nullptr;
-  }
-
-  void SetUp() override {
-    if (!skip_.empty()) GTEST_SKIP() << skip_;
-    ASSERT_EQ(start_error_, "") << "slurm-local.sh start failed";
-    for (absl::string_view id : absl::StrSplit(Sh("squeue -h -t all -o %i"),
-                                               '\n', absl::SkipEmpty())) {
-      int64_t n = 0;
-      if (absl::SimpleAtoi(id, &n)) first_job_ = std::max(first_job_, n);
-    }
-  }
-
-  void StartServer() {
-    metrics_port_ = monitoring::testing::FreeLoopbackPort();
-    server_ = std::make_unique<testing::CairndProcess>(
-        dir_.path() + "/data",
-        std::vector<std::string>{"--executor=slurm", "--grace-seconds", "2",
-                                 "--metrics-listen",
-                                 absl::StrCat("127.0.0.1:", metrics_port_)});
-    std::string error;
-    ASSERT_TRUE(server_->Start(&error)) << error;
-    stub_ = server_->NewStub();
-  }
-
   Study Create(const std::string& name, int max_trials, int parallel,
                const std::map<std::string, std::string>& env) {
     return StudyFixture::Create(
@@ -189,11 +129,6 @@ class SlurmTest : public testing::StudyFixture {
     }
   }
 
-  static inline testing::TempDir* cluster_ = nullptr;
-  static inline std::string skip_;
-  static inline std::string start_error_;
-  int64_t first_job_ = 0;  // Jobs of earlier tests have ids up to this.
-  testing::TempDir dir_;
   // cairn_cluster_jobs{state=STATE} on cairnd's /metrics, waiting up to 10 s
   // for it to reach at least `at_least`.
   double ClusterJobs(const std::string& state, double at_least) {
@@ -208,9 +143,6 @@ class SlurmTest : public testing::StudyFixture {
     }
     return value;
   }
-
-  int metrics_port_ = 0;
-  std::unique_ptr<testing::CairndProcess> server_;
 };
 
 TEST_F(SlurmTest, TrialsRunAsSlurmJobsAndSurviveACairndKill9) {
@@ -284,12 +216,7 @@ TEST_F(SlurmTest, StudyStopLeavesNothingInSqueue) {
   ASSERT_TRUE(WaitRunning(study.name(), 1).has_value());
   // Prometheus counts the Slurm jobs by Slurm's state.
   EXPECT_GE(ClusterJobs("RUNNING", 1), 1);
-  cairn::v1::SetStudyStateRequest req;
-  req.set_name(study.name());
-  req.set_state(Study::COMPLETED);
-  Study out;
-  grpc::ClientContext ctx;
-  ASSERT_TRUE(stub_->SetStudyState(&ctx, req, &out).ok());
+  ASSERT_NO_FATAL_FAILURE(StopStudy(study.name()));
   std::string left;
   for (int i = 0; i < 150; ++i) {
     left = Sh("squeue -h -o '%j %T' 2>/dev/null | grep '^cairn-" +
