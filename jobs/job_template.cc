@@ -92,7 +92,7 @@ absl::Status ValidateContainer(const JobRoots& roots,
         "job_template.container.image: '", Clip(t.container().image()),
         "' needs a container runtime and this cairnd has none (podman not "
         "on PATH: install it with scripts/common.sh, or start cairnd with "
-        "--container-runtime PATH; --executor=slurm runs no containers)"));
+        "--container-runtime PATH)"));
   }
   std::vector<const cairn::v1::ContainerSpec*> specs = {&t.container()};
   for (const cairn::v1::ReplicaGroup& g : t.replicas()) {

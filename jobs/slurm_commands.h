@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "jobs/container_command.h"
 #include "jobs/executor.h"
 #include "jobs/job_user.h"
 
@@ -38,6 +39,11 @@ struct SlurmOptions {
   // (`--slurm-batch` / `--slurm-replica`, jobs/slurm_launch.h): cairnd,
   // at the same path on every node. "" = this program (/proc/self/exe).
   std::string launcher;
+  // Container jobs (jobs/slurm_container.h): podman as named here (a name
+  // is looked up on each node's PATH; "" = container jobs refused), the
+  // pull policy, and data_dir for the cairn.data_dir label. grace_period
+  // and state_dir are not used (the SlurmOptions' grace applies).
+  ContainerOptions containers;
 };
 
 // Environment variable names a job may not set under Slurm: sbatch reads

@@ -68,6 +68,12 @@ absl::StatusOr<ScopedScript> ScopedScript::Write() {
   return script;
 }
 
+// A single job's replica name: its container's cairn.replica label.
+std::string ReplicaName(const JobSpec& spec) {
+  auto it = spec.container->labels.find("cairn.replica");
+  return it == spec.container->labels.end() ? "master" : it->second;
+}
+
 std::string Trimmed(const std::string& s) {
   return std::string(absl::StripAsciiWhitespace(s.substr(0, 800)));
 }
@@ -98,6 +104,9 @@ class SlurmExecutor : public Executor {
   }
 
   absl::StatusOr<JobHandle> Start(const JobSpec& spec) override {
+    // A container is started by a task (jobs/slurm_container.h), which
+    // stops and removes it: a group of one.
+    if (spec.container) return StartGroup({ReplicaName(spec)}, {spec});
     if (absl::Status ok = CheckSpec(spec); !ok.ok()) return ok;
     absl::StatusOr<ScopedScript> script = ScopedScript::Write();
     if (!script.ok()) return script.status();
@@ -201,7 +210,14 @@ class SlurmExecutor : public Executor {
   // InvalidArgument for an empty argv or a variable Slurm reserves;
   // FailedPrecondition when the log cannot be handed to the job user.
   absl::Status CheckSpec(const JobSpec& spec) const {
-    if (spec.argv.empty()) return absl::InvalidArgumentError("empty argv");
+    if (spec.argv.empty() && !spec.container) {
+      return absl::InvalidArgumentError("empty argv");
+    }
+    if (spec.container && options_.containers.runtime.empty()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "container image '", spec.container->image.substr(0, 100),
+          "': cairnd runs no containers (--container-runtime=none)"));
+    }
     for (const auto& [k, v] : spec.env) {
       const std::string why = SlurmReservedVariableReason(k);
       if (!why.empty()) {
@@ -250,7 +266,9 @@ class SlurmExecutor : public Executor {
     group.grace = options_.grace_period;
     for (size_t i = 0; i < specs.size(); ++i) {
       group.replicas.push_back({names[i], specs[i].argv, specs[i].env,
-                                specs[i].working_dir, specs[i].log_path});
+                                specs[i].working_dir, specs[i].log_path,
+                                specs[i].container});
+      if (specs[i].container) group.containers = options_.containers;
     }
     struct stat st;
     if ((mkdir(group.run_root.c_str(), 0755) != 0 && errno != EEXIST) ||

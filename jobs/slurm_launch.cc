@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <sstream>
 #include <utility>
@@ -25,6 +26,7 @@
 #include "absl/time/clock.h"
 #include "jobs/job_files.h"
 #include "jobs/slurm_commands.h"
+#include "jobs/slurm_container.h"
 #include "jobs/subprocess.h"
 #include "jobs/tf_config.h"
 #include "nlohmann/json.hpp"
@@ -182,20 +184,13 @@ std::optional<std::vector<Peer>> Rendezvous(const SlurmGroup& group,
   return peers;
 }
 
-// The replica's whole environment: the task's own (sbatch's clean base and
-// Slurm's variables), the replica's over it, its cluster on `peers`.
-std::vector<std::string> ReplicaEnv(const SlurmGroup& group,
-                                    const SlurmReplica& replica,
-                                    const std::vector<Peer>& peers) {
-  std::map<std::string, std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) {
-    const std::string kv = *e;
-    const size_t eq = kv.find('=');
-    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
-  for (const auto& [k, v] : replica.env) {
-    if (k != "CUDA_VISIBLE_DEVICES") env[k] = v;
-  }
+// The replica's own variables (without CUDA_VISIBLE_DEVICES: Slurm sets
+// it) with its cluster moved onto `peers`.
+std::map<std::string, std::string> ReplicaJobEnv(
+    const SlurmGroup& group, const SlurmReplica& replica,
+    const std::vector<Peer>& peers) {
+  std::map<std::string, std::string> env = replica.env;
+  env.erase("CUDA_VISIBLE_DEVICES");
   std::map<std::pair<std::string, int>, std::string> addresses;
   for (size_t i = 0; i < peers.size(); ++i) {
     auto it = group.replicas[i].env.find("TF_CONFIG");
@@ -210,6 +205,20 @@ std::vector<std::string> ReplicaEnv(const SlurmGroup& group,
   if (env.count("MASTER_PORT") > 0) {
     env["MASTER_PORT"] = absl::StrCat(peers[0].port);
   }
+  return env;
+}
+
+// A process replica's whole environment: the task's own (sbatch's clean
+// base and Slurm's variables) with `job_env` over it.
+std::vector<std::string> ProcessEnv(
+    const std::map<std::string, std::string>& job_env) {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string kv = *e;
+    const size_t eq = kv.find('=');
+    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  for (const auto& [k, v] : job_env) env[k] = v;
   std::vector<std::string> out;
   for (const auto& [k, v] : env) out.push_back(k + "=" + v);
   return out;
@@ -259,11 +268,14 @@ pid_t Spawn(const std::vector<std::string>& argv,
 // non-master stops it (SIGTERM, SIGKILL after the grace period) once
 // `stop_when` exists. `stopped` tells whether that happened, `signaled`
 // whether a signal came from outside (Slurm stopping the step or the job).
+// `on_stop` (if set) runs once, at the first signal or stop.
 Ending WaitReplica(pid_t pid, const std::string& stop_when,
-                   absl::Duration grace, bool& stopped, bool& signaled) {
+                   absl::Duration grace, bool& stopped, bool& signaled,
+                   const std::function<void()>& on_stop = nullptr) {
   stopped = false;
   signaled = false;
   absl::Time kill_at = absl::InfiniteFuture();
+  bool on_stop_done = false;
   for (;;) {
     int ws = 0;
     const pid_t r = waitpid(pid, &ws, WNOHANG);
@@ -284,8 +296,39 @@ Ending WaitReplica(pid_t pid, const std::string& stop_when,
       kill(-pid, SIGKILL);
       kill_at = absl::InfiniteFuture();
     }
+    if ((stopped || signaled) && on_stop && !on_stop_done) {
+      on_stop();
+      on_stop_done = true;
+    }
     absl::SleepFor(absl::Milliseconds(50));
   }
+}
+
+// Starts replica `procid` with its `job_env`: its argv as a process, or
+// podman running its image (then `container` is set). Returns the pid, or
+// -1 (the reason written to the log).
+pid_t StartReplica(const SlurmGroup& group, int procid,
+                   const std::map<std::string, std::string>& job_env,
+                   const std::string& run_dir, int log_fd,
+                   std::optional<SlurmContainer>& container) {
+  const SlurmReplica& replica = group.replicas[procid];
+  if (!replica.container) {
+    return Spawn(replica.argv, ProcessEnv(job_env), replica.working_dir,
+                 log_fd);
+  }
+  absl::StatusOr<SlurmContainer> c = PrepareSlurmContainer(
+      group.containers, *replica.container, job_env,
+      Env("CUDA_VISIBLE_DEVICES"), absl::StrCat(run_dir, "/env-", procid),
+      Env("SLURM_JOB_ID"));
+  if (!c.ok()) {
+    dprintf(log_fd, "cairn: %s: %s\n", replica.name.c_str(),
+            std::string(c.status().message()).c_str());
+    return -1;
+  }
+  container = *std::move(c);
+  std::vector<std::string> argv = container->argv;
+  argv.insert(argv.end(), replica.argv.begin(), replica.argv.end());
+  return Spawn(argv, ProcessEnv({}), "", log_fd);
 }
 
 int RunReplica(const SlurmGroup& group, int procid, int log_fd) {
@@ -313,16 +356,23 @@ int RunReplica(const SlurmGroup& group, int procid, int log_fd) {
             why.c_str());
     return 1;
   }
-  const pid_t pid = Spawn(replica.argv, ReplicaEnv(group, replica, *peers),
-                          replica.working_dir, log_fd);
+  std::optional<SlurmContainer> container;
+  const pid_t pid =
+      StartReplica(group, procid, ReplicaJobEnv(group, replica, *peers),
+                   run_dir, log_fd, container);
   if (pid < 0) return 127;
   dprintf(log_fd, "cairn: %s started (pid %d)\n", replica.name.c_str(),
           static_cast<int>(pid));
   const bool master = procid == 0;
   const std::string master_exit = absl::StrCat(run_dir, "/", kMasterExit);
   bool stopped = false, signaled = false;
+  std::function<void()> stop_container;
+  if (container) {
+    stop_container = [&] { StopSlurmContainer(*container, group.grace); };
+  }
   const Ending end = WaitReplica(pid, master ? "" : master_exit, group.grace,
-                                 stopped, signaled);
+                                 stopped, signaled, stop_container);
+  if (container) CleanUpSlurmContainer(*container, group.grace);
   if (master) {
     // A master Slurm stopped (another replica failed, the job was
     // cancelled) did not decide the outcome.
@@ -345,6 +395,7 @@ int RunReplica(const SlurmGroup& group, int procid, int log_fd) {
 void RemoveRunDir(const std::string& run_dir, size_t tasks) {
   for (size_t i = 0; i < tasks; ++i) {
     unlink(absl::StrCat(run_dir, "/task-", i).c_str());
+    unlink(absl::StrCat(run_dir, "/env-", i).c_str());
   }
   unlink(absl::StrCat(run_dir, "/", kMasterExit).c_str());
   rmdir(run_dir.c_str());
@@ -360,6 +411,8 @@ std::string SlurmGroupJson(const SlurmGroup& group) {
                         {"env", r.env},
                         {"working_dir", r.working_dir},
                         {"log_path", r.log_path}});
+    if (r.container)
+      replicas.back()["container"] = ContainerJobJson(*r.container);
   }
   return nlohmann::json{{"srun", group.srun},
                         {"scontrol", group.scontrol},
@@ -368,6 +421,9 @@ std::string SlurmGroupJson(const SlurmGroup& group) {
                         {"grace_ms", absl::ToInt64Milliseconds(group.grace)},
                         {"rendezvous_timeout_ms",
                          absl::ToInt64Milliseconds(group.rendezvous_timeout)},
+                        {"container_runtime", group.containers.runtime},
+                        {"image_pull", group.containers.pull},
+                        {"data_dir", group.containers.data_dir},
                         {"replicas", replicas}}
       .dump();
 }
@@ -383,6 +439,9 @@ absl::StatusOr<SlurmGroup> ParseSlurmGroup(const std::string& json) {
     g.grace = absl::Milliseconds(j.at("grace_ms").get<int64_t>());
     g.rendezvous_timeout =
         absl::Milliseconds(j.at("rendezvous_timeout_ms").get<int64_t>());
+    g.containers.runtime = j.value("container_runtime", "");
+    g.containers.pull = j.value("image_pull", "never");
+    g.containers.data_dir = j.value("data_dir", "");
     for (const nlohmann::json& r : j.at("replicas")) {
       SlurmReplica replica;
       replica.name = r.at("name").get<std::string>();
@@ -390,7 +449,12 @@ absl::StatusOr<SlurmGroup> ParseSlurmGroup(const std::string& json) {
       replica.env = r.at("env").get<std::map<std::string, std::string>>();
       replica.working_dir = r.at("working_dir").get<std::string>();
       replica.log_path = r.at("log_path").get<std::string>();
-      if (replica.argv.empty()) {
+      if (r.contains("container")) {
+        absl::StatusOr<ContainerJob> c = ParseContainerJob(r["container"]);
+        if (!c.ok()) return c.status();
+        replica.container = *std::move(c);
+      }
+      if (replica.argv.empty() && !replica.container) {
         return absl::InvalidArgumentError(
             absl::StrCat("group file: replica ", replica.name, " has no argv"));
       }
@@ -430,8 +494,21 @@ int RunSlurmBatch(const std::string& group_file) {
   const pid_t pid = Spawn(argv, env, "", 2);
   if (pid < 0) return 1;
   bool stopped = false, signaled = false;
-  const Ending srun = WaitReplica(pid, "", group->grace, stopped, signaled);
+  const std::string runtime = group->containers.runtime;
+  std::function<void()> stop_containers;
+  if (!runtime.empty()) {
+    stop_containers = [&] {
+      RemoveSlurmJobContainers(runtime, Env("SLURM_JOB_ID"), group->grace,
+                               /*detached=*/true);
+    };
+  }
+  const Ending srun =
+      WaitReplica(pid, "", group->grace, stopped, signaled, stop_containers);
   const std::string run_dir = RunDir(*group);
+  if (!runtime.empty() && !signaled) {
+    RemoveSlurmJobContainers(runtime, Env("SLURM_JOB_ID"), group->grace,
+                             /*detached=*/false);
+  }
   std::optional<std::string> master =
       ReadFile(absl::StrCat(run_dir, "/", kMasterExit));
   RemoveRunDir(run_dir, group->replicas.size());

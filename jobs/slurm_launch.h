@@ -29,7 +29,10 @@
 //    srun ends the whole step, and the job fails with srun's code: cairnd
 //    restarts the whole group (one restart) in a new job that resumes from
 //    the job dir. A replica exiting 0 early is left alone.
-//  - SIGTERM (scancel, the time limit's --signal) reaches every replica.
+//  - SIGTERM (scancel, the time limit's --signal) reaches every replica;
+//    a replica in a container image (jobs/slurm_container.h) also gets
+//    `podman stop` from its task, which then removes the container;
+//  - the batch program removes its job's containers left on its node.
 //  - cleanup: the run dir goes when the step ends; the group file (it holds
 //    the master's token) when the batch program ran to its end, whichever
 //    cairnd is up by then; a batch ended by a signal leaves it for a
@@ -38,11 +41,14 @@
 #define CAIRN_JOBS_SLURM_LAUNCH_H_
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "jobs/container_command.h"
+#include "jobs/executor.h"
 
 namespace cairn::jobs {
 
@@ -55,6 +61,9 @@ struct SlurmReplica {
   std::map<std::string, std::string> env;
   std::string working_dir;  // "" = the task's.
   std::string log_path;
+  // Set: the replica runs in this image (jobs/slurm_container.h), argv
+  // after it; env becomes the container's environment.
+  std::optional<ContainerJob> container;
 };
 
 // What cairnd tells a multi-replica job.
@@ -69,6 +78,8 @@ struct SlurmGroup {
   // How long a task waits for the others to report their address.
   absl::Duration rendezvous_timeout = absl::Seconds(120);
   std::vector<SlurmReplica> replicas;  // The master first.
+  // For replicas in a container: runtime, pull policy and data_dir label.
+  ContainerOptions containers;
 };
 
 // The group file's text (JSON), and back. InvalidArgument on a malformed

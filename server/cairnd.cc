@@ -120,6 +120,11 @@ absl::StatusOr<std::unique_ptr<Cairnd>> Cairnd::Start(
         jobs::FindContainerRuntime(options.container_runtime);
     s = runtime.status();
     if (s.ok()) d->container_runtime_ = *std::move(runtime);
+  } else if (s.ok() && options.container_runtime != "none") {
+    // Slurm: the runtime runs on the nodes, found there by this name.
+    d->container_runtime_ = options.container_runtime.empty()
+                                ? "podman"
+                                : options.container_runtime;
   }
   if (s.ok()) s = CreateDir("--data-dir", store_path);
   if (s.ok()) s = d->StartMetrics(options);
@@ -396,7 +401,14 @@ absl::StatusOr<std::unique_ptr<jobs::Executor>> Cairnd::MakeSlurmExecutor(
   slurm.extra_args = absl::StrSplit(
       options.slurm_extra_args, absl::ByAnyChar(" \t\n"), absl::SkipEmpty());
   slurm.grace_period = absl::Seconds(options.grace_seconds);
-  spdlog::info("cairnd: trial jobs run as Slurm batch jobs (--executor=slurm)");
+  slurm.containers.runtime = container_runtime_;
+  slurm.containers.pull = options.image_pull;
+  slurm.containers.data_dir =
+      std::filesystem::absolute(options.data_dir).string();
+  spdlog::info(
+      "cairnd: trial jobs run as Slurm batch jobs (--executor=slurm); "
+      "container jobs with rootless {} on the nodes",
+      container_runtime_.empty() ? "(none)" : container_runtime_);
   return jobs::NewSlurmExecutor(slurm, util::Clock::Real(), job_user_);
 }
 

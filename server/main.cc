@@ -113,7 +113,8 @@ void AddExecutorFlags(CLI::App& app, cairn::CairndOptions& options) {
       ->capture_default_str();
   app.add_option("--container-runtime", options.container_runtime,
                  "Runs jobs whose template names an image (default: podman "
-                 "on PATH; none, or none found: such jobs are refused)");
+                 "on PATH; none, or none found: such jobs are refused; with "
+                 "--executor=slurm, found on each node's PATH)");
   app.add_option("--image-pull", options.image_pull,
                  "never: images only from the local store; missing: the "
                  "runtime may pull an absent image")

@@ -37,6 +37,43 @@ TEST(SlurmGroupTest, RoundTripsThroughJson) {
   EXPECT_EQ(back->replicas[1].log_path, "/w.log");
 }
 
+TEST(SlurmGroupTest, ContainerReplicasRoundTripWithoutArgv) {
+  SlurmGroup g;
+  g.containers.runtime = "podman";
+  g.containers.pull = "missing";
+  g.containers.data_dir = "/var/lib/cairn";
+  ContainerJob c;
+  c.image = "localhost/trainer:1";
+  c.entrypoint = {"python3", "-m", "trainer"};
+  c.mounts = {{"/data", "/in", true}};
+  c.cpus = 1.5;
+  c.memory_bytes = 1 << 30;
+  c.pids_limit = 64;
+  c.labels = {{"cairn.trial", "3"}};
+  g.replicas.push_back({"master-replica-0", {}, {}, "", "/l.log", c});
+  g.replicas.push_back({"worker-replica-0", {"train"}, {}, "", "/w.log"});
+  absl::StatusOr<SlurmGroup> back = ParseSlurmGroup(SlurmGroupJson(g));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->containers.runtime, "podman");
+  EXPECT_EQ(back->containers.pull, "missing");
+  EXPECT_EQ(back->containers.data_dir, "/var/lib/cairn");
+  ASSERT_TRUE(back->replicas[0].container.has_value());
+  const ContainerJob& b = *back->replicas[0].container;
+  EXPECT_EQ(b.image, c.image);
+  EXPECT_EQ(b.entrypoint, c.entrypoint);
+  ASSERT_EQ(b.mounts.size(), 1u);
+  EXPECT_EQ(b.mounts[0].container_path, "/in");
+  EXPECT_TRUE(b.mounts[0].read_only);
+  EXPECT_EQ(b.cpus, 1.5);
+  EXPECT_EQ(b.memory_bytes, 1 << 30);
+  EXPECT_EQ(b.pids_limit, 64);
+  EXPECT_EQ(b.labels, c.labels);
+  EXPECT_FALSE(back->replicas[1].container.has_value());
+  // Without an image, a replica still needs an argv.
+  g.replicas[0].container.reset();
+  EXPECT_FALSE(ParseSlurmGroup(SlurmGroupJson(g)).ok());
+}
+
 TEST(SlurmGroupTest, RefusesMalformedFiles) {
   EXPECT_FALSE(ParseSlurmGroup("").ok());
   EXPECT_FALSE(ParseSlurmGroup("{\"srun\": 1}").ok());
