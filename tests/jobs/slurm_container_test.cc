@@ -5,7 +5,8 @@
 // copied into the job user's store by scripts/podman-user.sh) and SUCCEED
 // with the metric written to cloudml-hypertune's in-container default path;
 // a study stop (scancel) leaves no container and no Slurm job behind.
-// Skipped (77, with the reason) when Slurm or rootless podman cannot run.
+// Skipped (exit 77, with the reason) when Slurm or rootless podman cannot
+// run.
 #include <pwd.h>
 
 #include <chrono>
@@ -139,3 +140,16 @@ TEST_F(SlurmContainerTest, StudyStopLeavesNoContainer) {
 
 }  // namespace
 }  // namespace cairn
+
+// Exit 77 (ctest's SKIP_RETURN_CODE) when every test skipped: Slurm or
+// rootless podman cannot run here.
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  const int rc = RUN_ALL_TESTS();
+  const ::testing::UnitTest& run = *::testing::UnitTest::GetInstance();
+  if (rc == 0 && run.skipped_test_count() > 0 &&
+      run.successful_test_count() == 0) {
+    return 77;
+  }
+  return rc;
+}
