@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "jobs/container_executor.h"
@@ -106,6 +107,23 @@ void AddSlurmGpus(const std::string& cuda_visible, ContainerJob& job) {
 }
 
 }  // namespace
+
+absl::StatusOr<std::string> SlurmContainerRuntime(const std::string& flag) {
+  if (flag == "none") return "";
+  if (flag.empty()) return "podman";
+  const bool path = flag[0] == '/';
+  bool ok = flag.size() < 1024;
+  for (char c : flag) {
+    ok = ok && (absl::ascii_isalnum(c) || c == '.' || c == '_' || c == '-' ||
+                c == '+' || (path && c == '/'));
+  }
+  if (!ok) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--container-runtime: '", flag.substr(0, 200),
+        "' must be a program name or an absolute path (found on the nodes)"));
+  }
+  return flag;
+}
 
 nlohmann::json ContainerJobJson(const ContainerJob& job) {
   nlohmann::json mounts = nlohmann::json::array();

@@ -27,6 +27,12 @@
 
 namespace cairn::jobs {
 
+// The runtime cairnd names for the nodes (--container-runtime with
+// --executor=slurm): "" for "none", "podman" for "", else `flag` itself
+// when it is a program name ([A-Za-z0-9._+-]) or an absolute path without
+// whitespace; InvalidArgument naming the flag otherwise.
+absl::StatusOr<std::string> SlurmContainerRuntime(const std::string& flag);
+
 // `job` as a JSON object of the group file, and back. InvalidArgument
 // naming the field when `j` is malformed.
 nlohmann::json ContainerJobJson(const ContainerJob& job);

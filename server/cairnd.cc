@@ -19,6 +19,7 @@
 #include "jobs/gpu_detect.h"
 #include "jobs/job_template.h"
 #include "jobs/python_sdk.h"
+#include "jobs/slurm_container.h"
 #include "jobs/slurm_executor.h"
 #include "monitoring/grpc_metrics_interceptor.h"
 #include "monitoring/study_summary.h"
@@ -120,11 +121,12 @@ absl::StatusOr<std::unique_ptr<Cairnd>> Cairnd::Start(
         jobs::FindContainerRuntime(options.container_runtime);
     s = runtime.status();
     if (s.ok()) d->container_runtime_ = *std::move(runtime);
-  } else if (s.ok() && options.container_runtime != "none") {
+  } else if (s.ok()) {
     // Slurm: the runtime runs on the nodes, found there by this name.
-    d->container_runtime_ = options.container_runtime.empty()
-                                ? "podman"
-                                : options.container_runtime;
+    absl::StatusOr<std::string> runtime =
+        jobs::SlurmContainerRuntime(options.container_runtime);
+    s = runtime.status();
+    if (s.ok()) d->container_runtime_ = *std::move(runtime);
   }
   if (s.ok()) s = CreateDir("--data-dir", store_path);
   if (s.ok()) s = d->StartMetrics(options);

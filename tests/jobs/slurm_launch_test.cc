@@ -1,8 +1,15 @@
-// The group file of a multi-replica Slurm job and scontrol's node address
-// (the modes that run inside the job are tested by slurm_test).
+// The group file of a multi-replica Slurm job, scontrol's node address and
+// a replica's container as a task prepares it (the modes that run inside
+// the job are tested by slurm_test and slurm_container_test).
 #include "jobs/slurm_launch.h"
 
+#include <sys/stat.h>
+
+#include <algorithm>
+
 #include "gtest/gtest.h"
+#include "jobs/slurm_container.h"
+#include "tests/testing/test_util.h"
 
 namespace cairn::jobs {
 namespace {
@@ -84,6 +91,71 @@ TEST(SlurmGroupTest, RefusesMalformedFiles) {
   ASSERT_FALSE(no_argv.ok());
   EXPECT_NE(no_argv.status().message().find("master-replica-0"),
             std::string::npos);
+}
+
+TEST(PrepareSlurmContainerTest, KeepsTheLocalContractWithAPrivateEnvFile) {
+  testing::TempDir dir;
+  ContainerOptions options;
+  options.runtime = "/bin/true";  // Stands in for podman's rm.
+  options.data_dir = "/var/lib/cairn";
+  ContainerJob job;
+  job.image = "localhost/trainer:1";
+  job.labels = {{"cairn.study", "4"}, {"cairn.trial", "2"}};
+  const std::string metrics = dir.path() + "/hypertune.json";
+  const std::map<std::string, std::string> env = {
+      {"CAIRN_JOB_DIR", dir.path()},
+      {"CAIRN_TOKEN", "secret"},
+      {"CLOUD_ML_HP_METRIC_FILE", metrics}};
+  const std::string env_file = dir.path() + "/env-0";
+  absl::StatusOr<SlurmContainer> c =
+      PrepareSlurmContainer(options, job, env, "", env_file, "77");
+  ASSERT_TRUE(c.ok()) << c.status();
+  const auto has = [&](const std::string& arg) {
+    return std::find(c->argv.begin(), c->argv.end(), arg) != c->argv.end();
+  };
+  EXPECT_TRUE(has("--label=cairn.slurm_job=77"));
+  EXPECT_TRUE(has("--label=cairn.data_dir=/var/lib/cairn"));
+  EXPECT_TRUE(has("--network=host"));
+  EXPECT_TRUE(has("--init"));
+  EXPECT_TRUE(has("--env-file=" + env_file));
+  EXPECT_TRUE(has("type=bind,source=" + metrics +
+                  ",destination=/tmp/hypertune/output.metrics"));
+  EXPECT_EQ(c->argv.back(), "localhost/trainer:1");
+  // The token travels in the 0600 file, never on the command line.
+  for (const std::string& a : c->argv) {
+    EXPECT_EQ(a.find("secret"), std::string::npos) << a;
+  }
+  struct stat st;
+  ASSERT_EQ(stat(env_file.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_NE(testing::ReadFile(env_file).find("CAIRN_TOKEN=secret\n"),
+            std::string::npos);
+  EXPECT_EQ(stat(metrics.c_str(), &st), 0) << "hypertune file not created";
+  CleanUpSlurmContainer(*c, absl::Seconds(1));
+  EXPECT_NE(stat(env_file.c_str(), &st), 0) << "env file left behind";
+
+  options.runtime = "no-such-podman";
+  absl::StatusOr<SlurmContainer> missing =
+      PrepareSlurmContainer(options, job, env, "", env_file, "77");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(missing.status().message().find("no-such-podman"),
+            std::string::npos);
+}
+
+TEST(SlurmContainerRuntimeTest, TakesANameOrAnAbsolutePath) {
+  EXPECT_EQ(SlurmContainerRuntime("").value(), "podman");
+  EXPECT_EQ(SlurmContainerRuntime("none").value(), "");
+  EXPECT_EQ(SlurmContainerRuntime("/opt/podman/bin/podman").value(),
+            "/opt/podman/bin/podman");
+  for (const char* bad :
+       {"./podman", "bin/podman", "podman --root=/x", "/usr/bin/pod\nman"}) {
+    absl::StatusOr<std::string> r = SlurmContainerRuntime(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(r.status().message().find("--container-runtime"),
+              std::string::npos);
+  }
 }
 
 TEST(ParseNodeAddrTest, FindsTheNodeAddrField) {
