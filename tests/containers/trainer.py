@@ -48,7 +48,7 @@ tag = os.environ.get("CLOUD_ML_HP_METRIC_TAG", "objective") or "objective"
 master = os.environ.get("CAIRN_REPLICA", "master").startswith("master")
 if master and where == "sdk":
     import cairn.job
-    cairn.job.report({tag: x * x}, step=1)
+    cairn.job.report(1, {tag: x * x})
 elif master:
     path = "/tmp/hypertune/output.metrics" if where == "default" else os.environ["CLOUD_ML_HP_METRIC_FILE"]
     with open(path, "w") as f:

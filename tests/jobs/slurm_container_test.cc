@@ -3,7 +3,8 @@
 // rootless podman as the job user on the nodes (jobs/slurm_container.h):
 // a study's trials run the test image (tests/containers/ensure_image.sh,
 // copied into the job user's store by scripts/podman-user.sh) and SUCCEED
-// with the metric written to cloudml-hypertune's in-container default path;
+// with the metric written to cloudml-hypertune's in-container default path
+// or reported through `import cairn.job` from the SDK cairnd mounts;
 // a study stop (scancel) leaves no container and no Slurm job behind.
 // Skipped (exit 77, with the reason) when Slurm or rootless podman cannot
 // run.
@@ -27,6 +28,8 @@ using testing::Sh;
 
 constexpr char kUser[] = "cairnjob";
 constexpr char kImage[] = "localhost/cairn-test-trainer:1";
+// kImage plus grpcio and protobuf (tests/containers/Containerfile.sdk).
+constexpr char kSdkImage[] = "localhost/cairn-test-sdk-trainer:1";
 
 class SlurmContainerTest : public testing::SlurmFixture {
  protected:
@@ -35,8 +38,12 @@ class SlurmContainerTest : public testing::SlurmFixture {
     if (!skip_.empty() || !start_error_.empty()) return;
     const std::string src = testing::SourceDir();
     const std::string out = Sh(absl::StrCat(
-        src, "/tests/containers/ensure_image.sh 2>&1 && ", src,
-        "/scripts/podman-user.sh ", kUser, " ", kImage, " 2>&1; echo rc=$?"));
+        src, "/tests/containers/ensure_image.sh 2>&1 && ",
+        "podman build -q --network=host --pull=never -t ", kSdkImage, " -f ",
+        src, "/tests/containers/Containerfile.sdk ", src,
+        "/tests/containers >/dev/null 2>&1 && ", src,
+        "/scripts/podman-user.sh ", kUser, " ", kImage, " ", kSdkImage,
+        " 2>&1; echo rc=$?"));
     if (out.find("rc=0\n") == std::string::npos) {
       skip_ = "rootless podman cannot run here: " + out;
     }
@@ -60,7 +67,8 @@ class SlurmContainerTest : public testing::SlurmFixture {
   // A study of `trials` trials in the test image; `args` follow the
   // trainer's command.
   Study CreateInImage(const std::string& name, int trials,
-                      const std::string& args) {
+                      const std::string& args,
+                      const std::string& image = kImage) {
     cairn::v1::CreateStudyRequest req;
     req.mutable_study()->set_display_name(name);
     EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(
@@ -74,7 +82,7 @@ class SlurmContainerTest : public testing::SlurmFixture {
                        algorithm: GRID_SEARCH
                        max_trials:)pb",
                      trials, " max_parallel_trials: 2 job_template {",
-                     " container { image: \"", kImage, "\" command: [",
+                     " container { image: \"", image, "\" command: [",
                      "\"python3\", \"/opt/trainer/trainer.py\"", args, "] } }"),
         req.mutable_study()->mutable_spec()));
     Study out;
@@ -108,6 +116,26 @@ TEST_F(SlurmContainerTest, TrialsRunTheImageAsTheJobUserAndReport) {
     EXPECT_NE(log.find("is Slurm task 0 of job"), std::string::npos) << log;
   }
   EXPECT_EQ(Containers(), "") << "containers left after the study";
+}
+
+TEST_F(SlurmContainerTest, TrainerReportsThroughCairnJobFromTheMountedSdk) {
+  StartServer({"--job-user", kUser});
+  // The image has no SDK: cairnd's (CAIRN_PYTHON_SDK) is mounted read-only.
+  Study study = CreateInImage("sdk", 1, ", \"--metric-path=sdk\"", kSdkImage);
+  Study done = WaitDone(study.name(), 120);
+  EXPECT_EQ(done.state(), Study::COMPLETED) << done.inactive_reason();
+  const std::vector<Trial> trials = Trials(study.name());
+  ASSERT_EQ(trials.size(), 1u);
+  const Trial& t = trials[0];
+  EXPECT_EQ(t.state(), Trial::SUCCEEDED)
+      << t.ShortDebugString()
+      << testing::ReadFile(t.job().job_dir() + "/job.log");
+  const double x = t.parameters(0).value().number_value();
+  ASSERT_EQ(t.measurements_size(), 1) << t.ShortDebugString();
+  EXPECT_EQ(t.measurements(0).step_count(), 1);
+  EXPECT_DOUBLE_EQ(t.measurements(0).metrics(0).value(), x * x);
+  // Not through the hypertune file: it stayed empty.
+  EXPECT_EQ(testing::ReadFile(t.job().job_dir() + "/hypertune.metrics"), "");
 }
 
 TEST_F(SlurmContainerTest, StudyStopLeavesNoContainer) {
