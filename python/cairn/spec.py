@@ -137,6 +137,26 @@ def resolve_command_paths(config_dir, spec):
                 "file, or absolute)" % (i, arg[:200], base[:300]))
 
 
+def _expand_image_shorthand(data):
+    """job_template.image (+ command, run inside the image) is shorthand for
+    job_template.container {image, command}, as for `cairn study create
+    --config` (cli/study_config.cc). Returns data, copied where changed."""
+    for key in ("job_template", "jobTemplate"):
+        template = data.get(key)
+        if not isinstance(template, dict) or "image" not in template:
+            continue
+        if "container" in template:
+            raise _invalid("job_template.image: give image (with command) or "
+                           "container, not both")
+        template = dict(template)
+        container = {"image": template.pop("image")}
+        if "command" in template:
+            container["command"] = template.pop("command")
+        template["container"] = container
+        data = dict(data, **{key: template})
+    return data
+
+
 def spec_from_dict(data):
     """StudySpec from a dict of its fields (proto names or lowerCamelCase,
     enums as strings). Unknown fields and bad values raise
@@ -146,6 +166,7 @@ def spec_from_dict(data):
     if not isinstance(data, dict):
         raise _invalid("the study config must be a mapping of StudySpec "
                        "fields (parameters, metrics, algorithm, ...)")
+    data = _expand_image_shorthand(data)
     spec = study_pb2.StudySpec()
     try:
         json_format.ParseDict(data, spec)
