@@ -1,0 +1,79 @@
+// See tuning_job_view.h.
+#include "sagemaker/tuning_job_view.h"
+
+#include <optional>
+
+#include "sagemaker/training_job_view.h"
+#include "sagemaker/tuning_job_request.h"
+
+namespace cairn::sagemaker {
+namespace {
+
+using nlohmann::json;
+
+// The objective's value in a Completed trial's final measurement.
+std::optional<double> ObjectiveOf(const cairn::v1::Trial& trial,
+                                  const TuningObjective& objective) {
+  if (TrainingJobStatus(&trial) != "Completed") return std::nullopt;
+  const std::string id = MetricIdOf(objective.metric_name);
+  for (const cairn::v1::Metric& m : trial.final_measurement().metrics()) {
+    if (m.metric_id() == id) return m.value();
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+json TuningCounters(const std::vector<cairn::v1::Trial>& trials,
+                    const TuningObjective& objective) {
+  json jobs = {{"Completed", 0},
+               {"InProgress", 0},
+               {"RetryableError", 0},
+               {"NonRetryableError", 0},
+               {"Stopped", 0}};
+  json objectives = {{"Succeeded", 0}, {"Pending", 0}, {"Failed", 0}};
+  for (const cairn::v1::Trial& trial : trials) {
+    std::string status = TrainingJobStatus(&trial);
+    if (status == "Stopping") status = "InProgress";
+    if (status == "Failed") status = "NonRetryableError";
+    jobs[status] = jobs[status].get<int>() + 1;
+    const char* outcome = status == "InProgress"          ? "Pending"
+                          : ObjectiveOf(trial, objective) ? "Succeeded"
+                                                          : "Failed";
+    objectives[outcome] = objectives[outcome].get<int>() + 1;
+  }
+  return {{"TrainingJobStatusCounters", jobs},
+          {"ObjectiveStatusCounters", objectives}};
+}
+
+json BestTrainingJob(const std::vector<cairn::v1::Trial>& trials,
+                     const TuningObjective& objective,
+                     const std::string& tuning_name,
+                     const std::string& study_name) {
+  const cairn::v1::Trial* best = nullptr;
+  double best_value = 0;
+  for (const cairn::v1::Trial& trial : trials) {
+    std::optional<double> value = ObjectiveOf(trial, objective);
+    if (!value) continue;
+    const bool better =
+        best == nullptr ||
+        (objective.minimize ? *value < best_value : *value > best_value) ||
+        (*value == best_value && trial.id() < best->id());
+    if (better) {
+      best = &trial;
+      best_value = *value;
+    }
+  }
+  if (best == nullptr) return nullptr;
+  auto tuned = TrialHyperParameters({}, *best);
+  return {{"TrainingJobName",
+           TuningTrainingJobName(tuning_name, study_name, best->id())},
+          {"TrainingJobStatus", TrainingJobStatus(best)},
+          {"TunedHyperParameters", tuned.ok() ? json(*tuned) : json::object()},
+          {"FinalHyperParameterTuningJobObjectiveMetric",
+           {{"Type", objective.minimize ? "Minimize" : "Maximize"},
+            {"MetricName", objective.metric_name},
+            {"Value", best_value}}}};
+}
+
+}  // namespace cairn::sagemaker
