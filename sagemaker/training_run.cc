@@ -14,6 +14,7 @@
 #include "sagemaker/container_files.h"
 #include "sagemaker/instance_types.h"
 #include "sagemaker/tar_gz.h"
+#include "sagemaker/tuning_job_view.h"
 
 namespace cairn::sagemaker {
 namespace {
@@ -166,8 +167,10 @@ absl::Status TrainingRunHooks::BeforeStart(const cairn::v1::Study& study,
                                            const std::string& job_dir,
                                            std::vector<jobs::JobSpec>& specs) {
   if (!study.spec().has_sagemaker_training_job()) return absl::OkStatus();
-  const SageMakerCreateTrainingJobRequest& request =
-      study.spec().sagemaker_training_job();
+  absl::StatusOr<SageMakerCreateTrainingJobRequest> trial_request =
+      TrialTrainingRequest(study, trial);
+  if (!trial_request.ok()) return trial_request.status();
+  const SageMakerCreateTrainingJobRequest& request = *trial_request;
   absl::StatusOr<std::vector<jobs::ContainerMount>> data = DataMounts(request);
   if (!data.ok()) return data.status();
   for (size_t i = 0; i < specs.size(); ++i) {
@@ -214,13 +217,14 @@ absl::Status TrainingRunHooks::AfterExit(const cairn::v1::Study& study,
   if (!study.spec().has_sagemaker_training_job() || job_dir.empty()) {
     return absl::OkStatus();
   }
-  const SageMakerCreateTrainingJobRequest& request =
-      study.spec().sagemaker_training_job();
+  absl::StatusOr<SageMakerCreateTrainingJobRequest> request =
+      TrialTrainingRequest(study, trial);
+  if (!request.ok()) return request.status();
   const fs::path host(HostDir(job_dir, 0));
   for (const auto& [src, file] : {std::pair{"model", "model.tar.gz"},
                                   std::pair{"output/data", "output.tar.gz"}}) {
     absl::StatusOr<std::string> dest = objects_.Resolve(
-        "OutputDataConfig.S3OutputPath", OutputUri(request, file));
+        "OutputDataConfig.S3OutputPath", OutputUri(*request, file));
     if (!dest.ok()) return dest.status();
     if (absl::Status s = PackTo(host / src, *dest); !s.ok()) return s;
   }

@@ -1,6 +1,8 @@
 // Runs a SageMaker training job's container under SageMaker's contract:
 // the job runner's AttemptHooks for studies made from a CreateTrainingJob
 // request (StudySpec.sagemaker_training_job); other studies pass through.
+// Each trial runs TrialTrainingRequest (tuning_job_view.h): a tuning job's
+// trial under its own job name with its own hyperparameters.
 //
 // Before an attempt starts, for host i of the job (the replica index):
 //  - JOB_DIR/ml/algo-N/ holds the /opt/ml tree (container_files.h), owned

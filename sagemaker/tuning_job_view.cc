@@ -24,6 +24,44 @@ std::optional<double> ObjectiveOf(const cairn::v1::Trial& trial,
 
 }  // namespace
 
+cairn::v1::Study TuningJobStudy(const TuningJobRequest& request) {
+  cairn::v1::Study study = TrainingJobStudy(request.training);
+  study.set_display_name(request.name);
+  cairn::v1::StudySpec* spec = study.mutable_spec();
+  *spec->mutable_parameters() = request.spec.parameters();
+  *spec->mutable_metrics() = request.spec.metrics();
+  spec->set_algorithm(request.spec.algorithm());
+  if (request.spec.has_early_stopping()) {
+    *spec->mutable_early_stopping() = request.spec.early_stopping();
+  }
+  spec->set_max_trials(request.spec.max_trials());
+  spec->set_max_parallel_trials(request.spec.max_parallel_trials());
+  (*spec->mutable_labels())["sagemaker"] = kTuningJobLabel;
+  (*spec->mutable_labels())[kObjectiveLabel] = request.objective_metric_name;
+  return study;
+}
+
+absl::StatusOr<cairn::v1::SageMakerCreateTrainingJobRequest>
+TrialTrainingRequest(const cairn::v1::Study& study,
+                     const cairn::v1::Trial& trial) {
+  cairn::v1::SageMakerCreateTrainingJobRequest request =
+      study.spec().sagemaker_training_job();
+  auto label = study.spec().labels().find("sagemaker");
+  if (label == study.spec().labels().end() ||
+      label->second != kTuningJobLabel) {
+    return request;
+  }
+  auto hyperparameters =
+      TrialHyperParameters(request.hyper_parameters(), trial);
+  if (!hyperparameters.ok()) return hyperparameters.status();
+  request.set_training_job_name(
+      TuningTrainingJobName(study.display_name(), study.name(), trial.id()));
+  request.mutable_hyper_parameters()->clear();
+  request.mutable_hyper_parameters()->insert(hyperparameters->begin(),
+                                             hyperparameters->end());
+  return request;
+}
+
 json TuningCounters(const std::vector<cairn::v1::Trial>& trials,
                     const TuningObjective& objective) {
   json jobs = {{"Completed", 0},

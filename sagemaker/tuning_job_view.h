@@ -1,16 +1,37 @@
-// The parts of DescribeHyperParameterTuningJob computed from the tuning
-// job's study trials (each trial one training job, see
-// tuning_job_request.h): the status counters and the best training job.
+// A tuning job as a study and back: the study made from a request, the
+// training request each trial runs, and the parts of
+// DescribeHyperParameterTuningJob computed from the study's trials (each
+// trial one training job): the status counters and the best training job.
 #ifndef CAIRN_SAGEMAKER_TUNING_JOB_VIEW_H_
 #define CAIRN_SAGEMAKER_TUNING_JOB_VIEW_H_
 
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "cairn/v1/study.pb.h"
 #include "nlohmann/json.hpp"
+#include "sagemaker/tuning_job_request.h"
 
 namespace cairn::sagemaker {
+
+// The label value (labels["sagemaker"]) of a tuning job's study, and the
+// label holding its objective's MetricName as given.
+inline constexpr char kTuningJobLabel[] = "tuning-job";
+inline constexpr char kObjectiveLabel[] = "sagemaker-objective";
+
+// The study to create for a validated tuning-job request: the training
+// definition's study (TrainingJobStudy: container template, the
+// definition in sagemaker_training_job) with the tuning job's name, search
+// space, objective metric, algorithm, early stopping and limits.
+cairn::v1::Study TuningJobStudy(const TuningJobRequest& request);
+
+// The training request trial `trial` of `study` runs: for a tuning job's
+// study the definition renamed TuningTrainingJobName and with
+// TrialHyperParameters; for a training job's study its request as is.
+absl::StatusOr<cairn::v1::SageMakerCreateTrainingJobRequest>
+TrialTrainingRequest(const cairn::v1::Study& study,
+                     const cairn::v1::Trial& trial);
 
 // What the view needs of the tuning job besides its trials.
 struct TuningObjective {

@@ -78,5 +78,57 @@ TEST(TuningJobViewTest, BestJobFollowsTheObjectiveDirection) {
                   .is_null());
 }
 
+constexpr char kRequest[] = R"json({"HyperParameterTuningJobName": "tune",
+ "HyperParameterTuningJobConfig": {"Strategy": "Random",
+   "HyperParameterTuningJobObjective": {"Type": "Maximize",
+     "MetricName": "acc"},
+   "ResourceLimits": {"MaxNumberOfTrainingJobs": 4,
+     "MaxParallelTrainingJobs": 2},
+   "ParameterRanges": {"IntegerParameterRanges": [{"Name": "depth",
+     "MinValue": "1", "MaxValue": "9"}]},
+   "TrainingJobEarlyStoppingType": "Auto"},
+ "TrainingJobDefinition": {"StaticHyperParameters": {"epochs": "3"},
+   "AlgorithmSpecification": {"TrainingImage": "localhost/t:1",
+     "TrainingInputMode": "File",
+     "MetricDefinitions": [{"Name": "acc", "Regex": "acc=([0-9.]+)"}]},
+   "RoleArn": "arn:aws:iam::123456789012:role/SageMakerRole",
+   "OutputDataConfig": {"S3OutputPath": "s3://bkt/out"},
+   "ResourceConfig": {"InstanceType": "ml.m5.large", "InstanceCount": 1,
+     "VolumeSizeInGB": 1}}})json";
+
+TEST(TuningJobViewTest, StudyOfARequestAndTheRequestOfATrial) {
+  auto request = ParseCreateTuningJob(kRequest);
+  ASSERT_TRUE(request.ok()) << request.status();
+  cairn::v1::Study study = TuningJobStudy(*request);
+  study.set_name("studies/9");
+  EXPECT_EQ(study.display_name(), "tune");
+  const cairn::v1::StudySpec& spec = study.spec();
+  EXPECT_EQ(spec.max_trials(), 4);
+  EXPECT_EQ(spec.max_parallel_trials(), 2);
+  EXPECT_EQ(spec.algorithm(), cairn::v1::StudySpec::RANDOM_SEARCH);
+  EXPECT_TRUE(spec.early_stopping().has_median());
+  ASSERT_EQ(spec.parameters_size(), 1);
+  ASSERT_EQ(spec.metrics_size(), 1);
+  EXPECT_EQ(spec.metrics(0).goal(), cairn::v1::MetricSpec::MAXIMIZE);
+  EXPECT_EQ(spec.labels().at("sagemaker"), kTuningJobLabel);
+  EXPECT_EQ(spec.labels().at(kObjectiveLabel), "acc");
+  EXPECT_TRUE(spec.job_template().has_container());
+  EXPECT_EQ(spec.job_template().container().image(), "localhost/t:1");
+
+  auto trial_request = TrialTrainingRequest(study, Job(3, Trial::ACTIVE));
+  ASSERT_TRUE(trial_request.ok()) << trial_request.status();
+  EXPECT_EQ(trial_request->training_job_name(),
+            TuningTrainingJobName("tune", "studies/9", 3));
+  EXPECT_EQ(trial_request->hyper_parameters().at("epochs"), "3");
+  EXPECT_EQ(trial_request->hyper_parameters().at("depth"), "3");
+
+  // A training job's study runs its request unchanged.
+  cairn::v1::Study single = TrainingJobStudy(request->training);
+  auto same = TrialTrainingRequest(single, Job(1, Trial::ACTIVE));
+  ASSERT_TRUE(same.ok());
+  EXPECT_EQ(same->training_job_name(), "tune");
+  EXPECT_FALSE(same->hyper_parameters().contains("depth"));
+}
+
 }  // namespace
 }  // namespace cairn::sagemaker
