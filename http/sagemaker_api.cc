@@ -17,6 +17,8 @@
 #include "sagemaker/list_query.h"
 #include "sagemaker/training_job_request.h"
 #include "sagemaker/training_job_view.h"
+#include "sagemaker/tuning_job_request.h"
+#include "sagemaker/tuning_job_view.h"
 
 namespace cairn::http {
 
@@ -132,13 +134,60 @@ absl::StatusOr<JobRecord> FindJob(Stub* stub, const HttpRequest& http,
   if (!study.ok() && study.status().code() != absl::StatusCode::kNotFound) {
     return study.status();
   }
-  if (!study.ok() || !study->spec().has_sagemaker_training_job()) {
+  if (!study.ok() || !study->spec().has_sagemaker_training_job() ||
+      sagemaker::IsTuningJobStudy(*study)) {
     return absl::NotFoundError(absl::StrCat(
         "Requested resource not found: training job '", name, "'"));
   }
   auto trial = TrialOf(stub, http, study->name());
   if (!trial.ok()) return trial.status();
   return JobRecord{*std::move(study), *std::move(trial)};
+}
+
+// The study and trials of tuning job `name` from a Describe, List or Stop
+// body {"HyperParameterTuningJobName": NAME}.
+struct TuningRecord {
+  cairn::v1::Study study;
+  std::vector<cairn::v1::Trial> trials;
+};
+
+absl::StatusOr<TuningRecord> FindTuningJob(Stub* stub, const HttpRequest& http,
+                                           const std::string& body) {
+  const json j = json::parse(body, nullptr, false);
+  const char* kKey = "HyperParameterTuningJobName";
+  if (!j.is_object() || !j.contains(kKey) || !j[kKey].is_string()) {
+    return absl::InvalidArgumentError(
+        "request body: give {\"HyperParameterTuningJobName\": NAME}");
+  }
+  const std::string name = j[kKey].get<std::string>();
+  absl::Status s = sagemaker::ValidateJobName(
+      kKey, name, sagemaker::kMaxTuningJobNameLength);
+  if (!s.ok()) return s;
+  cairn::v1::LookupStudyRequest req;
+  req.set_display_name(name);
+  auto study = Rpc(stub, http, &Stub::LookupStudy, req);
+  if (!study.ok() && study.status().code() != absl::StatusCode::kNotFound) {
+    return study.status();
+  }
+  if (!study.ok() || !sagemaker::IsTuningJobStudy(*study)) {
+    return absl::NotFoundError(
+        absl::StrCat("Requested resource not found: tuning job '", name, "'"));
+  }
+  TuningRecord record{*std::move(study), {}};
+  cairn::v1::ListTrialsRequest list;
+  list.set_parent(record.study.name());
+  auto trials = Rpc(stub, http, &Stub::ListTrials, list);
+  if (!trials.ok()) return trials.status();
+  record.trials.assign(trials->trials().begin(), trials->trials().end());
+  return record;
+}
+
+sagemaker::TuningObjective ObjectiveOf(const cairn::v1::Study& study) {
+  auto label = study.spec().labels().find(sagemaker::kObjectiveLabel);
+  return {
+      label == study.spec().labels().end() ? "" : label->second,
+      study.spec().metrics_size() == 0 ||
+          study.spec().metrics(0).goal() == cairn::v1::MetricSpec::MINIMIZE};
 }
 
 }  // namespace
@@ -166,6 +215,15 @@ HttpResponse SageMakerApi::Handle(const HttpRequest& request) const {
   }
   if (ours && target == "ListTrainingJobs") return AwsResponse(List(call));
   if (ours && target == "StopTrainingJob") return AwsResponse(Stop(call));
+  if (ours && target == "CreateHyperParameterTuningJob") {
+    return AwsResponse(CreateTuning(call));
+  }
+  if (ours && target == "DescribeHyperParameterTuningJob") {
+    return AwsResponse(DescribeTuning(call));
+  }
+  if (ours && target == "ListTrainingJobsForHyperParameterTuningJob") {
+    return AwsResponse(ListTuningJobs(call));
+  }
   return AwsResponse(absl::UnimplementedError(
       absl::StrCat("operation '", call.operation,
                    "' is not one Cairn serves (X-Amz-Target)")));
@@ -212,7 +270,10 @@ absl::StatusOr<std::string> SageMakerApi::List(const Call& call) const {
     auto page = Rpc(stub_.get(), call.http, &Stub::ListStudies, req);
     if (!page.ok()) return page.status();
     for (const cairn::v1::Study& study : page->studies()) {
-      if (!study.spec().has_sagemaker_training_job()) continue;
+      if (!study.spec().has_sagemaker_training_job() ||
+          sagemaker::IsTuningJobStudy(study)) {
+        continue;
+      }
       auto trial = TrialOf(stub_.get(), call.http, study.name());
       if (!trial.ok()) return trial.status();
       summaries.push_back(sagemaker::TrainingJobSummaryJson(
@@ -257,6 +318,73 @@ absl::StatusOr<std::string> SageMakerApi::Stop(const Call& call) const {
   auto done = Rpc(stub_.get(), call.http, &Stub::CompleteTrial, complete);
   if (!done.ok()) return done.status();
   return std::string("{}");
+}
+
+}  // namespace cairn::http
+
+namespace cairn::http {
+
+absl::StatusOr<std::string> SageMakerApi::CreateTuning(const Call& call) const {
+  auto request = sagemaker::ParseCreateTuningJob(call.http.body);
+  if (!request.ok()) return request.status();
+  if (absl::Status s = CheckLocations(objects_, request->training); !s.ok()) {
+    return s;
+  }
+  cairn::v1::CreateStudyRequest create;
+  *create.mutable_study() = sagemaker::TuningJobStudy(*request);
+  auto study = Rpc(stub_.get(), call.http, &Stub::CreateStudy, create);
+  if (!study.ok() &&
+      study.status().code() == absl::StatusCode::kAlreadyExists) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("HyperParameterTuningJobName '", request->name,
+                     "': a tuning job (or study) of that name exists"));
+  }
+  if (!study.ok()) return study.status();
+  return json({{"HyperParameterTuningJobArn",
+                sagemaker::TuningJobArn(request->name)}})
+      .dump();
+}
+
+absl::StatusOr<std::string> SageMakerApi::DescribeTuning(
+    const Call& call) const {
+  auto job = FindTuningJob(stub_.get(), call.http, call.http.body);
+  if (!job.ok()) return job.status();
+  const sagemaker::TuningObjective objective = ObjectiveOf(job->study);
+  json out = sagemaker::TuningCounters(job->trials, objective);
+  out["HyperParameterTuningJobName"] = job->study.display_name();
+  out["HyperParameterTuningJobArn"] =
+      sagemaker::TuningJobArn(job->study.display_name());
+  out["HyperParameterTuningJobStatus"] = sagemaker::TuningJobStatus(job->study);
+  out["CreationTime"] = job->study.create_time().seconds();
+  json best = sagemaker::BestTrainingJob(
+      job->trials, objective, job->study.display_name(), job->study.name());
+  if (!best.is_null()) out["BestTrainingJob"] = best;
+  return out.dump();
+}
+
+absl::StatusOr<std::string> SageMakerApi::ListTuningJobs(
+    const Call& call) const {
+  auto job = FindTuningJob(stub_.get(), call.http, call.http.body);
+  if (!job.ok()) return job.status();
+  json summaries = json::array();
+  for (const cairn::v1::Trial& trial : job->trials) {
+    auto request = sagemaker::TrialTrainingRequest(job->study, trial);
+    if (!request.ok()) return request.status();
+    json tuned = json::object();
+    for (const cairn::v1::Parameter& p : trial.parameters()) {
+      tuned[p.parameter_id()] =
+          request->hyper_parameters().at(p.parameter_id());
+    }
+    summaries.push_back(
+        {{"TrainingJobName", request->training_job_name()},
+         {"TrainingJobArn",
+          sagemaker::TrainingJobArn(request->training_job_name())},
+         {"TuningJobName", job->study.display_name()},
+         {"TrainingJobStatus", sagemaker::TrainingJobStatus(&trial)},
+         {"CreationTime", trial.start_time().seconds()},
+         {"TunedHyperParameters", tuned}});
+  }
+  return json({{"TrainingJobSummaries", summaries}}).dump();
 }
 
 }  // namespace cairn::http

@@ -7,8 +7,11 @@
 // metrics are gRPC's. The conversions live in sagemaker/.
 //
 // Operations: CreateTrainingJob, DescribeTrainingJob, ListTrainingJobs,
-// StopTrainingJob. Others: UnknownOperationException. Errors: the JSON
-// shape botocore parses (sagemaker/aws_error.h).
+// StopTrainingJob, CreateHyperParameterTuningJob,
+// DescribeHyperParameterTuningJob,
+// ListTrainingJobsForHyperParameterTuningJob. Others:
+// UnknownOperationException. Errors: the JSON shape botocore parses
+// (sagemaker/aws_error.h).
 #ifndef CAIRN_HTTP_SAGEMAKER_API_H_
 #define CAIRN_HTTP_SAGEMAKER_API_H_
 
@@ -54,6 +57,9 @@ class SageMakerApi {
   absl::StatusOr<std::string> Describe(const Call& call) const;
   absl::StatusOr<std::string> List(const Call& call) const;
   absl::StatusOr<std::string> Stop(const Call& call) const;
+  absl::StatusOr<std::string> CreateTuning(const Call& call) const;
+  absl::StatusOr<std::string> DescribeTuning(const Call& call) const;
+  absl::StatusOr<std::string> ListTuningJobs(const Call& call) const;
 
   const std::unique_ptr<cairn::v1::StudyService::StubInterface> stub_;
   const SageMakerAuthenticator authenticate_;

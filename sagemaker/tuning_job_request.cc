@@ -368,7 +368,6 @@ absl::StatusOr<TuningJobRequest> ParseCreateTuningJob(absl::string_view body) {
   return r;
 }
 
-
 std::string TuningTrainingJobName(absl::string_view tuning_name,
                                   absl::string_view study_name,
                                   int64_t trial_id) {

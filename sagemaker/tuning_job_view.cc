@@ -46,11 +46,7 @@ TrialTrainingRequest(const cairn::v1::Study& study,
                      const cairn::v1::Trial& trial) {
   cairn::v1::SageMakerCreateTrainingJobRequest request =
       study.spec().sagemaker_training_job();
-  auto label = study.spec().labels().find("sagemaker");
-  if (label == study.spec().labels().end() ||
-      label->second != kTuningJobLabel) {
-    return request;
-  }
+  if (!IsTuningJobStudy(study)) return request;
   auto hyperparameters =
       TrialHyperParameters(request.hyper_parameters(), trial);
   if (!hyperparameters.ok()) return hyperparameters.status();
@@ -60,6 +56,30 @@ TrialTrainingRequest(const cairn::v1::Study& study,
   request.mutable_hyper_parameters()->insert(hyperparameters->begin(),
                                              hyperparameters->end());
   return request;
+}
+
+std::string TuningJobArn(const std::string& name) {
+  return "arn:aws:sagemaker:local:000000000000:hyper-parameter-tuning-job/" +
+         name;
+}
+
+bool IsTuningJobStudy(const cairn::v1::Study& study) {
+  auto label = study.spec().labels().find("sagemaker");
+  return label != study.spec().labels().end() &&
+         label->second == kTuningJobLabel;
+}
+
+std::string TuningJobStatus(const cairn::v1::Study& study) {
+  switch (study.state()) {
+    case cairn::v1::Study::COMPLETED:
+      return "Completed";
+    case cairn::v1::Study::FAILED:
+      return "Failed";
+    case cairn::v1::Study::INACTIVE:
+      return "Stopped";
+    default:
+      return "InProgress";
+  }
 }
 
 json TuningCounters(const std::vector<cairn::v1::Trial>& trials,

@@ -33,6 +33,17 @@ absl::StatusOr<cairn::v1::SageMakerCreateTrainingJobRequest>
 TrialTrainingRequest(const cairn::v1::Study& study,
                      const cairn::v1::Trial& trial);
 
+// arn:aws:sagemaker:local:000000000000:hyper-parameter-tuning-job/<name>.
+std::string TuningJobArn(const std::string& name);
+
+// Whether `study` is a tuning job's (labels["sagemaker"] == kTuningJobLabel).
+bool IsTuningJobStudy(const cairn::v1::Study& study);
+
+// HyperParameterTuningJobStatus of a tuning job's study: ACTIVE InProgress,
+// COMPLETED Completed, FAILED Failed, INACTIVE (StopHyperParameterTuningJob)
+// Stopped.
+std::string TuningJobStatus(const cairn::v1::Study& study);
+
 // What the view needs of the tuning job besides its trials.
 struct TuningObjective {
   std::string metric_name;  // HyperParameterTuningJobObjective.MetricName

@@ -378,3 +378,97 @@ def test_instance_count_2_runs_a_container_per_host(editor, objects):
             resource = json.load(f)
         assert resource["current_host"] == host
         assert resource["hosts"] == ["algo-1", "algo-2"]
+
+
+def tuning(name, objects, **config):
+    """A CreateHyperParameterTuningJob request tuning the test image's
+    epochs (its last val_loss is 1/epochs)."""
+    c = dict(
+        Strategy="Bayesian",
+        HyperParameterTuningJobObjective={"Type": "Minimize",
+                                          "MetricName": "validation:loss"},
+        ResourceLimits={"MaxNumberOfTrainingJobs": 6,
+                        "MaxParallelTrainingJobs": 2},
+        ParameterRanges={"IntegerParameterRanges": [
+            {"Name": "epochs", "MinValue": "1", "MaxValue": "9"}]})
+    c.update(config)
+    d = job("unused", objects)
+    definition = {k: d[k] for k in (
+        "AlgorithmSpecification", "RoleArn", "InputDataConfig",
+        "OutputDataConfig", "ResourceConfig", "StoppingCondition")}
+    definition["StaticHyperParameters"] = {"sleep": "0"}
+    return dict(HyperParameterTuningJobName=name,
+                HyperParameterTuningJobConfig=c,
+                TrainingJobDefinition=definition)
+
+
+def test_bayesian_tuning_job_finds_its_best_training_job(editor, objects):
+    arn = editor.create_hyper_parameter_tuning_job(
+        **tuning("tune-b", objects))["HyperParameterTuningJobArn"]
+    assert arn.endswith(":hyper-parameter-tuning-job/tune-b")
+    deadline = time.time() + 120
+    while True:
+        d = editor.describe_hyper_parameter_tuning_job(
+            HyperParameterTuningJobName="tune-b")
+        if d["HyperParameterTuningJobStatus"] != "InProgress":
+            break
+        assert time.time() < deadline, d["TrainingJobStatusCounters"]
+        time.sleep(0.5)
+    assert d["HyperParameterTuningJobStatus"] == "Completed"
+    assert d["TrainingJobStatusCounters"]["Completed"] == 6
+    assert sum(d["TrainingJobStatusCounters"].values()) == 6
+    assert d["ObjectiveStatusCounters"] == {
+        "Succeeded": 6, "Pending": 0, "Failed": 0}
+    jobs = editor.list_training_jobs_for_hyper_parameter_tuning_job(
+        HyperParameterTuningJobName="tune-b")["TrainingJobSummaries"]
+    assert len(jobs) == 6
+    for j in jobs:
+        assert re.fullmatch(r"tune-b-\d{3}-[0-9a-f]{8}", j["TrainingJobName"])
+        assert j["TrainingJobStatus"] == "Completed"
+    assert len({j["TrainingJobName"] for j in jobs}) == 6
+    most = max(int(j["TunedHyperParameters"]["epochs"]) for j in jobs)
+    best = d["BestTrainingJob"]
+    assert int(best["TunedHyperParameters"]["epochs"]) == most
+    metric = best["FinalHyperParameterTuningJobObjectiveMetric"]
+    assert metric["MetricName"] == "validation:loss"
+    assert abs(metric["Value"] - round(1.0 / most, 3)) < 1e-9
+    # Each training job ran the contract under its own name and values.
+    manifest = json.loads(archive(objects, best["TrainingJobName"],
+                                  "model.tar.gz")["manifest.json"])
+    assert manifest["hps"] == {"sleep": "0", "epochs": str(most)}
+    assert manifest["env"]["TRAINING_JOB_NAME"] == best["TrainingJobName"]
+    # A tuning job is not a training job.
+    assert error_of(editor.describe_training_job,
+                    TrainingJobName="tune-b")[0] == "ResourceNotFound"
+
+
+def test_tuning_job_validation_names_field_and_value(editor, objects):
+    bad_range = {"IntegerParameterRanges": [
+        {"Name": "epochs", "MinValue": "5", "MaxValue": "2"}]}
+    log_zero = {"ContinuousParameterRanges": [
+        {"Name": "lr", "MinValue": "0", "MaxValue": "1",
+         "ScalingType": "Logarithmic"}]}
+    for config, words in (
+            (dict(ParameterRanges=bad_range), ("MinValue", "'5'")),
+            (dict(ParameterRanges=log_zero), ("MinValue", "'0'")),
+            (dict(Strategy="Grid", ResourceLimits={
+                "MaxNumberOfTrainingJobs": 600,
+                "MaxParallelTrainingJobs": 2}),
+             ("MaxNumberOfTrainingJobs", "600"))):
+        code, message, status = error_of(
+            editor.create_hyper_parameter_tuning_job,
+            **tuning("tune-bad", objects, **config))
+        assert (code, status) == ("ValidationException", 400), message
+        for w in words:
+            assert w in message, message
+    warm = tuning("tune-warm", objects)
+    warm["WarmStartConfig"] = {
+        "ParentHyperParameterTuningJobs": [
+            {"HyperParameterTuningJobName": "tune-b"}],
+        "WarmStartType": "TransferLearning"}
+    code, message, _ = error_of(editor.create_hyper_parameter_tuning_job,
+                                **warm)
+    assert code == "ValidationException" and "WarmStartConfig" in message
+    assert error_of(editor.describe_hyper_parameter_tuning_job,
+                    HyperParameterTuningJobName="tune-bad")[0] == \
+        "ResourceNotFound"
