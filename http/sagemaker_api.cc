@@ -182,6 +182,22 @@ absl::StatusOr<TuningRecord> FindTuningJob(Stub* stub, const HttpRequest& http,
   return record;
 }
 
+// Stops the training job run by `trial`: the job runner then ends its
+// container (SIGTERM, then SIGKILL after the grace); the job is Stopped
+// from now on.
+absl::Status StopJobTrial(Stub* stub, const HttpRequest& http,
+                          const cairn::v1::Trial& trial) {
+  cairn::v1::StopTrialRequest stop;
+  stop.set_name(trial.name());
+  auto stopped = Rpc(stub, http, &Stub::StopTrial, stop);
+  if (!stopped.ok()) return stopped.status();
+  cairn::v1::CompleteTrialRequest complete;
+  complete.set_name(trial.name());
+  complete.set_trial_infeasible(true);
+  complete.set_infeasible_reason(sagemaker::kStoppedReason);
+  return Rpc(stub, http, &Stub::CompleteTrial, complete).status();
+}
+
 sagemaker::TuningObjective ObjectiveOf(const cairn::v1::Study& study) {
   auto label = study.spec().labels().find(sagemaker::kObjectiveLabel);
   return {
@@ -220,6 +236,9 @@ HttpResponse SageMakerApi::Handle(const HttpRequest& request) const {
   }
   if (ours && target == "DescribeHyperParameterTuningJob") {
     return AwsResponse(DescribeTuning(call));
+  }
+  if (ours && target == "StopHyperParameterTuningJob") {
+    return AwsResponse(StopTuning(call));
   }
   if (ours && target == "ListTrainingJobsForHyperParameterTuningJob") {
     return AwsResponse(ListTuningJobs(call));
@@ -305,24 +324,36 @@ absl::StatusOr<std::string> SageMakerApi::Stop(const Call& call) const {
         "TrainingJobName", *name,
         absl::StrCat("the job is ", status, ", not InProgress"));
   }
-  cairn::v1::StopTrialRequest stop;
-  stop.set_name(job->trial->name());
-  auto stopped = Rpc(stub_.get(), call.http, &Stub::StopTrial, stop);
-  if (!stopped.ok()) return stopped.status();
-  // The job runner then ends the job's container (SIGTERM, then SIGKILL
-  // after the grace); the job is Stopped from now on.
-  cairn::v1::CompleteTrialRequest complete;
-  complete.set_name(job->trial->name());
-  complete.set_trial_infeasible(true);
-  complete.set_infeasible_reason(sagemaker::kStoppedReason);
-  auto done = Rpc(stub_.get(), call.http, &Stub::CompleteTrial, complete);
-  if (!done.ok()) return done.status();
+  if (absl::Status s = StopJobTrial(stub_.get(), call.http, *job->trial);
+      !s.ok()) {
+    return s;
+  }
   return std::string("{}");
 }
 
-}  // namespace cairn::http
-
-namespace cairn::http {
+absl::StatusOr<std::string> SageMakerApi::StopTuning(const Call& call) const {
+  auto job = FindTuningJob(stub_.get(), call.http, call.http.body);
+  if (!job.ok()) return job.status();
+  if (job->study.state() != cairn::v1::Study::ACTIVE) {
+    return sagemaker::InvalidField(
+        "HyperParameterTuningJobName", job->study.display_name(),
+        absl::StrCat("the tuning job is ",
+                     sagemaker::TuningJobStatus(job->study),
+                     ", not InProgress"));
+  }
+  // No new training jobs first, then the running ones end.
+  cairn::v1::SetStudyStateRequest pause;
+  pause.set_name(job->study.name());
+  pause.set_state(cairn::v1::Study::INACTIVE);
+  auto paused = Rpc(stub_.get(), call.http, &Stub::SetStudyState, pause);
+  if (!paused.ok()) return paused.status();
+  for (const cairn::v1::Trial& trial : job->trials) {
+    if (sagemaker::TrainingJobStatus(&trial) != "InProgress") continue;
+    absl::Status s = StopJobTrial(stub_.get(), call.http, trial);
+    if (!s.ok() && s.code() != absl::StatusCode::kFailedPrecondition) return s;
+  }
+  return std::string("{}");
+}
 
 absl::StatusOr<std::string> SageMakerApi::CreateTuning(const Call& call) const {
   auto request = sagemaker::ParseCreateTuningJob(call.http.body);

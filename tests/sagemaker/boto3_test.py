@@ -472,3 +472,26 @@ def test_tuning_job_validation_names_field_and_value(editor, objects):
     assert error_of(editor.describe_hyper_parameter_tuning_job,
                     HyperParameterTuningJobName="tune-bad")[0] == \
         "ResourceNotFound"
+
+
+def test_stop_tuning_job_stops_its_training_jobs(editor, objects):
+    request = tuning("tune-s", objects, ResourceLimits={
+        "MaxNumberOfTrainingJobs": 4, "MaxParallelTrainingJobs": 2})
+    request["TrainingJobDefinition"]["StaticHyperParameters"]["sleep"] = "60"
+    editor.create_hyper_parameter_tuning_job(**request)
+    deadline = time.time() + 60
+    while not editor.list_training_jobs_for_hyper_parameter_tuning_job(
+            HyperParameterTuningJobName="tune-s")["TrainingJobSummaries"]:
+        assert time.time() < deadline
+        time.sleep(0.3)
+    editor.stop_hyper_parameter_tuning_job(
+        HyperParameterTuningJobName="tune-s")
+    d = editor.describe_hyper_parameter_tuning_job(
+        HyperParameterTuningJobName="tune-s")
+    assert d["HyperParameterTuningJobStatus"] == "Stopped"
+    counters = d["TrainingJobStatusCounters"]
+    assert counters["InProgress"] == 0 and counters["Stopped"] >= 1, counters
+    assert sum(counters.values()) <= 2
+    code, message, _ = error_of(editor.stop_hyper_parameter_tuning_job,
+                                HyperParameterTuningJobName="tune-s")
+    assert code == "ValidationException" and "Stopped" in message
