@@ -237,6 +237,9 @@ HttpResponse SageMakerApi::Handle(const HttpRequest& request) const {
   if (ours && target == "DescribeHyperParameterTuningJob") {
     return AwsResponse(DescribeTuning(call));
   }
+  if (ours && target == "ListHyperParameterTuningJobs") {
+    return AwsResponse(ListTuning(call));
+  }
   if (ours && target == "StopHyperParameterTuningJob") {
     return AwsResponse(StopTuning(call));
   }
@@ -329,6 +332,45 @@ absl::StatusOr<std::string> SageMakerApi::Stop(const Call& call) const {
     return s;
   }
   return std::string("{}");
+}
+
+absl::StatusOr<std::string> SageMakerApi::ListTuning(const Call& call) const {
+  absl::StatusOr<sagemaker::ListQuery> query =
+      sagemaker::ParseListQuery(call.http.body);
+  if (!query.ok()) return query.status();
+  query->name_key = "HyperParameterTuningJobName";
+  query->status_key = "HyperParameterTuningJobStatus";
+  std::vector<json> summaries;
+  cairn::v1::ListStudiesRequest req;
+  do {
+    auto page = Rpc(stub_.get(), call.http, &Stub::ListStudies, req);
+    if (!page.ok()) return page.status();
+    for (const cairn::v1::Study& study : page->studies()) {
+      if (!sagemaker::IsTuningJobStudy(study)) continue;
+      cairn::v1::ListTrialsRequest list;
+      list.set_parent(study.name());
+      auto trials = Rpc(stub_.get(), call.http, &Stub::ListTrials, list);
+      if (!trials.ok()) return trials.status();
+      json s = sagemaker::TuningCounters(
+          {trials->trials().begin(), trials->trials().end()},
+          ObjectiveOf(study));
+      s[query->name_key] = study.display_name();
+      s["HyperParameterTuningJobArn"] =
+          sagemaker::TuningJobArn(study.display_name());
+      s[query->status_key] = sagemaker::TuningJobStatus(study);
+      s["CreationTime"] = study.create_time().seconds();
+      s["ResourceLimits"] = {
+          {"MaxNumberOfTrainingJobs", study.spec().max_trials()},
+          {"MaxParallelTrainingJobs", study.spec().max_parallel_trials()}};
+      summaries.push_back(std::move(s));
+    }
+    req.set_page_token(page->next_page_token());
+  } while (!req.page_token().empty());
+  sagemaker::ListPage page =
+      sagemaker::SelectPage(std::move(summaries), *query);
+  json out = {{"HyperParameterTuningJobSummaries", page.summaries}};
+  if (!page.next_token.empty()) out["NextToken"] = page.next_token;
+  return out.dump();
 }
 
 absl::StatusOr<std::string> SageMakerApi::StopTuning(const Call& call) const {

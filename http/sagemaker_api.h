@@ -9,7 +9,8 @@
 // Operations: CreateTrainingJob, DescribeTrainingJob, ListTrainingJobs,
 // StopTrainingJob, CreateHyperParameterTuningJob,
 // DescribeHyperParameterTuningJob,
-// ListTrainingJobsForHyperParameterTuningJob, StopHyperParameterTuningJob.
+// ListTrainingJobsForHyperParameterTuningJob, StopHyperParameterTuningJob,
+// ListHyperParameterTuningJobs.
 // Others:
 // UnknownOperationException. Errors: the JSON shape botocore parses
 // (sagemaker/aws_error.h).
@@ -62,6 +63,7 @@ class SageMakerApi {
   absl::StatusOr<std::string> DescribeTuning(const Call& call) const;
   absl::StatusOr<std::string> ListTuningJobs(const Call& call) const;
   absl::StatusOr<std::string> StopTuning(const Call& call) const;
+  absl::StatusOr<std::string> ListTuning(const Call& call) const;
 
   const std::unique_ptr<cairn::v1::StudyService::StubInterface> stub_;
   const SageMakerAuthenticator authenticate_;

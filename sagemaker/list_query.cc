@@ -56,10 +56,9 @@ absl::Status ParseMember(const std::string& key, const json& v, ListQuery* q) {
 bool Selected(const json& s, const ListQuery& q) {
   const double created = s["CreationTime"].get<double>();
   return absl::StrContains(
-             absl::AsciiStrToLower(s["TrainingJobName"].get<std::string>()),
+             absl::AsciiStrToLower(s[q.name_key].get<std::string>()),
              absl::AsciiStrToLower(q.name_contains)) &&
-         (q.status_equals.empty() ||
-          s["TrainingJobStatus"] == q.status_equals) &&
+         (q.status_equals.empty() || s[q.status_key] == q.status_equals) &&
          (!q.creation_after || created > *q.creation_after) &&
          (!q.creation_before || created < *q.creation_before);
 }
@@ -84,8 +83,8 @@ ListPage SelectPage(std::vector<json> summaries, const ListQuery& q) {
       std::remove_if(summaries.begin(), summaries.end(),
                      [&q](const json& s) { return !Selected(s, q); }),
       summaries.end());
-  const std::string key = q.sort_by == "Name"     ? "TrainingJobName"
-                          : q.sort_by == "Status" ? "TrainingJobStatus"
+  const std::string key = q.sort_by == "Name"     ? q.name_key
+                          : q.sort_by == "Status" ? q.status_key
                                                   : "CreationTime";
   std::stable_sort(summaries.begin(), summaries.end(),
                    [&](const json& a, const json& b) {

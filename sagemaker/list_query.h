@@ -1,7 +1,7 @@
-// ListTrainingJobs: its request (filters, sort, paging) and the page of
-// TrainingJobSummaries it selects. NextToken is the offset of the next
-// summary in the sorted, filtered list, so a list that changes between
-// pages may repeat or skip a job (as a SageMaker list may).
+// ListTrainingJobs (and ListHyperParameterTuningJobs): its request (filters,
+// sort, paging) and the page of TrainingJobSummaries it selects. NextToken is
+// the offset of the next summary in the sorted, filtered list, so a list that
+// changes between pages may repeat or skip a job (as a SageMaker list may).
 #ifndef CAIRN_SAGEMAKER_LIST_QUERY_H_
 #define CAIRN_SAGEMAKER_LIST_QUERY_H_
 
@@ -23,6 +23,10 @@ struct ListQuery {
   std::optional<double> creation_after, creation_before;  // epoch seconds
   std::string sort_by = "CreationTime";  // Name, CreationTime, Status
   bool descending = true;
+  // The summary members Name/Status refer to: a training job's, or
+  // HyperParameterTuningJobName/Status for ListHyperParameterTuningJobs.
+  std::string name_key = "TrainingJobName";
+  std::string status_key = "TrainingJobStatus";
 };
 
 // Parses a ListTrainingJobs body; InvalidArgument naming the member and

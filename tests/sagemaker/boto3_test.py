@@ -437,6 +437,13 @@ def test_bayesian_tuning_job_finds_its_best_training_job(editor, objects):
                                   "model.tar.gz")["manifest.json"])
     assert manifest["hps"] == {"sleep": "0", "epochs": str(most)}
     assert manifest["env"]["TRAINING_JOB_NAME"] == best["TrainingJobName"]
+    listed = editor.list_hyper_parameter_tuning_jobs(
+        NameContains="TUNE-B", StatusEquals="Completed")
+    assert [(j["HyperParameterTuningJobName"],
+             j["TrainingJobStatusCounters"]["Completed"],
+             j["ResourceLimits"]["MaxParallelTrainingJobs"])
+            for j in listed["HyperParameterTuningJobSummaries"]] == \
+        [("tune-b", 6, 2)]
     # A tuning job is not a training job.
     assert error_of(editor.describe_training_job,
                     TrainingJobName="tune-b")[0] == "ResourceNotFound"
