@@ -182,6 +182,30 @@ absl::StatusOr<TuningRecord> FindTuningJob(Stub* stub, const HttpRequest& http,
   return record;
 }
 
+// Every study, across ListStudies pages.
+absl::StatusOr<std::vector<cairn::v1::Study>> AllStudies(
+    Stub* stub, const HttpRequest& http) {
+  std::vector<cairn::v1::Study> out;
+  cairn::v1::ListStudiesRequest req;
+  do {
+    auto page = Rpc(stub, http, &Stub::ListStudies, req);
+    if (!page.ok()) return page.status();
+    out.insert(out.end(), page->studies().begin(), page->studies().end());
+    req.set_page_token(page->next_page_token());
+  } while (!req.page_token().empty());
+  return out;
+}
+
+// The page of `summaries` that `query` selects, as {member: [...],
+// NextToken}.
+std::string PageBody(std::vector<json> summaries,
+                     const sagemaker::ListQuery& query, const char* member) {
+  sagemaker::ListPage page = sagemaker::SelectPage(std::move(summaries), query);
+  json out = {{member, page.summaries}};
+  if (!page.next_token.empty()) out["NextToken"] = page.next_token;
+  return out.dump();
+}
+
 // Stops the training job run by `trial`: the job runner then ends its
 // container (SIGTERM, then SIGKILL after the grace); the job is Stopped
 // from now on.
@@ -286,28 +310,20 @@ absl::StatusOr<std::string> SageMakerApi::List(const Call& call) const {
   absl::StatusOr<sagemaker::ListQuery> query =
       sagemaker::ParseListQuery(call.http.body);
   if (!query.ok()) return query.status();
+  auto studies = AllStudies(stub_.get(), call.http);
+  if (!studies.ok()) return studies.status();
   std::vector<json> summaries;
-  cairn::v1::ListStudiesRequest req;
-  do {
-    auto page = Rpc(stub_.get(), call.http, &Stub::ListStudies, req);
-    if (!page.ok()) return page.status();
-    for (const cairn::v1::Study& study : page->studies()) {
-      if (!study.spec().has_sagemaker_training_job() ||
-          sagemaker::IsTuningJobStudy(study)) {
-        continue;
-      }
-      auto trial = TrialOf(stub_.get(), call.http, study.name());
-      if (!trial.ok()) return trial.status();
-      summaries.push_back(sagemaker::TrainingJobSummaryJson(
-          study, *trial ? &**trial : nullptr));
+  for (const cairn::v1::Study& study : *studies) {
+    if (!study.spec().has_sagemaker_training_job() ||
+        sagemaker::IsTuningJobStudy(study)) {
+      continue;
     }
-    req.set_page_token(page->next_page_token());
-  } while (!req.page_token().empty());
-  sagemaker::ListPage page =
-      sagemaker::SelectPage(std::move(summaries), *query);
-  json out = {{"TrainingJobSummaries", page.summaries}};
-  if (!page.next_token.empty()) out["NextToken"] = page.next_token;
-  return out.dump();
+    auto trial = TrialOf(stub_.get(), call.http, study.name());
+    if (!trial.ok()) return trial.status();
+    summaries.push_back(
+        sagemaker::TrainingJobSummaryJson(study, *trial ? &**trial : nullptr));
+  }
+  return PageBody(std::move(summaries), *query, "TrainingJobSummaries");
 }
 
 absl::StatusOr<std::string> SageMakerApi::Stop(const Call& call) const {
@@ -340,37 +356,29 @@ absl::StatusOr<std::string> SageMakerApi::ListTuning(const Call& call) const {
   if (!query.ok()) return query.status();
   query->name_key = "HyperParameterTuningJobName";
   query->status_key = "HyperParameterTuningJobStatus";
+  auto studies = AllStudies(stub_.get(), call.http);
+  if (!studies.ok()) return studies.status();
   std::vector<json> summaries;
-  cairn::v1::ListStudiesRequest req;
-  do {
-    auto page = Rpc(stub_.get(), call.http, &Stub::ListStudies, req);
-    if (!page.ok()) return page.status();
-    for (const cairn::v1::Study& study : page->studies()) {
-      if (!sagemaker::IsTuningJobStudy(study)) continue;
-      cairn::v1::ListTrialsRequest list;
-      list.set_parent(study.name());
-      auto trials = Rpc(stub_.get(), call.http, &Stub::ListTrials, list);
-      if (!trials.ok()) return trials.status();
-      json s = sagemaker::TuningCounters(
-          {trials->trials().begin(), trials->trials().end()},
-          ObjectiveOf(study));
-      s[query->name_key] = study.display_name();
-      s["HyperParameterTuningJobArn"] =
-          sagemaker::TuningJobArn(study.display_name());
-      s[query->status_key] = sagemaker::TuningJobStatus(study);
-      s["CreationTime"] = study.create_time().seconds();
-      s["ResourceLimits"] = {
-          {"MaxNumberOfTrainingJobs", study.spec().max_trials()},
-          {"MaxParallelTrainingJobs", study.spec().max_parallel_trials()}};
-      summaries.push_back(std::move(s));
-    }
-    req.set_page_token(page->next_page_token());
-  } while (!req.page_token().empty());
-  sagemaker::ListPage page =
-      sagemaker::SelectPage(std::move(summaries), *query);
-  json out = {{"HyperParameterTuningJobSummaries", page.summaries}};
-  if (!page.next_token.empty()) out["NextToken"] = page.next_token;
-  return out.dump();
+  for (const cairn::v1::Study& study : *studies) {
+    if (!sagemaker::IsTuningJobStudy(study)) continue;
+    cairn::v1::ListTrialsRequest list;
+    list.set_parent(study.name());
+    auto trials = Rpc(stub_.get(), call.http, &Stub::ListTrials, list);
+    if (!trials.ok()) return trials.status();
+    json s = sagemaker::TuningCounters(
+        {trials->trials().begin(), trials->trials().end()}, ObjectiveOf(study));
+    s[query->name_key] = study.display_name();
+    s["HyperParameterTuningJobArn"] =
+        sagemaker::TuningJobArn(study.display_name());
+    s[query->status_key] = sagemaker::TuningJobStatus(study);
+    s["CreationTime"] = study.create_time().seconds();
+    s["ResourceLimits"] = {
+        {"MaxNumberOfTrainingJobs", study.spec().max_trials()},
+        {"MaxParallelTrainingJobs", study.spec().max_parallel_trials()}};
+    summaries.push_back(std::move(s));
+  }
+  return PageBody(std::move(summaries), *query,
+                  "HyperParameterTuningJobSummaries");
 }
 
 absl::StatusOr<std::string> SageMakerApi::StopTuning(const Call& call) const {
