@@ -102,7 +102,7 @@ trainingInput:
     out = subprocess.run(
         [os.path.join(BIN, "cairn"), "jobs", "submit", "training", "replicas",
          "--config", str(config), "--master-image-uri", IMAGE,
-         "--stream-logs", "--", "--metric-path=env"],
+         "--stream-logs", "--", "--metric-path=env", "--wait-workers=2"],
         env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stdout + out.stderr
     job_dir = os.path.join(rest_server.data_dir, "jobs", "replicas")

@@ -9,7 +9,10 @@ objective = x * x through the cloudml-hypertune protocol to
 default when CLOUD_ML_HP_METRIC_FILE is ignored), to $CLOUD_ML_HP_METRIC_FILE
 (--metric-path=env) or through cairn.job (--metric-path=sdk). Switches:
 --sleep=S (seconds before reporting; SIGTERM ends it with 143),
---ignore-term=1 (SIGTERM ignored), --alloc-mb=N (touch N MiB), --exit=N.
+--ignore-term=1 (SIGTERM ignored), --alloc-mb=N (touch N MiB), --exit=N,
+--wait-workers=N (the master waits up to 60 s for N workers' result files,
+as a real distributed trainer waits for its workers: the master's exit ends
+the trial and stops them).
 """
 import json
 import os
@@ -38,6 +41,12 @@ if "alloc-mb" in args:
     block = bytearray(int(args["alloc-mb"]) * 1024 * 1024)
     for i in range(0, len(block), 4096):
         block[i] = 1
+if job_dir and os.environ.get("CAIRN_REPLICA", "master").startswith("master"):
+    wait_until = time.time() + 60
+    while time.time() < wait_until and sum(
+            1 for n in os.listdir(job_dir)
+            if n.startswith("result-worker-")) < int(args.get("wait-workers", "0")):
+        time.sleep(0.05)
 deadline = time.time() + float(args.get("sleep", "0"))
 while time.time() < deadline:
     time.sleep(0.05)
