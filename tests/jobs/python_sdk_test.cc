@@ -35,7 +35,8 @@ TEST_F(PythonSdkTest, FoundBesideTheBinaryOnlyWhenThePackageIsThere) {
 TEST_F(PythonSdkTest, FlagWinsAndIsChecked) {
   LayOut();
   EXPECT_EQ(*ResolvePythonSdk(sdk_ + "/", "/nowhere/cairnd"), sdk_);
-  for (const std::string bad : {dir_.path(), std::string("lib/cairn/python")}) {
+  for (const std::string& bad :
+       {dir_.path(), std::string("lib/cairn/python")}) {
     absl::StatusOr<std::string> r = ResolvePythonSdk(bad, exe_);
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
