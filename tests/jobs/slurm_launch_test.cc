@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "gtest/gtest.h"
 #include "jobs/slurm_container.h"
@@ -26,8 +27,10 @@ TEST(SlurmGroupTest, RoundTripsThroughJson) {
                         {"/usr/bin/python3", "train.py", "--lr=0.1; rm -rf /"},
                         {{"TF_CONFIG", "{\"cluster\": {}}"}, {"A", "x=y"}},
                         "/jobs/1/2",
-                        "/jobs/1/2/job.log"});
-  g.replicas.push_back({"worker-replica-0", {"train"}, {}, "", "/w.log"});
+                        "/jobs/1/2/job.log",
+                        std::nullopt});
+  g.replicas.push_back(
+      {"worker-replica-0", {"train"}, {}, "", "/w.log", std::nullopt});
   absl::StatusOr<SlurmGroup> back = ParseSlurmGroup(SlurmGroupJson(g));
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->srun, g.srun);
@@ -58,7 +61,8 @@ TEST(SlurmGroupTest, ContainerReplicasRoundTripWithoutArgv) {
   c.pids_limit = 64;
   c.labels = {{"cairn.trial", "3"}};
   g.replicas.push_back({"master-replica-0", {}, {}, "", "/l.log", c});
-  g.replicas.push_back({"worker-replica-0", {"train"}, {}, "", "/w.log"});
+  g.replicas.push_back(
+      {"worker-replica-0", {"train"}, {}, "", "/w.log", std::nullopt});
   absl::StatusOr<SlurmGroup> back = ParseSlurmGroup(SlurmGroupJson(g));
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->containers.runtime, "podman");
@@ -86,7 +90,7 @@ TEST(SlurmGroupTest, RefusesMalformedFiles) {
   EXPECT_FALSE(ParseSlurmGroup("{\"srun\": 1}").ok());
   SlurmGroup g;
   EXPECT_FALSE(ParseSlurmGroup(SlurmGroupJson(g)).ok()) << "no replicas";
-  g.replicas.push_back({"master-replica-0", {}, {}, "", "/l"});
+  g.replicas.push_back({"master-replica-0", {}, {}, "", "/l", std::nullopt});
   absl::StatusOr<SlurmGroup> no_argv = ParseSlurmGroup(SlurmGroupJson(g));
   ASSERT_FALSE(no_argv.ok());
   EXPECT_NE(no_argv.status().message().find("master-replica-0"),
