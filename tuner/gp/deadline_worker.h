@@ -30,8 +30,10 @@ class DeadlineWorker {
   // `fn`, while an earlier computation is still running: never two at once,
   // so missed deadlines cannot pile up CPU work, and callers queued behind
   // a slow computation are answered without waiting for it. On false, `fn`
-  // was not started or is still running: it must own (share) whatever it
-  // writes, and the caller must not read that until a later Run or Wait.
+  // was not started, is still running or finished only after the deadline
+  // (a caller preempted past it still gets false): it must own (share)
+  // whatever it writes, and the caller must not read that until a later Run
+  // or Wait.
   bool Run(std::function<void()> fn, absl::Time deadline);
 
   // Waits for a computation still running (tests, shutdown).
