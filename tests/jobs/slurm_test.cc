@@ -326,7 +326,7 @@ TEST_F(SlurmTest, MastersExitEndsTheGroupAndTfConfigHasTheRealPorts) {
   }
   Study done = WaitDone(study.name(), 60);
   EXPECT_EQ(done.state(), Study::COMPLETED) << done.inactive_reason();
-  std::vector<Trial> trials = Trials(study.name());
+  std::vector<Trial> trials = WaitJobsEnded(study.name(), 60);
   ASSERT_EQ(trials.size(), 1u);
   EXPECT_EQ(trials[0].state(), Trial::SUCCEEDED)
       << trials[0].ShortDebugString();

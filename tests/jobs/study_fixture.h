@@ -5,6 +5,7 @@
 #ifndef CAIRN_TESTS_JOBS_STUDY_FIXTURE_H_
 #define CAIRN_TESTS_JOBS_STUDY_FIXTURE_H_
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <map>
@@ -108,6 +109,31 @@ class StudyFixture : public ::testing::Test {
     grpc::Status st = stub_->ListTrials(&ctx, req, &resp);
     EXPECT_TRUE(st.ok()) << "ListTrials: " << st.error_message();
     return {resp.trials().begin(), resp.trials().end()};
+  }
+
+  // Polls until every trial's job has ended (a study may complete when its
+  // trials report, before the runner has stopped their jobs' other
+  // replicas) or `seconds` pass; returns the trials last read.
+  std::vector<cairn::v1::Trial> WaitJobsEnded(const std::string& study,
+                                              int seconds) {
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+    std::vector<cairn::v1::Trial> trials;
+    while (std::chrono::steady_clock::now() < deadline) {
+      trials = Trials(study);
+      if (std::all_of(trials.begin(), trials.end(), JobEnded)) return trials;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ADD_FAILURE() << "jobs of " << study << " still running after " << seconds
+                  << " s";
+    return trials;
+  }
+
+  static bool JobEnded(const cairn::v1::Trial& t) {
+    using cairn::v1::TrialJob;
+    const TrialJob::State s = t.job().state();
+    return s == TrialJob::STATE_UNSPECIFIED || s == TrialJob::SUCCEEDED ||
+           s == TrialJob::FAILED || s == TrialJob::CANCELLED;
   }
 
   cairn::v1::Trial GetTrial(const std::string& name) {
