@@ -158,6 +158,20 @@ std::vector<ContainerMount> ContainerGpuDriverMounts(
   return out;
 }
 
+bool AddContainerGpus(const std::string& visible, ContainerJob& job,
+                      const GpuDeviceRoots& roots) {
+  if (visible.empty()) return true;
+  const std::vector<std::string> devices = ContainerGpuDevices(visible, roots);
+  if (devices.empty()) return false;
+  job.devices.insert(job.devices.end(), devices.begin(), devices.end());
+  if (devices[0].rfind(roots.dev + "/", 0) == 0) {  // Not CDI.
+    for (const ContainerMount& m : ContainerGpuDriverMounts(roots)) {
+      job.mounts.push_back(m);
+    }
+  }
+  return true;
+}
+
 std::string ContainerName(const std::string& data_dir,
                           const ContainerJob& job) {
   const size_t hash = std::hash<std::string>{}(data_dir);

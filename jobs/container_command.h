@@ -80,6 +80,16 @@ std::vector<std::string> ContainerGpuDevices(const std::string& visible,
 std::vector<ContainerMount> ContainerGpuDriverMounts(
     const GpuDeviceRoots& roots = {});
 
+// Gives `job` exactly the GPUs `visible` names (CUDA_VISIBLE_DEVICES):
+// ContainerGpuDevices appended to job.devices and, with device nodes,
+// ContainerGpuDriverMounts to job.mounts, both under `roots`. The one place
+// both the local executor and a Slurm task choose a container's GPUs.
+// Returns false when `visible` names GPUs but none was found (a machine
+// without device nodes or CDI spec: the caller may warn); `job` is then
+// unchanged.
+bool AddContainerGpus(const std::string& visible, ContainerJob& job,
+                      const GpuDeviceRoots& roots = {});
+
 // argv of `podman run` for `spec` (spec.container set) as `user`, named
 // `name`, reading its environment from `env_file`:
 //   run --rm --pull=P --name N --init --network=host --user UID:GID

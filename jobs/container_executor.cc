@@ -189,26 +189,16 @@ class ContainerExecutor : public Executor {
   // without device nodes (cairnd --gpus N in tests) none, warned once.
   void AddGpuDevices(JobSpec& spec) {
     auto it = spec.env.find("CUDA_VISIBLE_DEVICES");
-    if (it == spec.env.end() || it->second.empty()) return;
-    std::vector<std::string> devices = ContainerGpuDevices(it->second);
-    if (devices.empty()) {
-      absl::MutexLock lock(&mu_);
-      if (!warned_no_gpu_nodes_) {
-        spdlog::warn(
-            "cairnd: containers get GPUs but this machine has no "
-            "/dev/nvidia* nodes and no CDI spec: they start without "
-            "GPU devices");
-      }
-      warned_no_gpu_nodes_ = true;
-      return;
+    if (it == spec.env.end()) return;
+    if (AddContainerGpus(it->second, *spec.container)) return;
+    absl::MutexLock lock(&mu_);
+    if (!warned_no_gpu_nodes_) {
+      spdlog::warn(
+          "cairnd: containers get GPUs but this machine has no "
+          "/dev/nvidia* nodes and no CDI spec: they start without "
+          "GPU devices");
     }
-    spec.container->devices.insert(spec.container->devices.end(),
-                                   devices.begin(), devices.end());
-    if (devices[0].rfind("/dev/", 0) == 0) {
-      for (const ContainerMount& m : ContainerGpuDriverMounts()) {
-        spec.container->mounts.push_back(m);
-      }
-    }
+    warned_no_gpu_nodes_ = true;
   }
 
   // The metric file must exist, owned by the job user, to be bind-mounted.

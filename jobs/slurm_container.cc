@@ -96,16 +96,6 @@ absl::StatusOr<std::string> NodeRuntime(const std::string& runtime) {
   return found;
 }
 
-// The GPUs Slurm gave the task, as --device values and driver mounts.
-void AddSlurmGpus(const std::string& cuda_visible, ContainerJob& job) {
-  const std::vector<std::string> devices = ContainerGpuDevices(cuda_visible);
-  job.devices.insert(job.devices.end(), devices.begin(), devices.end());
-  if (devices.empty() || devices[0].rfind("/dev/", 0) != 0) return;
-  for (const ContainerMount& m : ContainerGpuDriverMounts()) {
-    job.mounts.push_back(m);
-  }
-}
-
 }  // namespace
 
 absl::StatusOr<std::string> SlurmContainerRuntime(const std::string& flag) {
@@ -180,7 +170,8 @@ absl::StatusOr<SlurmContainer> PrepareSlurmContainer(
     if (!fd.ok()) return fd.status();
   }
   job.labels["cairn.slurm_job"] = slurm_job;
-  AddSlurmGpus(cuda_visible, job);
+  // The GPUs Slurm gave the task; a node without them runs none.
+  (void)AddContainerGpus(cuda_visible, job);
   JobSpec spec;
   spec.env = env;
   if (!cuda_visible.empty()) spec.env["CUDA_VISIBLE_DEVICES"] = cuda_visible;

@@ -190,6 +190,30 @@ TEST_F(GpuDevicesTest, NoNodesMeansNoDevicesAndCdiWinsWhenThere) {
               ElementsAre("nvidia.com/gpu=0", "nvidia.com/gpu=3"));
 }
 
+// The helper both the local executor and a Slurm task use: devices, the
+// driver mounts only with device nodes, and `false` with nothing to give.
+TEST_F(GpuDevicesTest, AddContainerGpusGivesTheJobItsGpus) {
+  ContainerJob job;
+  job.devices = {"/dev/fuse"};
+  EXPECT_TRUE(AddContainerGpus("", job, roots_));
+  EXPECT_FALSE(AddContainerGpus("0", job, roots_));
+  EXPECT_THAT(job.devices, ElementsAre("/dev/fuse"));
+  EXPECT_TRUE(job.mounts.empty());
+
+  Touch(roots_.dev + "/nvidia0");
+  Touch(roots_.lib_dirs[0] + "/libcuda.so.1");
+  EXPECT_TRUE(AddContainerGpus("0", job, roots_));
+  EXPECT_THAT(job.devices, ElementsAre("/dev/fuse", roots_.dev + "/nvidia0"));
+  ASSERT_EQ(job.mounts.size(), 1u);
+  EXPECT_EQ(job.mounts[0].host_path, roots_.lib_dirs[0] + "/libcuda.so.1");
+
+  ContainerJob cdi_job;
+  std::ofstream(roots_.cdi[0] + "/nvidia.yaml") << "kind: nvidia.com/gpu\n";
+  EXPECT_TRUE(AddContainerGpus("0", cdi_job, roots_));
+  EXPECT_THAT(cdi_job.devices, ElementsAre("nvidia.com/gpu=0"));
+  EXPECT_TRUE(cdi_job.mounts.empty()) << "CDI mounts the driver itself";
+}
+
 TEST(ContainerCommandTest, CpusClampedToTheMachineAndPullPolicy) {
   JobSpec spec = Spec();
   spec.container->cpus = 4;
