@@ -122,6 +122,40 @@ TEST(AlertTestsTest, EveryAlertHasAUnitTest) {
   }
 }
 
+std::string ReadSource(const std::string& relative) {
+  std::ifstream in(SourceDir() + "/" + relative);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Each fact has one home: the Prometheus steps and the alerts in
+// docs/monitoring.md, the metric table in monitoring/README.md, which
+// links to the steps instead of repeating them.
+TEST(MonitoringDocsTest, EveryAlertAndMetricIsDocumentedInItsHome) {
+  const std::string guide = ReadSource("docs/monitoring.md");
+  const std::string reference = ReadSource("monitoring/README.md");
+  ASSERT_FALSE(guide.empty());
+  ASSERT_FALSE(reference.empty());
+  for (const std::string& alert :
+       YamlValues(SourceDir() + "/monitoring/prometheus/alerts.yml", "alert")) {
+    EXPECT_THAT(guide, ::testing::HasSubstr("`" + alert + "`"))
+        << "docs/monitoring.md does not name alert " << alert;
+  }
+  std::istringstream lines(PopulatedMetrics("")->ScrapeText());
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind("# TYPE cairn_", 0) != 0) continue;
+    const std::string name = line.substr(7, line.find(' ', 7) - 7);
+    EXPECT_THAT(reference, ::testing::HasSubstr("`" + name + "`"))
+        << "monitoring/README.md's table lacks " << name;
+  }
+  EXPECT_THAT(reference, ::testing::HasSubstr("(../docs/monitoring.md)"));
+  EXPECT_THAT(reference,
+              ::testing::Not(::testing::HasSubstr("prometheus --config.file")))
+      << "monitoring/README.md repeats docs/monitoring.md's steps";
+}
+
 TEST_F(PromtoolTest, AlertRuleUnitTestsPass) {
   CommandResult result = RunCommand("cd '" + dir_ + "' && '" + promtool_ +
                                     "' test rules alerts_test.yml");
