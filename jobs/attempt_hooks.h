@@ -40,7 +40,10 @@ class AttemptHooks {
 
   // Called on each pass while trial `trial_name`'s attempt runs, and once
   // more after it exited (before AfterExit): metrics the hook read since
-  // the last call, stored like the job's hypertune entries. Default: none.
+  // the last call, stored like the job's hypertune entries. Their
+  // global_step counts from 1 in each attempt (e.g. matching log lines);
+  // the runner adds the trial's highest step stored before the attempt
+  // started, so a resumed attempt's steps continue. Default: none.
   virtual std::vector<HypertuneEntry> PollMetrics(
       const std::string& /*trial_name*/) {
     return {};

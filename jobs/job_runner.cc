@@ -294,7 +294,10 @@ void JobRunner::Collect(Running& r) {
     std::vector<HypertuneEntry> more =
         options_.hooks->PollMetrics(r.trial_name);
     if (!more.empty() && !entries.has_value()) entries.emplace();
-    for (HypertuneEntry& e : more) entries->push_back(std::move(e));
+    for (HypertuneEntry& e : more) {
+      e.global_step += r.hook_step_base;
+      entries->push_back(std::move(e));
+    }
   }
   if (!entries.has_value()) return;
   r.job.set_hypertune_timestamp(r.hypertune.timestamp());
@@ -544,6 +547,7 @@ JobRunner::Running JobRunner::MakeRunning(const JobStudyView& view,
   }
   r.hypertune = HypertuneCursor(HypertunePath(job.job_dir()).string(),
                                 job.hypertune_timestamp(), step_floor);
+  r.hook_step_base = std::max<int64_t>(step_floor, 0);
   return r;
 }
 

@@ -191,6 +191,11 @@ class JobRunner {
     // The attempt's hypertune file; in a resumed attempt entries at or
     // below the trial's highest stored step are dropped.
     HypertuneCursor hypertune;
+    // Added to the steps of AttemptHooks::PollMetrics entries, which count
+    // from 1 in each attempt: the trial's highest stored step when the
+    // attempt started (0 in a first attempt), so a resumed attempt's log
+    // metrics continue the curve instead of reusing stored steps.
+    int64_t hook_step_base = 0;
     // Restarts the executor did on its own (Executor::Requeues) so far.
     int requeues_seen = 0;
     // Set once the runner ends the job (SIGTERM sent), with why.
