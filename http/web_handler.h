@@ -2,8 +2,10 @@
 // API under /v1/ (rest_api.h), AI Platform's under /v1/projects/ with its
 // discovery document (aiplatform_api.h), batches of those calls at /batch
 // (batch.h), and the web UI: its pages (one embedded single-page app,
-// http/ui/, for /, /login, /studies/...), its scripts under /static/, and
-// Chart.js read from Debian's libjs-chart.js.
+// http/ui/, for /, /login, /studies/...), its scripts under /static/,
+// Chart.js read from Debian's libjs-chart.js, and /static/limits.js: the
+// server's limits the UI shows (CAIRN_LIMITS.importanceMinTrials is
+// tuner::kMinImportanceTrials), so the UI keeps no copy of them.
 //
 // The UI's files and the discovery document need no token (they hold no
 // data); every /v1/ call does, as over gRPC.

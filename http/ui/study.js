@@ -6,9 +6,6 @@
 // Past this many trials the page fetches no intermediate measurements (the
 // list alone stays fast at 10,000 trials) and draws no learning curves.
 const CURVES_MAX_TRIALS = 1000;
-// cairnd answers parameterImportance from this many succeeded trials on
-// (kMinImportanceTrials, tuner/parameter_importance.h); fewer are not asked.
-const IMPORTANCE_MIN_TRIALS = 4;
 
 const studyView = {sortKey: 'id', sortDir: 1, charts: {}};
 
@@ -243,8 +240,11 @@ function renderAllCurves(study, trials, objective) {
 async function renderImportance(id, study) {
   const note = document.getElementById('importance-note');
   const canvas = document.getElementById('importance');
-  if (study.succeededCount < IMPORTANCE_MIN_TRIALS) {
-    note.textContent = `shown from ${IMPORTANCE_MIN_TRIALS} succeeded trials on`;
+  // cairnd answers parameterImportance from this many succeeded trials on
+  // (served in /static/limits.js); fewer are not asked.
+  const minTrials = CAIRN_LIMITS.importanceMinTrials;
+  if (study.succeededCount < minTrials) {
+    note.textContent = `shown from ${minTrials} succeeded trials on`;
     return;
   }
   try {

@@ -6,6 +6,7 @@ axes with ticks, and a one-point curve drawn."""
 import json
 import math
 import os
+import re
 
 import webui
 
@@ -148,10 +149,34 @@ def check_importance_errors(server, study):
     webui.check(status == 401, "importance without a token: 401")
 
 
+def check_importance_minimum(driver, server):
+    """The page's minimum for importance is the one cairnd's REST refusal
+    names (tuner's kMinImportanceTrials, served in /static/limits.js)."""
+    study = server.ok("POST", "studies", {"study": {
+        "displayName": "few", "spec": {
+            "parameters": [{"parameterId": "lr", "type": "DOUBLE",
+                            "minValue": 0, "maxValue": 1}],
+            "metrics": [{"metricId": "loss", "goal": "MINIMIZE"}],
+            "algorithm": "RANDOM_SEARCH"}}})["name"]
+    status, body = server.rest("GET", study + "/parameterImportance")
+    found = re.search(r"needs at least (\d+) SUCCEEDED", body["error"]["message"])
+    webui.check(status == 400 and found is not None,
+                "importance with no trials is refused, naming the minimum: %s"
+                % body["error"]["message"][:80])
+    driver.get(server.base + "/" + study)
+    want = "shown from %s succeeded trials on" % found.group(1)
+    note = webui.wait(driver, "the importance note", lambda d: d.execute_script(
+        "const n = document.getElementById('importance-note');"
+        "return n && n.textContent === arguments[0] ? n.textContent : null;",
+        want))
+    webui.check(note == want, "the page shows cairnd's minimum: %r" % note)
+
+
 def check(driver, server, shots):
     """Every check above, on a study of its own."""
     study, trials, stopped, single = make_study(server)
     check_importance_errors(server, study)
+    check_importance_minimum(driver, server)
     driver.get(server.base + "/" + study)
     check_curves(driver, trials, stopped)
     check_importance(driver)
