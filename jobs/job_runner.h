@@ -203,6 +203,10 @@ class JobRunner {
     cairn::v1::TrialJob job;
   };
 
+  // Logs a failed store call with the trial's name; the pass goes on.
+  static void LogIfError(const absl::Status& status,
+                         const std::string& trial_name, const char* action);
+
   void Loop() ABSL_LOCKS_EXCLUDED(mu_, pass_mu_);
   void RecoverTrial(const cairn::v1::Trial& trial)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(pass_mu_);
