@@ -17,6 +17,13 @@
 # provisioning and no conffile prompts appear on upgrade.
 include(GNUInstallDirs)
 
+# Install and package what is built (`cmake --build build` first, as for
+# `cmake --install`): without this, cpack's preinstall step runs a serial
+# `make all` over the whole tree before packaging, a full rebuild whenever
+# anything is stale (that is what pushed packaging_deb_test past 600 s).
+# A binary that was never built still fails the install, naming it.
+set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
+
 # The CUDA runtime and cuBLAS come from NVIDIA's toolkit in /usr/local/cuda,
 # not from a Debian package: installed binaries find them there.
 set(CMAKE_INSTALL_RPATH "/usr/local/cuda/lib64")
