@@ -15,7 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
-#include "api/container_image.h"
+#include "jobs/image_store.h"
 #include "jobs/job_environment.h"
 #include "jobs/job_files.h"
 #include "jobs/subprocess.h"
@@ -164,25 +164,17 @@ class ContainerExecutor : public Executor {
   }
 
   // Fails fast, naming the image, when it is not in the local store and
-  // podman may not pull it.
+  // podman may not pull it. (PodmanRunArgv refuses a bad reference.)
   absl::Status CheckImage(const std::string& image) {
-    if (std::string why = api::ImageReferenceProblem(image); !why.empty()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("container image '", image.substr(0, 100), "' ", why));
-    }
     if (options_.pull != "never") return absl::OkStatus();
-    absl::StatusOr<ProgramOutput> out =
-        Runtime(options_.runtime, {"image", "exists", image});
-    if (!out.ok()) return out.status();
-    if (out->exit_code == 0) return absl::OkStatus();
-    if (out->exit_code == 1) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "container image '", image,
-          "' is not in the local image store (cairnd --image-pull=never): "
-          "build or load it on this machine first"));
-    }
+    absl::StatusOr<bool> found =
+        ImageInStore(options_.runtime, image, RuntimeEnv(), CurrentUser());
+    if (!found.ok()) return found.status();
+    if (*found) return absl::OkStatus();
     return absl::FailedPreconditionError(absl::StrCat(
-        options_.runtime, " image exists ", image, ": ", FirstLine(out->err)));
+        "container image '", image,
+        "' is not in the local image store (cairnd --image-pull=never): "
+        "build or load it on this machine first"));
   }
 
   // Exactly the job's GPUs (CUDA_VISIBLE_DEVICES) as devices; on a machine

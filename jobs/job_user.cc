@@ -89,7 +89,7 @@ absl::StatusOr<JobUser> ResolveJobUser(const std::string& name,
   return user;
 }
 
-int DropPrivileges(const JobUser& user) {
+int SwitchUser(const JobUser& user) {
   if (user.switch_user) {
     // Raw system calls: they change only this (single-threaded) child, and
     // are async-signal-safe whatever the C library does for threads.
@@ -103,6 +103,11 @@ int DropPrivileges(const JobUser& user) {
       return EPERM;  // Still (or again) able to be root: never exec.
     }
   }
+  return 0;
+}
+
+int DropPrivileges(const JobUser& user) {
+  if (const int err = SwitchUser(user); err != 0) return err;
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return errno;
   return 0;
 }

@@ -38,8 +38,12 @@ absl::StatusOr<JobUser> ResolveJobUser(const std::string& name,
 JobUser CurrentUser();
 
 // In a forked child: switches to `user` when user.switch_user (groups, gid,
-// then uid, checked), then sets PR_SET_NO_NEW_PRIVS. Only async-signal-safe
-// calls. Returns 0, or the errno of the step that failed.
+// then uid, checked: never able to become root again). Only
+// async-signal-safe calls. Returns 0, or the errno of the step that failed.
+int SwitchUser(const JobUser& user);
+
+// In a forked child: SwitchUser, then PR_SET_NO_NEW_PRIVS. Only
+// async-signal-safe calls. Returns 0, or the errno of the step that failed.
 int DropPrivileges(const JobUser& user);
 
 // FailedPrecondition naming `flag` and --job-user unless `user` can reach

@@ -18,6 +18,7 @@
 #include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "jobs/image_store.h"
 #include "jobs/job_files.h"
 #include "jobs/slurm_launch.h"
 #include "jobs/subprocess.h"
@@ -217,6 +218,12 @@ class SlurmExecutor : public Executor {
       return absl::FailedPreconditionError(absl::StrCat(
           "container image '", spec.container->image.substr(0, 100),
           "': cairnd runs no containers (--container-runtime=none)"));
+    }
+    // A missing image fails the submission, not the job on its node.
+    if (spec.container && options_.containers.pull == "never") {
+      absl::Status image = CheckJobUserImage(options_.containers.runtime,
+                                             spec.container->image, user_);
+      if (!image.ok()) return image;
     }
     for (const auto& [k, v] : spec.env) {
       const std::string why = SlurmReservedVariableReason(k);

@@ -23,7 +23,10 @@ namespace cairn::jobs {
 // group file in the job dir; the job's exit is the master's. Refuses
 // (InvalidArgument) a job env with SBATCH_*/SLURM_* variables;
 // sbatch's refusal (unknown partition, impossible GPU request, ...) is
-// FailedPrecondition with Slurm's message.
+// FailedPrecondition with Slurm's message. A container job whose image is
+// not in the job user's store (options.containers.pull "never";
+// CheckJobUserImage, jobs/image_store.h) is refused before sbatch,
+// FailedPrecondition naming the image.
 // Poll: answers from one `squeue -t all -j ID,...` for all of the
 // executor's jobs, run at most once per options.status_interval; a job
 // squeue no longer knows is over (exit code 1, "no longer known to Slurm").

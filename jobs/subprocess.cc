@@ -27,9 +27,13 @@ std::vector<char*> CStrings(const std::vector<std::string>& v) {
   return out;
 }
 
-// In the child: stdin /dev/null, stdout and stderr the pipes, nothing else.
+// In the child: `user` when given, stdin /dev/null, stdout and stderr the
+// pipes, nothing else.
 [[noreturn]] void ExecChild(int out_fd, int err_fd, char* const* argv,
-                            char* const* envp) {
+                            char* const* envp, const JobUser* user) {
+  if (user != nullptr && (SwitchUser(*user) != 0 || chdir("/") != 0)) {
+    _exit(127);
+  }
   const int null_fd = open("/dev/null", O_RDONLY);
   if (null_fd < 0 || dup2(null_fd, 0) < 0 || dup2(out_fd, 1) < 0 ||
       dup2(err_fd, 2) < 0) {
@@ -66,10 +70,10 @@ void ReadBoth(int out_fd, int err_fd, ProgramOutput& result) {
   }
 }
 
-}  // namespace
-
-absl::StatusOr<ProgramOutput> RunProgram(const std::vector<std::string>& argv,
-                                         const std::vector<std::string>& env) {
+// Forks, switches to `user` when given, execs; both outputs captured.
+absl::StatusOr<ProgramOutput> RunChild(const std::vector<std::string>& argv,
+                                       const std::vector<std::string>& env,
+                                       const JobUser* user) {
   if (argv.empty() || argv[0].empty() || argv[0][0] != '/') {
     return absl::InvalidArgumentError(
         "RunProgram: argv[0] must be an absolute path");
@@ -88,7 +92,7 @@ absl::StatusOr<ProgramOutput> RunProgram(const std::vector<std::string>& argv,
   }
   const pid_t pid = fork();
   if (pid == 0)
-    ExecChild(out_pipe[1], err_pipe[1], c_argv.data(), c_env.data());
+    ExecChild(out_pipe[1], err_pipe[1], c_argv.data(), c_env.data(), user);
   close(out_pipe[1]);
   close(err_pipe[1]);
   if (pid < 0) {
@@ -107,6 +111,19 @@ absl::StatusOr<ProgramOutput> RunProgram(const std::vector<std::string>& argv,
     return absl::FailedPreconditionError(absl::StrCat("cannot run ", argv[0]));
   }
   return result;
+}
+
+}  // namespace
+
+absl::StatusOr<ProgramOutput> RunProgram(const std::vector<std::string>& argv,
+                                         const std::vector<std::string>& env) {
+  return RunChild(argv, env, nullptr);
+}
+
+absl::StatusOr<ProgramOutput> RunProgramAs(const std::vector<std::string>& argv,
+                                           const std::vector<std::string>& env,
+                                           const JobUser& user) {
+  return RunChild(argv, env, &user);
 }
 
 std::string FindProgram(const std::string& name, const std::string& path) {

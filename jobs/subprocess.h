@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "jobs/job_user.h"
 
 namespace cairn::jobs {
 
@@ -23,6 +24,14 @@ struct ProgramOutput {
 // (the message names it). Output past 4 MiB per stream is dropped.
 absl::StatusOr<ProgramOutput> RunProgram(const std::vector<std::string>& argv,
                                          const std::vector<std::string>& env);
+
+// RunProgram as `user` (SwitchUser, jobs/job_user.h, in the child, working
+// dir /), without PR_SET_NO_NEW_PRIVS: for a tool that needs its setuid
+// helpers, such as rootless podman's newuidmap. The child exits 127 when
+// it cannot switch.
+absl::StatusOr<ProgramOutput> RunProgramAs(const std::vector<std::string>& argv,
+                                           const std::vector<std::string>& env,
+                                           const JobUser& user);
 
 // The absolute path of `name` found in the directories of `path` (a
 // PATH-style list), or "" if none is executable.

@@ -5,7 +5,8 @@
 // copied into the job user's store by scripts/podman-user.sh) and SUCCEED
 // with the metric written to cloudml-hypertune's in-container default path
 // or reported through `import cairn.job` from the SDK cairnd mounts;
-// a study stop (scancel) leaves no container and no Slurm job behind.
+// a study stop (scancel) leaves no container and no Slurm job behind; an
+// image missing from the job user's store fails at submission, named.
 // Skipped (exit 77, with the reason) when Slurm or rootless podman cannot
 // run.
 #include <pwd.h>
@@ -136,6 +137,24 @@ TEST_F(SlurmContainerTest, TrainerReportsThroughCairnJobFromTheMountedSdk) {
   EXPECT_DOUBLE_EQ(t.measurements(0).metrics(0).value(), x * x);
   // Not through the hypertune file: it stayed empty.
   EXPECT_EQ(testing::ReadFile(t.job().job_dir() + "/hypertune.metrics"), "");
+}
+
+TEST_F(SlurmContainerTest, MissingImageFailsAtSubmissionNamingIt) {
+  StartServer({"--job-user", kUser});
+  const std::string image = "localhost/cairn-no-such-image:1";
+  Study study = CreateInImage("missing", 1, "", image);
+  WaitDone(study.name(), 60);
+  const std::vector<Trial> trials = Trials(study.name());
+  ASSERT_EQ(trials.size(), 1u) << testing::ReadFile(server_->log_path());
+  const Trial& t = trials[0];
+  EXPECT_EQ(t.state(), Trial::FAILED) << t.ShortDebugString();
+  // Refused before sbatch: the job never reached Slurm.
+  EXPECT_EQ(t.job().pid(), 0) << t.ShortDebugString();
+  EXPECT_NE(
+      t.job().message().find(absl::StrCat(
+          "'", image, "' is not in the image store of job user '", kUser)),
+      std::string::npos)
+      << t.ShortDebugString();
 }
 
 TEST_F(SlurmContainerTest, StudyStopLeavesNoContainer) {
