@@ -19,6 +19,7 @@
 #include "sagemaker/training_job_view.h"
 #include "sagemaker/tuning_job_request.h"
 #include "sagemaker/tuning_job_view.h"
+#include "sagemaker/warm_start.h"
 
 namespace cairn::http {
 
@@ -151,18 +152,9 @@ struct TuningRecord {
   std::vector<cairn::v1::Trial> trials;
 };
 
-absl::StatusOr<TuningRecord> FindTuningJob(Stub* stub, const HttpRequest& http,
-                                           const std::string& body) {
-  const json j = json::parse(body, nullptr, false);
-  const char* kKey = "HyperParameterTuningJobName";
-  if (!j.is_object() || !j.contains(kKey) || !j[kKey].is_string()) {
-    return absl::InvalidArgumentError(
-        "request body: give {\"HyperParameterTuningJobName\": NAME}");
-  }
-  const std::string name = j[kKey].get<std::string>();
-  absl::Status s = sagemaker::ValidateJobName(
-      kKey, name, sagemaker::kMaxTuningJobNameLength);
-  if (!s.ok()) return s;
+absl::StatusOr<TuningRecord> FindTuningJobNamed(Stub* stub,
+                                                const HttpRequest& http,
+                                                const std::string& name) {
   cairn::v1::LookupStudyRequest req;
   req.set_display_name(name);
   auto study = Rpc(stub, http, &Stub::LookupStudy, req);
@@ -180,6 +172,72 @@ absl::StatusOr<TuningRecord> FindTuningJob(Stub* stub, const HttpRequest& http,
   if (!trials.ok()) return trials.status();
   record.trials.assign(trials->trials().begin(), trials->trials().end());
   return record;
+}
+
+absl::StatusOr<TuningRecord> FindTuningJob(Stub* stub, const HttpRequest& http,
+                                           const std::string& body) {
+  const json j = json::parse(body, nullptr, false);
+  const char* kKey = "HyperParameterTuningJobName";
+  if (!j.is_object() || !j.contains(kKey) || !j[kKey].is_string()) {
+    return absl::InvalidArgumentError(
+        "request body: give {\"HyperParameterTuningJobName\": NAME}");
+  }
+  const std::string name = j[kKey].get<std::string>();
+  absl::Status s = sagemaker::ValidateJobName(
+      kKey, name, sagemaker::kMaxTuningJobNameLength);
+  if (!s.ok()) return s;
+  return FindTuningJobNamed(stub, http, name);
+}
+
+// The prior trials a warm-started tuning job `child` starts with, from its
+// parents as they are now.
+absl::StatusOr<std::vector<cairn::v1::Trial>> WarmStartTrialsOf(
+    Stub* stub, const HttpRequest& http,
+    const sagemaker::WarmStartConfig& config, const cairn::v1::Study& child) {
+  std::vector<sagemaker::WarmStartParent> parents;
+  for (const std::string& name : config.parents) {
+    auto parent = FindTuningJobNamed(stub, http, name);
+    if (!parent.ok()) {
+      return absl::Status(
+          parent.status().code(),
+          absl::StrCat("WarmStartConfig.ParentHyperParameterTuningJobs: ",
+                       parent.status().message()));
+    }
+    parents.push_back({std::move(parent->study), std::move(parent->trials)});
+  }
+  return sagemaker::WarmStartTrials(config, child, parents);
+}
+
+// Creates `study` paused, tells it `prior`, then starts it; deletes it if
+// that fails, so no half-told tuning job is left.
+absl::StatusOr<cairn::v1::Study> CreateWarmStudy(
+    Stub* stub, const HttpRequest& http, cairn::v1::Study study,
+    const std::vector<cairn::v1::Trial>& prior) {
+  study.set_state(cairn::v1::Study::INACTIVE);
+  study.set_inactive_reason("warm start: copying its parents' trials");
+  study.mutable_spec()->set_max_trials(study.spec().max_trials() +
+                                       static_cast<int>(prior.size()));
+  cairn::v1::CreateStudyRequest create;
+  *create.mutable_study() = std::move(study);
+  auto created = Rpc(stub, http, &Stub::CreateStudy, create);
+  if (!created.ok()) return created.status();
+  absl::Status s;
+  for (const cairn::v1::Trial& trial : prior) {
+    cairn::v1::CreateTrialRequest add;
+    add.set_parent(created->name());
+    *add.mutable_trial() = trial;
+    s = Rpc(stub, http, &Stub::CreateTrial, add).status();
+    if (!s.ok()) break;
+  }
+  cairn::v1::SetStudyStateRequest start;
+  start.set_name(created->name());
+  start.set_state(cairn::v1::Study::ACTIVE);
+  if (s.ok()) s = Rpc(stub, http, &Stub::SetStudyState, start).status();
+  if (s.ok()) return created;
+  cairn::v1::DeleteStudyRequest undo;
+  undo.set_name(created->name());
+  (void)Rpc(stub, http, &Stub::DeleteStudy, undo);
+  return s;
 }
 
 // Every study, across ListStudies pages.
@@ -372,9 +430,8 @@ absl::StatusOr<std::string> SageMakerApi::ListTuning(const Call& call) const {
         sagemaker::TuningJobArn(study.display_name());
     s[query->status_key] = sagemaker::TuningJobStatus(study);
     s["CreationTime"] = study.create_time().seconds();
-    s["ResourceLimits"] = {
-        {"MaxNumberOfTrainingJobs", study.spec().max_trials()},
-        {"MaxParallelTrainingJobs", study.spec().max_parallel_trials()}};
+    s["ResourceLimits"] = sagemaker::ResourceLimitsJson(
+        study, {trials->trials().begin(), trials->trials().end()});
     summaries.push_back(std::move(s));
   }
   return PageBody(std::move(summaries), *query,
@@ -411,9 +468,19 @@ absl::StatusOr<std::string> SageMakerApi::CreateTuning(const Call& call) const {
   if (absl::Status s = CheckLocations(objects_, request->training); !s.ok()) {
     return s;
   }
-  cairn::v1::CreateStudyRequest create;
-  *create.mutable_study() = sagemaker::TuningJobStudy(*request);
-  auto study = Rpc(stub_.get(), call.http, &Stub::CreateStudy, create);
+  cairn::v1::Study spec = sagemaker::TuningJobStudy(*request);
+  absl::StatusOr<cairn::v1::Study> study;
+  if (request->warm_start) {
+    auto prior =
+        WarmStartTrialsOf(stub_.get(), call.http, *request->warm_start, spec);
+    if (!prior.ok()) return prior.status();
+    sagemaker::SetWarmStartLabels(*request->warm_start, &spec);
+    study = CreateWarmStudy(stub_.get(), call.http, std::move(spec), *prior);
+  } else {
+    cairn::v1::CreateStudyRequest create;
+    *create.mutable_study() = std::move(spec);
+    study = Rpc(stub_.get(), call.http, &Stub::CreateStudy, create);
+  }
   if (!study.ok() &&
       study.status().code() == absl::StatusCode::kAlreadyExists) {
     return absl::AlreadyExistsError(
@@ -440,6 +507,11 @@ absl::StatusOr<std::string> SageMakerApi::DescribeTuning(
   json best = sagemaker::BestTrainingJob(
       job->trials, objective, job->study.display_name(), job->study.name());
   if (!best.is_null()) out["BestTrainingJob"] = best;
+  out["HyperParameterTuningJobConfig"] = {
+      {"ResourceLimits",
+       sagemaker::ResourceLimitsJson(job->study, job->trials)}};
+  json warm = sagemaker::WarmStartConfigJson(job->study);
+  if (!warm.is_null()) out["WarmStartConfig"] = warm;
   return out.dump();
 }
 
@@ -449,6 +521,7 @@ absl::StatusOr<std::string> SageMakerApi::ListTuningJobs(
   if (!job.ok()) return job.status();
   json summaries = json::array();
   for (const cairn::v1::Trial& trial : job->trials) {
+    if (sagemaker::IsWarmStartTrial(trial)) continue;
     auto request = sagemaker::TrialTrainingRequest(job->study, trial);
     if (!request.ok()) return request.status();
     json tuned = json::object();

@@ -328,7 +328,7 @@ absl::Status FillRequest(const json& body, TuningJobRequest* r) {
   absl::Status s = OnlyMembers(
       "request", body,
       {"HyperParameterTuningJobName", "HyperParameterTuningJobConfig",
-       "TrainingJobDefinition", "Tags"});
+       "TrainingJobDefinition", "Tags", "WarmStartConfig"});
   if (!s.ok()) return s;
   r->name = StringOf(body, "HyperParameterTuningJobName");
   s = ValidateJobName("HyperParameterTuningJobName", r->name,
@@ -348,6 +348,12 @@ absl::Status FillRequest(const json& body, TuningJobRequest* r) {
   if (s.ok()) {
     s = AddRanges(config.value("ParameterRanges", json::object()), *r,
                   &r->spec);
+  }
+  if (s.ok() && body.contains("WarmStartConfig")) {
+    absl::StatusOr<WarmStartConfig> warm =
+        ParseWarmStartConfig(body["WarmStartConfig"]);
+    if (!warm.ok()) return warm.status();
+    r->warm_start = *std::move(warm);
   }
   return s;
 }

@@ -18,12 +18,14 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "cairn/v1/sagemaker.pb.h"
 #include "cairn/v1/study.pb.h"
+#include "sagemaker/warm_start.h"
 
 namespace cairn::sagemaker {
 
@@ -44,11 +46,14 @@ struct TuningJobRequest {
   cairn::v1::SageMakerCreateTrainingJobRequest training;
   // HyperParameterTuningJobObjective.MetricName as given.
   std::string objective_metric_name;
+  // WarmStartConfig, validated on its own (the parents are checked when
+  // the job is created: WarmStartTrials).
+  std::optional<WarmStartConfig> warm_start;
 };
 
 // Parses and validates a CreateHyperParameterTuningJob body. Members Cairn
-// does not run (WarmStartConfig, TrainingJobDefinitions, ...) are refused
-// by name.
+// does not run (TrainingJobDefinitions, TuningJobCompletionCriteria, ...)
+// are refused by name.
 absl::StatusOr<TuningJobRequest> ParseCreateTuningJob(absl::string_view body);
 
 // The training job name of trial `trial_id` of the study `study_name`

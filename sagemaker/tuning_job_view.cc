@@ -1,10 +1,12 @@
 // See tuning_job_view.h.
 #include "sagemaker/tuning_job_view.h"
 
+#include <algorithm>
 #include <optional>
 
 #include "sagemaker/training_job_view.h"
 #include "sagemaker/tuning_job_request.h"
+#include "sagemaker/warm_start.h"
 
 namespace cairn::sagemaker {
 namespace {
@@ -91,6 +93,7 @@ json TuningCounters(const std::vector<cairn::v1::Trial>& trials,
                {"Stopped", 0}};
   json objectives = {{"Succeeded", 0}, {"Pending", 0}, {"Failed", 0}};
   for (const cairn::v1::Trial& trial : trials) {
+    if (IsWarmStartTrial(trial)) continue;
     std::string status = TrainingJobStatus(&trial);
     if (status == "Stopping") status = "InProgress";
     if (status == "Failed") status = "NonRetryableError";
@@ -104,6 +107,15 @@ json TuningCounters(const std::vector<cairn::v1::Trial>& trials,
           {"ObjectiveStatusCounters", objectives}};
 }
 
+json ResourceLimitsJson(const cairn::v1::Study& study,
+                        const std::vector<cairn::v1::Trial>& trials) {
+  const auto prior = std::count_if(
+      trials.begin(), trials.end(),
+      [](const cairn::v1::Trial& t) { return IsWarmStartTrial(t); });
+  return {{"MaxNumberOfTrainingJobs", study.spec().max_trials() - prior},
+          {"MaxParallelTrainingJobs", study.spec().max_parallel_trials()}};
+}
+
 json BestTrainingJob(const std::vector<cairn::v1::Trial>& trials,
                      const TuningObjective& objective,
                      const std::string& tuning_name,
@@ -112,7 +124,7 @@ json BestTrainingJob(const std::vector<cairn::v1::Trial>& trials,
   double best_value = 0;
   for (const cairn::v1::Trial& trial : trials) {
     std::optional<double> value = ObjectiveOf(trial, objective);
-    if (!value) continue;
+    if (!value || IsWarmStartTrial(trial)) continue;
     const bool better =
         best == nullptr ||
         (objective.minimize ? *value < best_value : *value > best_value) ||

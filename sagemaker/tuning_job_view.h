@@ -56,9 +56,15 @@ struct TuningObjective {
 // a Completed job's objective Succeeded when its final measurement holds
 // the objective's metric and Failed otherwise (as do a failed or stopped
 // job's); a job still in progress is Pending. Each group adds up to the
-// number of trials.
+// number of trials. Prior trials of a warm start (IsWarmStartTrial) are not
+// the job's training jobs and count nowhere, here and below.
 nlohmann::json TuningCounters(const std::vector<cairn::v1::Trial>& trials,
                               const TuningObjective& objective);
+
+// ResourceLimits {MaxNumberOfTrainingJobs, MaxParallelTrainingJobs} as
+// requested: the study's max_trials less the prior trials among `trials`.
+nlohmann::json ResourceLimitsJson(const cairn::v1::Study& study,
+                                  const std::vector<cairn::v1::Trial>& trials);
 
 // BestTrainingJob: the Completed job whose objective value is lowest
 // (Minimize) or highest (Maximize), the earlier trial on a tie, with

@@ -56,7 +56,10 @@ def image():
     assert built.returncode == 0
 
 
-SERVER_ARGS = ["--max-running-jobs", "8", "--grace-seconds", "2"]
+# No GP deadline: a loaded machine would otherwise answer with the
+# quasi-random design, which the warm-start test tells apart from the GP.
+SERVER_ARGS = ["--max-running-jobs", "8", "--grace-seconds", "2",
+               "--gp-suggest-deadline", "0"]
 
 
 def remove_containers(cairnd):
@@ -449,6 +452,75 @@ def test_bayesian_tuning_job_finds_its_best_training_job(editor, objects):
                     TrainingJobName="tune-b")[0] == "ResourceNotFound"
 
 
+def finished_tuning(sm, name, seconds=120):
+    """DescribeHyperParameterTuningJob once the job is no longer
+    InProgress."""
+    deadline = time.time() + seconds
+    while True:
+        d = sm.describe_hyper_parameter_tuning_job(
+            HyperParameterTuningJobName=name)
+        if d["HyperParameterTuningJobStatus"] != "InProgress":
+            return d
+        assert time.time() < deadline, d["TrainingJobStatusCounters"]
+        time.sleep(0.5)
+
+
+def study_trials(server, display_name):
+    """The trials of the study behind a job, through Cairn's REST API."""
+    status, studies = server.rest("GET", "studies")
+    assert status == 200
+    [study] = [s for s in studies["studies"]
+               if s["displayName"] == display_name]
+    status, trials = server.rest("GET", study["name"] + "/trials")
+    assert status == 200
+    return trials["trials"]
+
+
+def test_warm_start_tells_the_gp_its_parents_jobs(server, editor, objects):
+    # tune-b (above) ran 6 jobs over the same range: enough completed
+    # points (5 for one parameter) that the GP skips its initial design.
+    request = tuning("tune-w", objects, ResourceLimits={
+        "MaxNumberOfTrainingJobs": 1, "MaxParallelTrainingJobs": 1})
+    request["WarmStartConfig"] = {
+        "ParentHyperParameterTuningJobs": [
+            {"HyperParameterTuningJobName": "tune-b"}],
+        "WarmStartType": "IdenticalDataAndAlgorithm"}
+    editor.create_hyper_parameter_tuning_job(**request)
+    d = finished_tuning(editor, "tune-w")
+    assert d["HyperParameterTuningJobStatus"] == "Completed"
+    assert d["WarmStartConfig"] == request["WarmStartConfig"]
+    assert d["TrainingJobStatusCounters"]["Completed"] == 1
+    assert sum(d["TrainingJobStatusCounters"].values()) == 1
+    assert d["HyperParameterTuningJobConfig"]["ResourceLimits"][
+        "MaxNumberOfTrainingJobs"] == 1
+    [own] = editor.list_training_jobs_for_hyper_parameter_tuning_job(
+        HyperParameterTuningJobName="tune-w")["TrainingJobSummaries"]
+    assert d["BestTrainingJob"]["TrainingJobName"] == own["TrainingJobName"]
+    # Underneath, the study was told tune-b's 6 jobs before it started,
+    # and its first suggestion came from the GP's model (ucb), not from
+    # the initial design (quasi_random) that a cold start begins with.
+    trials = study_trials(server, "tune-w")
+    prior = [t for t in trials
+             if t.get("labels", {}).get("sagemaker-warm-start") == "tune-b"]
+    assert len(prior) == 6
+    assert all(t["state"] == "SUCCEEDED" for t in prior)
+    [first] = [t for t in trials if t not in prior]
+    assert first["metadata"]["suggestion_kind"] in (
+        "ucb", "pure_exploration", "restart"), first
+    # A parent still running cannot be one.
+    busy = tuning("tune-busy", objects)
+    busy["TrainingJobDefinition"]["StaticHyperParameters"]["sleep"] = "20"
+    editor.create_hyper_parameter_tuning_job(**busy)
+    request["HyperParameterTuningJobName"] = "tune-w2"
+    request["WarmStartConfig"]["ParentHyperParameterTuningJobs"] = [
+        {"HyperParameterTuningJobName": "tune-busy"}]
+    code, message, _ = error_of(editor.create_hyper_parameter_tuning_job,
+                                **request)
+    assert code == "ValidationException" and "InProgress" in message
+    editor.stop_hyper_parameter_tuning_job(
+        HyperParameterTuningJobName="tune-busy")
+
+
 def test_tuning_job_validation_names_field_and_value(editor, objects):
     bad_range = {"IntegerParameterRanges": [
         {"Name": "epochs", "MinValue": "5", "MaxValue": "2"}]}
@@ -469,13 +541,18 @@ def test_tuning_job_validation_names_field_and_value(editor, objects):
         for w in words:
             assert w in message, message
     warm = tuning("tune-warm", objects)
-    warm["WarmStartConfig"] = {
-        "ParentHyperParameterTuningJobs": [
-            {"HyperParameterTuningJobName": "tune-b"}],
-        "WarmStartType": "TransferLearning"}
-    code, message, _ = error_of(editor.create_hyper_parameter_tuning_job,
-                                **warm)
-    assert code == "ValidationException" and "WarmStartConfig" in message
+    for config, code, words in (
+            ({"ParentHyperParameterTuningJobs": [
+                {"HyperParameterTuningJobName": "tune-b"}],
+              "WarmStartType": "Cold"}, "ValidationException", "'Cold'"),
+            ({"ParentHyperParameterTuningJobs": [
+                {"HyperParameterTuningJobName": "no-such-job"}],
+              "WarmStartType": "TransferLearning"}, "ResourceNotFound",
+             "'no-such-job'")):
+        warm["WarmStartConfig"] = config
+        got, message, _ = error_of(editor.create_hyper_parameter_tuning_job,
+                                   **warm)
+        assert got == code and words in message, message
     assert error_of(editor.describe_hyper_parameter_tuning_job,
                     HyperParameterTuningJobName="tune-bad")[0] == \
         "ResourceNotFound"
