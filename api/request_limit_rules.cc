@@ -73,6 +73,10 @@ void AddSpecRules(RuleTable& t) {
   t["cairn.v1.StudySpec.metrics"] = Count(kMaxMetrics);
   t["cairn.v1.StudySpec.labels"] =
       Map(kMaxLabels, kMaxLabelLength, kMaxLabelLength);
+  t["cairn.v1.UpdateStudyLabelsRequest.labels"] =
+      Map(kMaxLabels, kMaxLabelLength, kMaxLabelLength);
+  t["cairn.v1.UpdateStudyLabelsRequest.remove_keys"] =
+      Count(kMaxLabels, kMaxLabelLength, Charset::kPrintable);
   t["cairn.v1.TrialJobTemplate.command"] =
       Count(kMaxCommandArgs, kMaxPathLength);
   t["cairn.v1.TrialJobTemplate.env"] =

@@ -36,8 +36,8 @@ void AddStudyRules(Table* t) {
   // DeleteStudy: an editor may delete the studies it created, an admin any
   // (the owner check is in the service, which knows the study).
   for (const char* m :
-       {"CreateStudy", "DeleteStudy", "SetStudyState", "SuggestTrials",
-        "CreateTrial", "DeleteTrial", "StopTrial"}) {
+       {"CreateStudy", "DeleteStudy", "SetStudyState", "UpdateStudyLabels",
+        "SuggestTrials", "CreateTrial", "DeleteTrial", "StopTrial"}) {
     (*t)[absl::StrCat(kStudy, m)] = write;
   }
   (*t)[absl::StrCat(kStudy, "GetTrial")] = job_read;

@@ -68,6 +68,7 @@ class CommandTree {
   void AddStudyCreate(CLI::App* study);
   void AddStudySetState(CLI::App* study);
   void AddStudyWait(CLI::App* study);
+  void AddStudyLabel(CLI::App* study);
   void AddTrialSuggest(CLI::App* trial);
   void AddTrialReport(CLI::App* trial);
   void AddTrialComplete(CLI::App* trial);
@@ -149,6 +150,7 @@ void CommandTree::AddStudyCommands(CLI::App& app) {
 
   AddStudySetState(study);
   AddStudyWait(study);
+  AddStudyLabel(study);
 
   CLI::App* stop = study->add_subcommand(
       "stop", "stop a study: no new trials, running jobs are cancelled");
@@ -176,6 +178,15 @@ void CommandTree::AddStudySetState(CLI::App* study) {
   set_state->add_option("STATE", o_.state, "active, inactive or completed")
       ->required();
   On(set_state, StudySetState);
+}
+
+void CommandTree::AddStudyLabel(CLI::App* study) {
+  CLI::App* label = study->add_subcommand(
+      "label", "set (KEY=VALUE) and remove (--remove KEY) a study's labels");
+  AddStudyArg(label);
+  label->add_option("LABELS", o_.label_pairs, "KEY=VALUE to add or replace");
+  label->add_option("--remove", o_.remove_labels, "KEY to remove (repeatable)");
+  On(label, StudyLabel);
 }
 
 void CommandTree::AddStudyWait(CLI::App* study) {

@@ -35,6 +35,9 @@ struct Options {
   std::string trial;
   std::string metric;
   std::string state;
+  // study label: KEY=VALUE arguments and --remove KEY.
+  std::vector<std::string> label_pairs;
+  std::vector<std::string> remove_labels;
   std::vector<std::string> metrics;
   int count = 1;
   std::string client_id;
@@ -129,6 +132,8 @@ absl::Status StudySetState(Context& c);
 absl::Status StudyWait(Context& c);
 // Stops a study: no new trials, and cairnd cancels its running jobs.
 absl::Status StudyStop(Context& c);
+// Sets and removes a study's labels (UpdateStudyLabels).
+absl::Status StudyLabel(Context& c);
 
 // cairn trial <verb>.
 // Prints a trial's job log; with --follow, keeps printing until the job is

@@ -1,5 +1,6 @@
 // The cairn study subcommands: create, list, get, delete, best, set-state,
 // and stop (wait: study_wait.cc).
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -107,6 +108,36 @@ absl::Status StudySetState(Context& c) {
   if (!study.ok()) return study.status();
   *c.out << study->name() << " " << v1::Study::State_Name(study->state())
          << "\n";
+  return absl::OkStatus();
+}
+
+absl::Status StudyLabel(Context& c) {
+  if (c.opt.label_pairs.empty() && c.opt.remove_labels.empty()) {
+    return absl::InvalidArgumentError(
+        "study label: give KEY=VALUE arguments or --remove KEY");
+  }
+  auto name = c.Client().ResolveStudyName(c.opt.study);
+  if (!name.ok()) return name.status();
+  v1::UpdateStudyLabelsRequest request;
+  request.set_name(*name);
+  for (const std::string& kv : c.opt.label_pairs) {
+    const size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "study label: '", kv.substr(0, 64), "' is not KEY=VALUE"));
+    }
+    (*request.mutable_labels())[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  for (const std::string& key : c.opt.remove_labels) {
+    request.add_remove_keys(key);
+  }
+  auto study = c.Client().Call(&Stub::UpdateStudyLabels, request);
+  if (!study.ok()) return study.status();
+  std::map<std::string, std::string> sorted(study->spec().labels().begin(),
+                                            study->spec().labels().end());
+  *c.out << study->name() << " labels:";
+  for (const auto& [key, value] : sorted) *c.out << " " << key << "=" << value;
+  *c.out << "\n";
   return absl::OkStatus();
 }
 

@@ -110,6 +110,20 @@ grpc::Status StudyServiceImpl::SetStudyState(
                response);
 }
 
+grpc::Status StudyServiceImpl::UpdateStudyLabels(
+    grpc::ServerContext* context,
+    const cairn::v1::UpdateStudyLabelsRequest* request,
+    cairn::v1::Study* response) {
+  absl::StatusOr<auth::Principal> caller =
+      Authorize(context, "UpdateStudyLabels", "");
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  if (grpc::Status s = CheckLimits(*request); !s.ok()) return s;
+  return Reply(manager_->UpdateStudyLabels(request->name(), request->labels(),
+                                           {request->remove_keys().begin(),
+                                            request->remove_keys().end()}),
+               response);
+}
+
 grpc::Status StudyServiceImpl::SuggestTrials(
     grpc::ServerContext* context,
     const cairn::v1::SuggestTrialsRequest* request,

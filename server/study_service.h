@@ -40,6 +40,9 @@ class StudyServiceImpl final : public cairn::v1::StudyService::Service {
   grpc::Status DeleteStudy(grpc::ServerContext*,
                            const cairn::v1::DeleteStudyRequest* request,
                            google::protobuf::Empty* response) override;
+  grpc::Status UpdateStudyLabels(
+      grpc::ServerContext*, const cairn::v1::UpdateStudyLabelsRequest* request,
+      cairn::v1::Study* response) override;
   grpc::Status SetStudyState(grpc::ServerContext*,
                              const cairn::v1::SetStudyStateRequest* request,
                              cairn::v1::Study* response) override;

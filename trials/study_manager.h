@@ -210,6 +210,14 @@ class StudyManager {
   // inactive_reason, which the result shows.
   absl::StatusOr<cairn::v1::Study> SetStudyState(const std::string& name,
                                                  cairn::v1::Study::State state);
+  // Sets `labels` and removes `remove_keys` from the study's
+  // StudySpec.labels, durably, in any state. InvalidArgument (naming the
+  // key) for an empty key, a key both set and removed, or a result of more
+  // than api::kMaxLabels labels; the study is then unchanged.
+  absl::StatusOr<cairn::v1::Study> UpdateStudyLabels(
+      const std::string& name,
+      const google::protobuf::Map<std::string, std::string>& labels,
+      const std::vector<std::string>& remove_keys);
 
   // --- Trials. ---
   // count >= 1. Returns fewer trials (possibly none) with a message when the

@@ -343,6 +343,29 @@ TEST_F(CliIntegrationTest, BraninDefaultNameAndTrialLifecycle) {
   EXPECT_EQ(CairnOk({"study", "delete", s}), "deleted " + s + "\n");
 }
 
+TEST_F(CliIntegrationTest, StudyLabelSetsAndRemovesLabelsDurably) {
+  std::string s = CairnOk(
+      {"study", "create", "--config", Example("branin.yaml"), "--name", "lb"});
+  s.pop_back();  // the newline
+  EXPECT_EQ(CairnOk({"study", "label", "lb", "team=ml", "owner=ana"}),
+            s + " labels: owner=ana team=ml\n");
+  EXPECT_EQ(CairnOk({"study", "label", s, "team=cv", "--remove", "owner"}),
+            s + " labels: team=cv\n");
+  ExpectError({"study", "label", s, "=x"}, "'=x' is not KEY=VALUE");
+  ExpectError({"study", "label", s, "a=1", "--remove", "a"},
+              "INVALID_ARGUMENT: remove_keys: 'a' is also among");
+  std::vector<std::string> many = {"study", "label", s};
+  for (int i = 0; i < 64; ++i) many.push_back("k" + std::to_string(i) + "=v");
+  ExpectError(many, "labels: the study would have 65 labels; at most 64");
+  // The refusals changed nothing, and the change outlives kill -9.
+  server().Kill9();
+  std::string error;
+  ASSERT_TRUE(server().RestartOnSamePort(&error)) << error;
+  EXPECT_EQ(CairnJson({"study", "get", s})["spec"]["labels"],
+            json({{"team", "cv"}}));
+  EXPECT_EQ(CairnOk({"study", "delete", s}), "deleted " + s + "\n");
+}
+
 TEST_F(CliIntegrationTest, ParetoFrontForTwoMetrics) {
   const std::string config = WriteConfig("two.json", R"({
     "parameters": [{"parameterId": "x", "type": "DOUBLE",
