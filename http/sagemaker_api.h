@@ -10,7 +10,7 @@
 // StopTrainingJob, CreateHyperParameterTuningJob,
 // DescribeHyperParameterTuningJob,
 // ListTrainingJobsForHyperParameterTuningJob, StopHyperParameterTuningJob,
-// ListHyperParameterTuningJobs.
+// ListHyperParameterTuningJobs, AddTags, ListTags, DeleteTags.
 // Others:
 // UnknownOperationException. Errors: the JSON shape botocore parses
 // (sagemaker/aws_error.h).
@@ -64,6 +64,10 @@ class SageMakerApi {
   absl::StatusOr<std::string> ListTuningJobs(const Call& call) const;
   absl::StatusOr<std::string> StopTuning(const Call& call) const;
   absl::StatusOr<std::string> ListTuning(const Call& call) const;
+  // sagemaker_tags_api.cc
+  absl::StatusOr<std::string> AddTags(const Call& call) const;
+  absl::StatusOr<std::string> ListTags(const Call& call) const;
+  absl::StatusOr<std::string> DeleteTags(const Call& call) const;
 
   const std::unique_ptr<cairn::v1::StudyService::StubInterface> stub_;
   const SageMakerAuthenticator authenticate_;

@@ -13,6 +13,7 @@
 #include "sagemaker/instance_types.h"
 #include "sagemaker/metric_definitions.h"
 #include "sagemaker/object_root.h"
+#include "sagemaker/tags.h"
 
 namespace cairn::sagemaker {
 namespace {
@@ -157,13 +158,7 @@ absl::Status ValidateMaps(const SageMakerCreateTrainingJobRequest& r) {
       return s;
     }
   }
-  if (r.tags_size() > 50) return InvalidField("Tags", "", "at most 50 tags");
-  for (const auto& tag : r.tags()) {
-    absl::Status s = CheckLength("Tags.Key", tag.key(), 1, 128);
-    if (s.ok()) s = CheckLength("Tags.Value", tag.value(), 0, 256);
-    if (!s.ok()) return s;
-  }
-  return absl::OkStatus();
+  return ValidateTags("Tags", {r.tags().begin(), r.tags().end()});
 }
 
 absl::Status ValidateResources(const SageMakerCreateTrainingJobRequest& r) {

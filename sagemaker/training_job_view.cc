@@ -6,6 +6,7 @@
 #include "jobs/stop_reason.h"
 #include "sagemaker/container_files.h"
 #include "sagemaker/instance_types.h"
+#include "sagemaker/tags.h"
 #include "sagemaker/training_job_request.h"
 #include "sagemaker/training_run.h"
 
@@ -127,6 +128,10 @@ cairn::v1::Study TrainingJobStudy(
   }
   SetJobTemplate(request, *spec->mutable_job_template());
   (*spec->mutable_labels())["sagemaker"] = "training-job";
+  for (const auto& [label, value] :
+       TagLabels({request.tags().begin(), request.tags().end()})) {
+    (*spec->mutable_labels())[label] = value;
+  }
   *spec->mutable_sagemaker_training_job() = request;
   return study;
 }

@@ -305,6 +305,11 @@ absl::Status SetTraining(const json& body, TuningJobRequest* r) {
                         "supported by Cairn)");
   }
   json training = *definition;
+  if (training.contains("Tags")) {
+    return InvalidField("TrainingJobDefinition.Tags", "",
+                        "give the tuning job's Tags at the top level");
+  }
+  if (body.contains("Tags")) training["Tags"] = body["Tags"];
   if (training.contains("HyperParameters")) {
     return InvalidField("TrainingJobDefinition.HyperParameters", "",
                         "use StaticHyperParameters");

@@ -521,6 +521,57 @@ def test_warm_start_tells_the_gp_its_parents_jobs(server, editor, objects):
         HyperParameterTuningJobName="tune-busy")
 
 
+def test_tags_on_create_add_list_delete(server, editor, objects):
+    arn = editor.create_training_job(**job(
+        "tag-1", objects, Tags=[{"Key": "team", "Value": "ml"}],
+        HyperParameters={"epochs": "1", "sleep": "0"}))["TrainingJobArn"]
+    assert editor.list_tags(ResourceArn=arn)["Tags"] == [
+        {"Key": "team", "Value": "ml"}]
+    added = editor.add_tags(ResourceArn=arn, Tags=[
+        {"Key": "project", "Value": "x-1"}, {"Key": "team", "Value": "cv"}])
+    want = [{"Key": "project", "Value": "x-1"}, {"Key": "team", "Value": "cv"}]
+    assert added["Tags"] == want
+    assert editor.list_tags(ResourceArn=arn)["Tags"] == want
+    editor.delete_tags(ResourceArn=arn, TagKeys=["project"])
+    assert editor.list_tags(ResourceArn=arn)["Tags"] == want[1:]
+    # Underneath they are the study's labels (cairn study label's).
+    labels = json.loads(server.cli("study", "get", "tag-1"))["spec"]["labels"]
+    assert labels["aws-tag:team"] == "cv" and labels["sagemaker"]
+    # Refusals name the field and value and change nothing.
+    for tags, code, words in (
+            ([{"Key": "aws:x", "Value": "1"}], "ValidationException",
+             "Tags.Key 'aws:x'"),
+            ([{"Key": "a", "Value": "bad!"}], "ValidationException",
+             "Tags.Value 'bad!'"),
+            ([{"Key": "k%d" % i, "Value": ""} for i in range(51)],
+             "ValidationException", "'51'"),
+            ([{"Key": "k%d" % i, "Value": ""} for i in range(50)],
+             "ResourceLimitExceeded", "51 tags; at most 50")):
+        got, message, _ = error_of(editor.add_tags, ResourceArn=arn,
+                                   Tags=tags)
+        assert (got, words in message) == (code, True), message
+    assert editor.list_tags(ResourceArn=arn)["Tags"] == want[1:]
+    assert error_of(editor.list_tags, ResourceArn=arn + "x")[0] == \
+        "ResourceNotFound"
+    code, message, _ = error_of(editor.list_tags, ResourceArn="arn:aws:s3:::b")
+    assert code == "ValidationException" and "ResourceArn" in message
+    # A viewer's key lists but cannot tag.
+    viewer = client(server, *keys(server, "tag-viewer", "viewer"))
+    assert viewer.list_tags(ResourceArn=arn)["Tags"] == want[1:]
+    assert error_of(viewer.add_tags, ResourceArn=arn, Tags=want)[0] == \
+        "AccessDeniedException"
+    # A tuning job's Tags, by its ARN.
+    request = tuning("tune-t", objects, ResourceLimits={
+        "MaxNumberOfTrainingJobs": 1, "MaxParallelTrainingJobs": 1})
+    request["Tags"] = [{"Key": "team", "Value": "ml"}]
+    tuning_arn = editor.create_hyper_parameter_tuning_job(
+        **request)["HyperParameterTuningJobArn"]
+    editor.add_tags(ResourceArn=tuning_arn,
+                    Tags=[{"Key": "stage", "Value": "dev"}])
+    assert editor.list_tags(ResourceArn=tuning_arn)["Tags"] == [
+        {"Key": "stage", "Value": "dev"}, {"Key": "team", "Value": "ml"}]
+
+
 def test_tuning_job_validation_names_field_and_value(editor, objects):
     bad_range = {"IntegerParameterRanges": [
         {"Name": "epochs", "MinValue": "5", "MaxValue": "2"}]}
