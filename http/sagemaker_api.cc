@@ -132,10 +132,22 @@ absl::StatusOr<std::string> SageMakerApi::Describe(const Call& call) const {
   absl::StatusOr<std::string> name = JobNameOf(call.http.body);
   if (!name.ok()) return name.status();
   absl::StatusOr<JobRecord> job = FindJob(stub_.get(), call.http, *name);
-  if (!job.ok()) return job.status();
-  return sagemaker::DescribeTrainingJobJson(job->study,
-                                            job->trial ? &*job->trial : nullptr)
-      .dump();
+  if (job.ok()) {
+    return sagemaker::DescribeTrainingJobJson(
+               job->study, job->trial ? &*job->trial : nullptr)
+        .dump();
+  }
+  if (job.status().code() != absl::StatusCode::kNotFound) return job.status();
+  auto trial_job = FindTuningTrainingJob(stub_.get(), call.http, *name);
+  if (!trial_job.ok()) {
+    return trial_job.status().code() == absl::StatusCode::kNotFound
+               ? job.status()
+               : trial_job.status();
+  }
+  auto out = sagemaker::DescribeTuningTrainingJobJson(trial_job->study,
+                                                      *trial_job->trial);
+  if (!out.ok()) return out.status();
+  return out->dump();
 }
 
 absl::StatusOr<std::string> SageMakerApi::List(const Call& call) const {

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "sagemaker/training_job_request.h"
 #include "sagemaker/training_job_view.h"
+#include "sagemaker/tuning_job_request.h"
 
 namespace cairn::http::sagemaker_calls {
 
@@ -102,6 +103,24 @@ absl::StatusOr<TuningRecord> FindTuningJob(Stub* stub, const HttpRequest& http,
   if (!s.ok()) return s;
   return FindTuningJobNamed(stub, http, name);
 }
+absl::StatusOr<JobRecord> FindTuningTrainingJob(Stub* stub,
+                                                const HttpRequest& http,
+                                                const std::string& name) {
+  auto ref = sagemaker::ParseTuningTrainingJobName(name);
+  if (!ref) return absl::NotFoundError(name);
+  auto tuning = FindTuningJobNamed(stub, http, ref->tuning_name);
+  if (!tuning.ok()) return tuning.status();
+  const std::string& study = tuning->study.name();
+  for (cairn::v1::Trial& trial : tuning->trials) {
+    if (trial.id() == ref->trial_id &&
+        sagemaker::TuningTrainingJobName(ref->tuning_name, study, trial.id()) ==
+            name) {
+      return JobRecord{std::move(tuning->study), std::move(trial)};
+    }
+  }
+  return absl::NotFoundError(name);
+}
+
 absl::StatusOr<std::vector<cairn::v1::Study>> AllStudies(
     Stub* stub, const HttpRequest& http) {
   std::vector<cairn::v1::Study> out;

@@ -82,6 +82,12 @@ absl::StatusOr<TuningRecord> FindTuningJobNamed(Stub* stub,
                                                 const HttpRequest& http,
                                                 const std::string& name);
 
+// The training job `name` of a tuning job (TuningTrainingJobName's): its
+// tuning job's study and its trial. NotFound if there is none.
+absl::StatusOr<JobRecord> FindTuningTrainingJob(Stub* stub,
+                                                const HttpRequest& http,
+                                                const std::string& name);
+
 // The tuning job of a Describe, List or Stop body
 // {"HyperParameterTuningJobName": NAME}.
 absl::StatusOr<TuningRecord> FindTuningJob(Stub* stub, const HttpRequest& http,

@@ -4,6 +4,10 @@
 #include <algorithm>
 #include <optional>
 
+#include "absl/algorithm/container.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "sagemaker/training_job_view.h"
 #include "sagemaker/tuning_job_request.h"
 #include "sagemaker/warm_start.h"
@@ -58,6 +62,44 @@ TrialTrainingRequest(const cairn::v1::Study& study,
   request.mutable_hyper_parameters()->insert(hyperparameters->begin(),
                                              hyperparameters->end());
   return request;
+}
+
+std::optional<TuningTrainingJobRef> ParseTuningTrainingJobName(
+    absl::string_view name) {
+  // <tuning>-<digits>-<8 hex>: split at the last two '-'.
+  const size_t hex = name.rfind('-');
+  if (hex == absl::string_view::npos || hex == 0) return std::nullopt;
+  const size_t id = name.rfind('-', hex - 1);
+  if (id == absl::string_view::npos || id == 0) return std::nullopt;
+  absl::string_view digits = name.substr(id + 1, hex - id - 1);
+  absl::string_view hash = name.substr(hex + 1);
+  TuningTrainingJobRef ref;
+  if (hash.size() != 8 || digits.size() < 3 ||
+      !absl::c_all_of(hash, absl::ascii_isxdigit) ||
+      !absl::c_all_of(digits, absl::ascii_isdigit) ||
+      !absl::SimpleAtoi(digits, &ref.trial_id)) {
+    return std::nullopt;
+  }
+  ref.tuning_name = std::string(name.substr(0, id));
+  return ref;
+}
+
+absl::StatusOr<json> DescribeTuningTrainingJobJson(
+    const cairn::v1::Study& study, const cairn::v1::Trial& trial) {
+  if (IsWarmStartTrial(trial)) {
+    return absl::NotFoundError(absl::StrCat(
+        "Requested resource not found: trial ", trial.id(), " of tuning job '",
+        study.display_name(), "' came from a warm start's parent"));
+  }
+  auto request = TrialTrainingRequest(study, trial);
+  if (!request.ok()) return request.status();
+  cairn::v1::Study job = study;
+  job.set_display_name(request->training_job_name());
+  *job.mutable_spec()->mutable_sagemaker_training_job() = *std::move(request);
+  *job.mutable_create_time() = trial.start_time();
+  json out = DescribeTrainingJobJson(job, &trial);
+  out["TuningJobArn"] = TuningJobArn(study.display_name());
+  return out;
 }
 
 std::string TuningJobArn(const std::string& name) {

@@ -5,6 +5,8 @@
 #ifndef CAIRN_SAGEMAKER_TUNING_JOB_VIEW_H_
 #define CAIRN_SAGEMAKER_TUNING_JOB_VIEW_H_
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +34,26 @@ cairn::v1::Study TuningJobStudy(const TuningJobRequest& request);
 absl::StatusOr<cairn::v1::SageMakerCreateTrainingJobRequest>
 TrialTrainingRequest(const cairn::v1::Study& study,
                      const cairn::v1::Trial& trial);
+
+// The parts of a training job name TuningTrainingJobName made.
+struct TuningTrainingJobRef {
+  std::string tuning_name;
+  int64_t trial_id = 0;
+};
+
+// `name`'s parts if it has TuningTrainingJobName's shape
+// (<tuning name>-NNN-<8 hex>); nullopt otherwise. The caller still checks
+// that the name is the one TuningTrainingJobName gives (the hash).
+std::optional<TuningTrainingJobRef> ParseTuningTrainingJobName(
+    absl::string_view name);
+
+// DescribeTrainingJob's response for trial `trial` of tuning job study
+// `study`: the trial's own request (TrialTrainingRequest: its name and
+// HyperParameters), status, metrics and artifacts like any training job's,
+// with TuningJobArn. NotFound for a warm start's prior trial (no job of
+// this tuning job ran it).
+absl::StatusOr<nlohmann::json> DescribeTuningTrainingJobJson(
+    const cairn::v1::Study& study, const cairn::v1::Trial& trial);
 
 // arn:aws:sagemaker:local:000000000000:hyper-parameter-tuning-job/<name>.
 std::string TuningJobArn(const std::string& name);

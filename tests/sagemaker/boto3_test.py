@@ -447,9 +447,21 @@ def test_bayesian_tuning_job_finds_its_best_training_job(editor, objects):
              j["ResourceLimits"]["MaxParallelTrainingJobs"])
             for j in listed["HyperParameterTuningJobSummaries"]] == \
         [("tune-b", 6, 2)]
-    # A tuning job is not a training job.
+    # A tuning job is not a training job; its training jobs are.
     assert error_of(editor.describe_training_job,
                     TrainingJobName="tune-b")[0] == "ResourceNotFound"
+    t = editor.describe_training_job(TrainingJobName=best["TrainingJobName"])
+    assert t["TuningJobArn"] == arn
+    assert t["TrainingJobStatus"] == "Completed"
+    assert t["HyperParameters"] == {"sleep": "0", "epochs": str(most)}
+    assert [(m["MetricName"], m["Value"]) for m in t["FinalMetricDataList"]
+            if m["MetricName"] == "validation:loss"] == \
+        [("validation:loss", metric["Value"])]
+    assert t["ModelArtifacts"]["S3ModelArtifacts"] == \
+        "s3://my-bucket/output/%s/output/model.tar.gz" % best["TrainingJobName"]
+    wrong = best["TrainingJobName"][:-8] + "00000000"
+    assert error_of(editor.describe_training_job,
+                    TrainingJobName=wrong)[0] == "ResourceNotFound"
 
 
 def finished_tuning(sm, name, seconds=120):

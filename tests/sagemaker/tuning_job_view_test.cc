@@ -130,5 +130,42 @@ TEST(TuningJobViewTest, StudyOfARequestAndTheRequestOfATrial) {
   EXPECT_FALSE(same->hyper_parameters().contains("depth"));
 }
 
+TEST(TuningJobViewTest, ATrialsJobNameParsesBack) {
+  const std::string name = TuningTrainingJobName("tune-a-1", "studies/9", 12);
+  auto ref = ParseTuningTrainingJobName(name);
+  ASSERT_TRUE(ref.has_value()) << name;
+  EXPECT_EQ(ref->tuning_name, "tune-a-1");
+  EXPECT_EQ(ref->trial_id, 12);
+  for (const char* other : {"xgb-1", "tune-01-0123abcd", "tune-001-0123abc",
+                            "tune-001-0123abcg", "-001-0123abcd", "001"}) {
+    EXPECT_FALSE(ParseTuningTrainingJobName(other).has_value()) << other;
+  }
+}
+
+TEST(TuningJobViewTest, DescribesATrialAsItsOwnTrainingJob) {
+  auto request = ParseCreateTuningJob(kRequest);
+  ASSERT_TRUE(request.ok()) << request.status();
+  cairn::v1::Study study = TuningJobStudy(*request);
+  study.set_name("studies/9");
+  Trial trial = Job(2, Trial::SUCCEEDED, 0.25);
+  trial.mutable_start_time()->set_seconds(1700000000);
+  auto d = DescribeTuningTrainingJobJson(study, trial);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ((*d)["TrainingJobName"],
+            TuningTrainingJobName("tune", "studies/9", 2));
+  EXPECT_EQ((*d)["TuningJobArn"], TuningJobArn("tune"));
+  EXPECT_EQ((*d)["TrainingJobStatus"], "Completed");
+  EXPECT_EQ((*d)["HyperParameters"]["depth"], "2");
+  EXPECT_EQ((*d)["HyperParameters"]["epochs"], "3");
+  EXPECT_EQ((*d)["CreationTime"], 1700000000);
+  EXPECT_NE((*d)["ModelArtifacts"]["S3ModelArtifacts"].get<std::string>().find(
+                TuningTrainingJobName("tune", "studies/9", 2) +
+                "/output/model.tar.gz"),
+            std::string::npos);
+  (*trial.mutable_labels())["sagemaker-warm-start"] = "parent";
+  EXPECT_EQ(DescribeTuningTrainingJobJson(study, trial).status().code(),
+            absl::StatusCode::kNotFound);
+}
+
 }  // namespace
 }  // namespace cairn::sagemaker
