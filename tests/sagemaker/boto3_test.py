@@ -296,6 +296,67 @@ def test_kill_9_loses_and_doubles_no_job(objects, image):
         remove_containers(second)
 
 
+def running_jobs(cairnd):
+    """(trial, replica) of each container of cairnd's data dir that runs."""
+    data_dir = os.path.realpath(os.path.join(cairnd.dir, "data"))
+    out = subprocess.run(
+        ["podman", "ps", "--format", "json",
+         "--filter", "label=cairn.data_dir=" + data_dir],
+        capture_output=True, text=True, check=True).stdout
+    return [(c["Labels"].get("cairn.study"), c["Labels"].get("cairn.trial"),
+             c["Labels"].get("cairn.replica"))
+            for c in json.loads(out or "[]")]
+
+
+def test_kill_9_during_a_tuning_job_loses_and_doubles_no_job(objects, image):
+    first = webui.Cairnd(BIN, ["--object-root", objects, *SERVER_ARGS])
+    try:
+        key_id, secret = keys(first, "k9t", "editor")
+        sm = client(first, key_id, secret)
+        request = tuning("tune-k9", objects, ResourceLimits={
+            "MaxNumberOfTrainingJobs": 4, "MaxParallelTrainingJobs": 2})
+        request["TrainingJobDefinition"]["StaticHyperParameters"]["sleep"] = \
+            "3"
+        sm.create_hyper_parameter_tuning_job(**request)
+        deadline = time.time() + 60
+        while not running_jobs(first):  # kill it while jobs run
+            assert time.time() < deadline
+            time.sleep(0.1)
+        first.proc.kill()  # SIGKILL: no shutdown
+        first.proc.wait(10)
+        second = webui.Cairnd(BIN, ["--object-root", objects, *SERVER_ARGS],
+                              reuse_dir=first.dir)
+    except Exception:
+        first.stop()
+        remove_containers(first)
+        raise
+    try:
+        sm = client(second, key_id, secret)
+        # Never two containers for one training job, while it finishes.
+        deadline = time.time() + 150
+        while True:
+            running = running_jobs(second)
+            assert len(running) == len(set(running)), running
+            d = sm.describe_hyper_parameter_tuning_job(
+                HyperParameterTuningJobName="tune-k9")
+            if d["HyperParameterTuningJobStatus"] != "InProgress":
+                break
+            assert time.time() < deadline, d["TrainingJobStatusCounters"]
+            time.sleep(0.2)
+        assert d["HyperParameterTuningJobStatus"] == "Completed"
+        assert d["TrainingJobStatusCounters"]["Completed"] == 4
+        assert sum(d["TrainingJobStatusCounters"].values()) == 4
+        assert d["ObjectiveStatusCounters"] == {
+            "Succeeded": 4, "Pending": 0, "Failed": 0}
+        jobs = sm.list_training_jobs_for_hyper_parameter_tuning_job(
+            HyperParameterTuningJobName="tune-k9")["TrainingJobSummaries"]
+        assert len({j["TrainingJobName"] for j in jobs}) == len(jobs) == 4
+        assert all(j["TrainingJobStatus"] == "Completed" for j in jobs)
+    finally:
+        second.stop()
+        remove_containers(second)
+
+
 def finished(sm, name, seconds=90):
     """DescribeTrainingJob once the job is Completed, Failed or Stopped."""
     deadline = time.time() + seconds
