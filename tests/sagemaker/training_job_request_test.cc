@@ -92,6 +92,8 @@ TEST(TrainingJobRequestTest, EachConstraintNamesFieldAndValue) {
       {With(R"("EnableManagedSpotTraining": true)", R"("VpcConfig": {})"),
        "VpcConfig"},
       {With(R"("Key": "team")", R"("Key": "")"), "Tags.Key ''"},
+      {With(R"("S3DataType": "S3Prefix")", R"("S3DataType": "ManifestFile")"),
+       "S3DataSource.S3DataType 'ManifestFile': is not supported"},
   };
   for (const Case& c : cases) {
     auto r = ParseCreateTrainingJob(c.body);
