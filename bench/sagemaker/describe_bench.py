@@ -1,9 +1,13 @@
 """boto3 describe_training_job round trips per second against a real
-cairnd, beside the same job's study read through Cairn's REST API on the
-same HTTP port (GET /v1/studies/N with a bearer token, one persistent
-connection), in interleaved slices of one run. Prints both and the ratio:
-what SigV4, the in-process gRPC calls (LookupStudy + ListTrials) and the
-SageMaker view cost over one plain REST read.
+cairnd, beside, in interleaved slices of one run: the same job's study
+read through Cairn's REST API on the same HTTP port (GET /v1/studies/N
+with a bearer token, one persistent connection), the same job's study
+through the CLI (`cairn study get JOB`, one process per call), and
+`cairn jobs describe` of an AI Platform job (one process per call; a
+SageMaker job is not an AI Platform job, so it describes its own).
+Prints each rate and its ratio to boto3's: what SigV4, the in-process
+gRPC calls (LookupStudy + ListTrials) and the SageMaker view cost over a
+plain REST read, and what a CLI process costs per call.
 
   /usr/bin/python3 bench/sagemaker/describe_bench.py [--calls N]
 """
@@ -12,6 +16,7 @@ import http.client
 import os
 import re
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -62,19 +67,38 @@ def main():
         def boto():
             sm.describe_training_job(TrainingJobName="bench-1")
 
-        rates = {"boto3": [], "rest": []}
+        server.cli("jobs", "submit", "training", "bench_job",
+                   "--module-name", "trainer.task", "--package-path",
+                   os.path.join(ROOT, "examples", "aiplatform", "trainer"),
+                   "--", "--steps", "1")
+        cli = [os.path.join(args.bin, "cairn"), "--server",
+               "127.0.0.1:%d" % server.grpc_port]
+        env = dict(os.environ, CAIRN_TOKEN=server.token)
+
+        def run_cli(*argv):
+            subprocess.run(cli + list(argv), env=env, check=True,
+                           stdout=subprocess.DEVNULL)
+
+        clients = (
+            ("boto3 describe_training_job", boto, args.calls),
+            ("REST GET /v1/studies/N", rest, args.calls),
+            ("cairn study get JOB", lambda: run_cli("study", "get", "bench-1"),
+             args.calls // 10),
+            ("cairn jobs describe", lambda: run_cli("jobs", "describe",
+                                                    "bench_job"),
+             args.calls // 10))
+        rates = {name: [] for name, _, _ in clients}
         for _ in range(5):
-            for name, call in (("boto3", boto), ("rest", rest)):
+            for name, call, calls in clients:
                 t0 = time.perf_counter()
-                for _ in range(args.calls // 5):
+                for _ in range(calls // 5):
                     call()
-                rates[name].append((args.calls // 5) /
-                                   (time.perf_counter() - t0))
-        b, r = statistics.median(rates["boto3"]), statistics.median(
-            rates["rest"])
-        print("boto3 describe_training_job: %.0f round trips/s" % b)
-        print("REST GET /v1/studies/N:      %.0f round trips/s" % r)
-        print("ratio (boto3 / REST): %.2fx" % (b / r))
+                rates[name].append((calls // 5) / (time.perf_counter() - t0))
+        b = statistics.median(rates[clients[0][0]])
+        for name, _, _ in clients:
+            rate = statistics.median(rates[name])
+            print("%-28s %7.0f round trips/s  (boto3 / it: %.2fx)" %
+                  (name + ":", rate, b / rate))
     finally:
         server.stop()
 
