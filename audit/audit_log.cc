@@ -70,7 +70,12 @@ bool AuditLog::ShouldRecord(absl::string_view full_method, int code) const {
   if (code == kUnauthenticated || code == kPermissionDenied) return true;
   const std::optional<auth::MethodRule> rule = auth::RuleFor(full_method);
   if (!rule.has_value()) return false;
-  return rule->changes_state || options_.record_reads;
+  return ShouldRecord(rule->changes_state, code);
+}
+
+bool AuditLog::ShouldRecord(bool changes_state, int code) const {
+  if (code == kUnauthenticated || code == kPermissionDenied) return true;
+  return changes_state || options_.record_reads;
 }
 
 absl::Status AuditLog::Purge() {

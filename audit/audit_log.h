@@ -97,6 +97,10 @@ class AuditLog {
   // always, methods that change state (auth/permissions.h) whatever their
   // code, other methods of the permission table only with record_reads.
   bool ShouldRecord(absl::string_view full_method, int code) const;
+  // The same rule for a call outside the permission table (a SageMaker
+  // operation): recorded if refused, if it changes state, or with
+  // record_reads.
+  bool ShouldRecord(bool changes_state, int code) const;
 
   // Writes `event` durably, with event.time set to now and its principal,
   // resource and message cut to kMaxAuditFieldChars. Errors: the store's

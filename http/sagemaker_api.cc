@@ -78,33 +78,36 @@ HttpResponse SageMakerApi::Handle(const HttpRequest& request) const {
       authenticate_(signed_request, request, call.operation);
   if (!bearer.ok()) return AwsResponse(bearer.status());
   call.http.authorization = *bearer;
-  if (ours && target == "CreateTrainingJob") return AwsResponse(Create(call));
-  if (ours && target == "DescribeTrainingJob") {
-    return AwsResponse(Describe(call));
+  // Another service's target (no "SageMaker." prefix) matches nothing.
+  absl::StatusOr<std::string> result =
+      Serve(call, ours ? target : absl::string_view());
+  if (audit_) {
+    const bool reads = absl::StartsWith(call.operation, "Describe") ||
+                       absl::StartsWith(call.operation, "List");
+    audit_(call.http, call.operation, !reads, result.status());
   }
-  if (ours && target == "ListTrainingJobs") return AwsResponse(List(call));
-  if (ours && target == "StopTrainingJob") return AwsResponse(Stop(call));
-  if (ours && target == "CreateHyperParameterTuningJob") {
-    return AwsResponse(CreateTuning(call));
+  return AwsResponse(result);
+}
+
+absl::StatusOr<std::string> SageMakerApi::Serve(
+    const Call& call, absl::string_view target) const {
+  if (target == "CreateTrainingJob") return Create(call);
+  if (target == "DescribeTrainingJob") return Describe(call);
+  if (target == "ListTrainingJobs") return List(call);
+  if (target == "StopTrainingJob") return Stop(call);
+  if (target == "CreateHyperParameterTuningJob") return CreateTuning(call);
+  if (target == "DescribeHyperParameterTuningJob") return DescribeTuning(call);
+  if (target == "ListHyperParameterTuningJobs") return ListTuning(call);
+  if (target == "StopHyperParameterTuningJob") return StopTuning(call);
+  if (target == "ListTrainingJobsForHyperParameterTuningJob") {
+    return ListTuningJobs(call);
   }
-  if (ours && target == "DescribeHyperParameterTuningJob") {
-    return AwsResponse(DescribeTuning(call));
-  }
-  if (ours && target == "ListHyperParameterTuningJobs") {
-    return AwsResponse(ListTuning(call));
-  }
-  if (ours && target == "StopHyperParameterTuningJob") {
-    return AwsResponse(StopTuning(call));
-  }
-  if (ours && target == "ListTrainingJobsForHyperParameterTuningJob") {
-    return AwsResponse(ListTuningJobs(call));
-  }
-  if (ours && target == "AddTags") return AwsResponse(AddTags(call));
-  if (ours && target == "ListTags") return AwsResponse(ListTags(call));
-  if (ours && target == "DeleteTags") return AwsResponse(DeleteTags(call));
-  return AwsResponse(absl::UnimplementedError(
+  if (target == "AddTags") return AddTags(call);
+  if (target == "ListTags") return ListTags(call);
+  if (target == "DeleteTags") return DeleteTags(call);
+  return absl::UnimplementedError(
       absl::StrCat("operation '", call.operation,
-                   "' is not one Cairn serves (X-Amz-Target)")));
+                   "' is not one Cairn serves (X-Amz-Target)"));
 }
 
 absl::StatusOr<std::string> SageMakerApi::Create(const Call& call) const {

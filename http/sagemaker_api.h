@@ -37,15 +37,24 @@ using SageMakerAuthenticator = std::function<absl::StatusOr<std::string>(
     const sagemaker::SignedRequest& request, const HttpRequest& http,
     const std::string& operation)>;
 
+// Records a served operation in the audit log: `http` carries the caller's
+// bearer credential, `operation` is SageMaker's name for it. Refused
+// signatures are recorded by the authenticator instead.
+using SageMakerAuditor =
+    std::function<void(const HttpRequest& http, const std::string& operation,
+                       bool changes_state, const absl::Status& result)>;
+
 // Thread-safe.
 class SageMakerApi {
  public:
+  // `audit` may be empty (no audit log).
   SageMakerApi(std::unique_ptr<cairn::v1::StudyService::StubInterface> stub,
                SageMakerAuthenticator authenticate,
-               sagemaker::ObjectRoot objects)
+               sagemaker::ObjectRoot objects, SageMakerAuditor audit = {})
       : stub_(std::move(stub)),
         authenticate_(std::move(authenticate)),
-        objects_(std::move(objects)) {}
+        objects_(std::move(objects)),
+        audit_(std::move(audit)) {}
 
   // Whether `request` is a SageMaker call: POST / with an X-Amz-Target
   // header.
@@ -55,6 +64,9 @@ class SageMakerApi {
 
  private:
   struct Call;  // One request being served (sagemaker_api.cc).
+  // The operation `call` names (X-Amz-Target `target`), served.
+  absl::StatusOr<std::string> Serve(const Call& call,
+                                    absl::string_view target) const;
   absl::StatusOr<std::string> Create(const Call& call) const;
   absl::StatusOr<std::string> Describe(const Call& call) const;
   absl::StatusOr<std::string> List(const Call& call) const;
@@ -72,6 +84,7 @@ class SageMakerApi {
   const std::unique_ptr<cairn::v1::StudyService::StubInterface> stub_;
   const SageMakerAuthenticator authenticate_;
   const sagemaker::ObjectRoot objects_;
+  const SageMakerAuditor audit_;
 };
 
 }  // namespace cairn::http

@@ -2,8 +2,9 @@
 // authenticated by its SigV4 signature under the AWS key of a token
 // (auth/aws_keys.h); the API then calls this cairnd's StudyService through
 // an in-process channel with the token's session secret, so roles, audit
-// and limits are those of gRPC. Refused signatures are audited here, since
-// no gRPC call follows them.
+// and limits are those of gRPC. Each operation is also audited here as
+// /SageMaker/<operation> (reads only with --audit-reads, like gRPC's), and
+// so are refused signatures, since no gRPC call follows them.
 #include <memory>
 #include <string>
 #include <utility>
@@ -73,6 +74,33 @@ void RecordRefusal(audit::AuditLog* log, const std::string& operation,
   }
 }
 
+// Records a served SageMaker operation as /SageMaker/<operation> under the
+// identity of the token whose key signed it.
+http::SageMakerAuditor MakeAuditor(const auth::Authorizer* authorizer,
+                                   audit::AuditLog* log) {
+  return [authorizer, log](const http::HttpRequest& http,
+                           const std::string& operation, bool changes_state,
+                           const absl::Status& result) {
+    const int code = static_cast<int>(result.code());
+    if (log == nullptr || !log->ShouldRecord(changes_state, code)) return;
+    cairn::v1::AuditEvent event;
+    if (authorizer != nullptr) {
+      if (auto who = authorizer->Identify(http.authorization)) {
+        event.set_principal(std::move(who->name));
+        event.set_role(who->role);
+      }
+    }
+    event.set_method(absl::StrCat("/SageMaker/", operation));
+    event.set_code(code);
+    event.set_message(std::string(result.message().substr(0, 256)));
+    event.set_peer(audit::CallPeer("", http.peer));
+    if (absl::Status s = log->Record(std::move(event)); !s.ok()) {
+      spdlog::error("audit log: cannot record a SageMaker call: {}",
+                    std::string(s.message()));
+    }
+  };
+}
+
 }  // namespace
 
 std::unique_ptr<http::SageMakerApi> Cairnd::MakeSageMakerApi(
@@ -93,7 +121,8 @@ std::unique_ptr<http::SageMakerApi> Cairnd::MakeSageMakerApi(
   };
   return std::make_unique<http::SageMakerApi>(
       cairn::v1::StudyService::NewStub(server_->InProcessChannel(args)),
-      std::move(authenticate), sagemaker::ObjectRoot(options.object_root));
+      std::move(authenticate), sagemaker::ObjectRoot(options.object_root),
+      MakeAuditor(authorizer_.get(), audit_log_.get()));
 }
 
 }  // namespace cairn

@@ -252,6 +252,9 @@ def test_viewer_key_reads_but_cannot_create(server, editor, objects):
     assert code == "AccessDeniedException"
     audit = server.cli("audit", "list")
     assert re.search(r"view\s+viewer\s+StudyService/CreateStudy", audit), audit
+    # Each SageMaker operation is audited under its own name too.
+    assert re.search(r"view\s+viewer\s+\S*SageMaker/CreateTrainingJob\s",
+                     audit), audit
 
 
 def test_kill_9_loses_and_doubles_no_job(objects, image):
@@ -606,6 +609,9 @@ def test_tags_on_create_add_list_delete(server, editor, objects):
     assert added["Tags"] == want
     assert editor.list_tags(ResourceArn=arn)["Tags"] == want
     editor.delete_tags(ResourceArn=arn, TagKeys=["project"])
+    audit = server.cli("audit", "list")
+    for op in ("CreateTrainingJob", "AddTags", "DeleteTags"):
+        assert re.search(r"ed\s+editor\s+\S*SageMaker/%s\s" % op, audit), op
     assert editor.list_tags(ResourceArn=arn)["Tags"] == want[1:]
     # Underneath they are the study's labels (cairn study label's).
     labels = json.loads(server.cli("study", "get", "tag-1"))["spec"]["labels"]
