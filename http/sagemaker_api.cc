@@ -177,23 +177,29 @@ absl::StatusOr<std::string> SageMakerApi::Stop(const Call& call) const {
   absl::StatusOr<std::string> name = JobNameOf(call.http.body);
   if (!name.ok()) return name.status();
   absl::StatusOr<JobRecord> job = FindJob(stub_.get(), call.http, *name);
-  // A job just created may wait a runner pass (20 ms) for its trial.
-  for (int i = 0; i < 100 && job.ok() && !job->trial; ++i) {
-    absl::SleepFor(absl::Milliseconds(20));
-    job = FindJob(stub_.get(), call.http, *name);
-  }
   if (!job.ok()) return job.status();
   const std::string status =
-      sagemaker::TrainingJobStatus(job->trial ? &*job->trial : nullptr);
-  if (!job->trial || (status != "InProgress" && status != "Stopping")) {
+      sagemaker::JobStatus(job->study, job->trial ? &*job->trial : nullptr);
+  if (status != "InProgress" && status != "Stopping") {
     return sagemaker::InvalidField(
         "TrainingJobName", *name,
         absl::StrCat("the job is ", status, ", not InProgress"));
   }
-  if (absl::Status s = StopJobTrial(stub_.get(), call.http, *job->trial);
-      !s.ok()) {
-    return s;
+  if (!job->trial) {
+    // Not started: pausing the study keeps the runner from starting it.
+    // The runner may have made the trial meanwhile: look again.
+    cairn::v1::SetStudyStateRequest pause;
+    pause.set_name(job->study.name());
+    pause.set_state(cairn::v1::Study::INACTIVE);
+    auto paused = Rpc(stub_.get(), call.http, &Stub::SetStudyState, pause);
+    if (!paused.ok()) return paused.status();
+    job = FindJob(stub_.get(), call.http, *name);
+    if (!job.ok()) return job.status();
+    if (!job->trial) return std::string("{}");  // Stopped before it began.
   }
+  absl::Status s = StopJobTrial(stub_.get(), call.http, *job->trial);
+  // FailedPrecondition: the pause above already ended the new trial.
+  if (!s.ok() && s.code() != absl::StatusCode::kFailedPrecondition) return s;
   return std::string("{}");
 }
 

@@ -87,7 +87,7 @@ std::string SecondaryStatus(const std::string& status, const Trial* trial) {
                          trial->job().state() == cairn::v1::TrialJob::RUNNING;
     return running ? "Training" : "Starting";
   }
-  if (status == "Stopped" &&
+  if (status == "Stopped" && trial != nullptr &&
       trial->infeasible_reason() == jobs::kTimeoutMessage) {
     return "MaxRuntimeExceeded";
   }
@@ -156,13 +156,20 @@ std::string TrainingJobStatus(const Trial* trial) {
   }
 }
 
+std::string JobStatus(const cairn::v1::Study& study, const Trial* trial) {
+  if (trial == nullptr && study.state() == cairn::v1::Study::INACTIVE) {
+    return "Stopped";
+  }
+  return TrainingJobStatus(trial);
+}
+
 nlohmann::json TrainingJobSummaryJson(const cairn::v1::Study& study,
                                       const Trial* trial) {
   const std::string& name = study.display_name();
   nlohmann::json out = {{"TrainingJobName", name},
                         {"TrainingJobArn", TrainingJobArn(name)},
                         {"CreationTime", Seconds(study.create_time())},
-                        {"TrainingJobStatus", TrainingJobStatus(trial)}};
+                        {"TrainingJobStatus", JobStatus(study, trial)}};
   if (trial != nullptr && trial->has_end_time()) {
     out["TrainingEndTime"] = Seconds(trial->end_time());
   }
@@ -175,7 +182,7 @@ nlohmann::json DescribeTrainingJobJson(const cairn::v1::Study& study,
   nlohmann::json out = AsJson(r);
   out.erase("Tags");
   out.update(TrainingJobSummaryJson(study, trial));
-  const std::string status = TrainingJobStatus(trial);
+  const std::string status = JobStatus(study, trial);
   out["SecondaryStatus"] = SecondaryStatus(status, trial);
   out["ModelArtifacts"] = {{"S3ModelArtifacts", OutputUri(r, "model.tar.gz")}};
   if (trial == nullptr) return out;

@@ -28,6 +28,12 @@ cairn::v1::Study TrainingJobStudy(
 // before it exists): InProgress, Stopping, Completed, Failed or Stopped.
 std::string TrainingJobStatus(const cairn::v1::Trial* trial);
 
+// TrainingJobStatus of a training job: its trial's, or Stopped when its
+// study was paused before the trial existed (StopTrainingJob on a job the
+// runner had not started).
+std::string JobStatus(const cairn::v1::Study& study,
+                      const cairn::v1::Trial* trial);
+
 // A metric name as a Cairn metric id: characters outside [A-Za-z0-9_./-]
 // become '_', and a leading digit or punctuation gets a '_' before it.
 std::string MetricIdOf(const std::string& name);

@@ -54,6 +54,20 @@ TEST(TrainingJobViewTest, StatusOfEachTrialState) {
   EXPECT_EQ(TrainingJobStatus(&t), "Stopped");
 }
 
+TEST(TrainingJobViewTest, AJobStoppedBeforeItsTrialIsStopped) {
+  cairn::v1::Study study;
+  study.set_state(cairn::v1::Study::ACTIVE);
+  EXPECT_EQ(JobStatus(study, nullptr), "InProgress");
+  study.set_state(cairn::v1::Study::INACTIVE);
+  EXPECT_EQ(JobStatus(study, nullptr), "Stopped");
+  nlohmann::json d = DescribeTrainingJobJson(study, nullptr);
+  EXPECT_EQ(d["TrainingJobStatus"], "Stopped");
+  EXPECT_EQ(d["SecondaryStatus"], "Stopped");
+  Trial t;
+  t.set_state(Trial::SUCCEEDED);
+  EXPECT_EQ(JobStatus(study, &t), "Completed");  // the trial's, once made
+}
+
 TEST(TrainingJobViewTest, DescribeCarriesResults) {
   const cairn::v1::Study s = JobStudy();
   json d = DescribeTrainingJobJson(s, nullptr);
