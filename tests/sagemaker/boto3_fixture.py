@@ -206,3 +206,16 @@ def study_trials(server, display_name):
     status, trials = server.rest("GET", study["name"] + "/trials")
     assert status == 200
     return trials["trials"]
+
+
+def restart_after_kill_9(first, objects, ready, seconds=60):
+    """Once ready() holds, kills cairnd `first` with SIGKILL (no shutdown)
+    and starts another on its data dir; returns the new one."""
+    deadline = time.time() + seconds
+    while not ready():
+        assert time.time() < deadline
+        time.sleep(0.1)
+    first.proc.kill()
+    first.proc.wait(10)
+    return webui.Cairnd(BIN, ["--object-root", objects, *SERVER_ARGS],
+                        reuse_dir=first.dir)

@@ -20,8 +20,8 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))
 from boto3_fixture import (  # noqa: E402,F401 (fixtures)
     objects, image, remove_containers, server, keys, client, editor, job,
-    error_of, finished, archive, tuning, BIN, JOB_SECONDS, SERVER_ARGS,
-    webui)
+    error_of, finished, restart_after_kill_9, archive, tuning, BIN,
+    JOB_SECONDS, SERVER_ARGS, webui)
 
 
 def test_create_describe_list_stop_and_waiter(server, editor, objects):
@@ -151,14 +151,9 @@ def test_kill_9_loses_and_doubles_no_job(objects, image):
             "k9-ckpt", objects, HyperParameters={"sleep": "5"},
             CheckpointConfig={"S3Uri": "s3://my-bucket/ckpt/k9"}))
         runs = os.path.join(objects, "my-bucket/ckpt/k9/runs.txt")
-        deadline = time.time() + 30
-        while not os.path.exists(runs):  # its first attempt runs
-            assert time.time() < deadline
-            time.sleep(0.1)
-        first.proc.kill()  # SIGKILL: no shutdown
-        first.proc.wait(10)
-        second = webui.Cairnd(BIN, ["--object-root", objects, *SERVER_ARGS],
-                              reuse_dir=first.dir)
+        # Killed while its first attempt runs.
+        second = restart_after_kill_9(first, objects,
+                                      lambda: os.path.exists(runs), 30)
     except Exception:
         first.stop()
         raise

@@ -12,8 +12,8 @@ import time
 sys.path.insert(0, os.path.dirname(__file__))
 from boto3_fixture import (  # noqa: E402,F401 (fixtures)
     objects, image, remove_containers, server, keys, client, editor, job,
-    error_of, running_jobs, archive, tuning, finished_tuning, study_trials,
-    BIN, SERVER_ARGS, webui)
+    error_of, running_jobs, restart_after_kill_9, archive, tuning,
+    finished_tuning, study_trials, BIN, SERVER_ARGS, webui)
 
 
 def test_bayesian_tuning_job_finds_its_best_training_job(editor, objects):
@@ -179,14 +179,9 @@ def test_kill_9_during_a_tuning_job_loses_and_doubles_no_job(objects, image):
         request["TrainingJobDefinition"]["StaticHyperParameters"]["sleep"] = \
             "3"
         sm.create_hyper_parameter_tuning_job(**request)
-        deadline = time.time() + 60
-        while not running_jobs(first):  # kill it while jobs run
-            assert time.time() < deadline
-            time.sleep(0.1)
-        first.proc.kill()  # SIGKILL: no shutdown
-        first.proc.wait(10)
-        second = webui.Cairnd(BIN, ["--object-root", objects, *SERVER_ARGS],
-                              reuse_dir=first.dir)
+        # Killed while jobs run.
+        second = restart_after_kill_9(first, objects,
+                                      lambda: running_jobs(first))
     except Exception:
         first.stop()
         remove_containers(first)
