@@ -70,10 +70,10 @@ bool AuditLog::ShouldRecord(absl::string_view full_method, int code) const {
   if (code == kUnauthenticated || code == kPermissionDenied) return true;
   const std::optional<auth::MethodRule> rule = auth::RuleFor(full_method);
   if (!rule.has_value()) return false;
-  return ShouldRecord(rule->changes_state, code);
+  return ShouldRecordOperation(rule->changes_state, code);
 }
 
-bool AuditLog::ShouldRecord(bool changes_state, int code) const {
+bool AuditLog::ShouldRecordOperation(bool changes_state, int code) const {
   if (code == kUnauthenticated || code == kPermissionDenied) return true;
   return changes_state || options_.record_reads;
 }

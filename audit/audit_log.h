@@ -100,7 +100,7 @@ class AuditLog {
   // The same rule for a call outside the permission table (a SageMaker
   // operation): recorded if refused, if it changes state, or with
   // record_reads.
-  bool ShouldRecord(bool changes_state, int code) const;
+  bool ShouldRecordOperation(bool changes_state, int code) const;
 
   // Writes `event` durably, with event.time set to now and its principal,
   // resource and message cut to kMaxAuditFieldChars. Errors: the store's

@@ -82,7 +82,8 @@ http::SageMakerAuditor MakeAuditor(const auth::Authorizer* authorizer,
                            const std::string& operation, bool changes_state,
                            const absl::Status& result) {
     const int code = static_cast<int>(result.code());
-    if (log == nullptr || !log->ShouldRecord(changes_state, code)) return;
+    if (log == nullptr || !log->ShouldRecordOperation(changes_state, code))
+      return;
     cairn::v1::AuditEvent event;
     if (authorizer != nullptr) {
       if (auto who = authorizer->Identify(http.authorization)) {

@@ -83,6 +83,10 @@ TEST_F(AuditLogTest, RecordsWritesAndRefusalsButNotReads) {
   EXPECT_FALSE(log_->ShouldRecord(kGet, kNotFound));
   EXPECT_FALSE(log_->ShouldRecord("/cairn.v1.AdminService/ListTokens", kOk));
   EXPECT_FALSE(log_->ShouldRecord("/grpc.health.v1.Health/Check", kOk));
+  // Operations outside the permission table (SageMaker's) by the same rule.
+  EXPECT_TRUE(log_->ShouldRecordOperation(true, kOk));
+  EXPECT_TRUE(log_->ShouldRecordOperation(false, kPermissionDenied));
+  EXPECT_FALSE(log_->ShouldRecordOperation(false, kOk));
 
   AuditLogOptions reads;
   reads.record_reads = true;
@@ -90,6 +94,7 @@ TEST_F(AuditLogTest, RecordsWritesAndRefusalsButNotReads) {
   EXPECT_TRUE(log_->ShouldRecord(kGet, kOk));
   EXPECT_TRUE(log_->ShouldRecord("/cairn.v1.AdminService/ListTokens", kOk));
   EXPECT_FALSE(log_->ShouldRecord("/grpc.health.v1.Health/Check", kOk));
+  EXPECT_TRUE(log_->ShouldRecordOperation(false, kOk));
 }
 
 TEST_F(AuditLogTest, KeepsEveryFieldAndSetsTheTime) {
