@@ -46,6 +46,7 @@ const std::map<std::string, v1::Role>& ExpectedRoles() {
       {"/cairn.v1.StudyService/LookupStudy", v1::VIEWER},
       {"/cairn.v1.StudyService/DeleteStudy", v1::EDITOR},
       {"/cairn.v1.StudyService/SetStudyState", v1::EDITOR},
+      {"/cairn.v1.StudyService/UpdateStudyLabels", v1::EDITOR},
       {"/cairn.v1.StudyService/SuggestTrials", v1::EDITOR},
       {"/cairn.v1.StudyService/CreateTrial", v1::EDITOR},
       {"/cairn.v1.StudyService/GetTrial", v1::VIEWER},

@@ -256,6 +256,8 @@ def test_tags_on_create_add_list_delete(server, editor, objects):
     audit = server.cli("audit", "list")
     for op in ("CreateTrainingJob", "AddTags", "DeleteTags"):
         assert re.search(r"ed\s+editor\s+\S*SageMaker/%s\s" % op, audit), op
+    assert re.search(r"ed\s+editor\s+\S*StudyService/UpdateStudyLabels\s",
+                     audit), audit
     assert editor.list_tags(ResourceArn=arn)["Tags"] == want[1:]
     # Underneath they are the study's labels (cairn study label's).
     labels = json.loads(server.cli("study", "get", "tag-1"))["spec"]["labels"]
