@@ -130,12 +130,7 @@ absl::StatusOr<std::unique_ptr<Cairnd>> Cairnd::Start(
   }
   if (s.ok()) s = CreateDir("--data-dir", store_path);
   if (s.ok()) s = d->StartMetrics(options);
-  if (s.ok()) {
-    tuner::DesignerOptions designers;
-    designers.gp_suggest_deadline_seconds = options.gp_suggest_deadline_seconds;
-    s = d->OpenController(store_path, roots, gpus, options.min_free_space,
-                          designers);
-  }
+  if (s.ok()) s = d->OpenController(store_path, roots, gpus, options);
   if (s.ok()) s = d->StartJobUser(options, roots);
   if (s.ok()) s = d->StartAuth(options);
   if (s.ok()) s = d->StartAudit(options);
@@ -174,8 +169,7 @@ absl::Status Cairnd::StartMetrics(const CairndOptions& options) {
 
 absl::Status Cairnd::OpenController(const std::string& store_path,
                                     const jobs::JobRoots& roots, int gpus,
-                                    uint64_t min_free_space,
-                                    const tuner::DesignerOptions& designers) {
+                                    const CairndOptions& options) {
   absl::StatusOr<std::unique_ptr<Store>> store =
       Store::Open(StoreOptions(), store_path);
   if (!store.ok()) return store.status();
@@ -184,7 +178,12 @@ absl::Status Cairnd::OpenController(const std::string& store_path,
   if (!s.ok()) return s;
   StudyManagerOptions manager_options;
   manager_options.observer = observer_.get();
-  manager_options.min_free_bytes = min_free_space;
+  manager_options.min_free_bytes = options.min_free_space;
+  manager_options.gp_workers = options.gp_workers;
+  manager_options.gp_queue_deadline_seconds =
+      options.gp_suggest_deadline_seconds;
+  tuner::DesignerOptions designers;
+  designers.gp_suggest_deadline_seconds = options.gp_suggest_deadline_seconds;
   manager_options.create_designer =
       [designers](const cairn::v1::StudySpec& spec) {
         return tuner::CreateDesigner(spec, designers);

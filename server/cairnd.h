@@ -118,6 +118,11 @@ struct CairndOptions {
   // GP_BANDIT: seconds a suggestion may compute before quasi-random points
   // answer instead (tuner::DesignerOptions); 0: no deadline.
   double gp_suggest_deadline_seconds = 0.5;
+  // Threads that run GP_BANDIT suggestions, studies taking turns, one
+  // study's waiting calls sharing one designer run (trials/suggest_pool.h).
+  // A call still queued at gp_suggest_deadline_seconds gets quasi-random
+  // points. Default: 1.
+  int gp_workers = 1;
   // false: no audit log at all (no flag: only for benchmarks that measure
   // its cost; ListAuditEvents is then UNIMPLEMENTED). Default: true.
   bool audit = true;
@@ -174,8 +179,7 @@ class Cairnd {
   absl::Status StartMetrics(const CairndOptions& options);
   absl::Status OpenController(const std::string& store_path,
                               const jobs::JobRoots& roots, int gpus,
-                              uint64_t min_free_space,
-                              const tuner::DesignerOptions& designers);
+                              const CairndOptions& options);
   // Resolves the job user and checks that it reaches every job root.
   absl::Status StartJobUser(const CairndOptions& options,
                             const jobs::JobRoots& roots);

@@ -181,6 +181,11 @@ void AddServingFlags(CLI::App& app, Flags& flags) {
                  "background); 0: no deadline")
       ->check(CLI::Range(0.0, 3600.0))
       ->capture_default_str();
+  app.add_option("--gp-workers", flags.options.gp_workers,
+                 "GP_BANDIT: threads computing suggestions; studies take "
+                 "turns and one study's waiting calls share one computation")
+      ->transform(cairn::util::flags::IntegerFlag(1, 64))
+      ->capture_default_str();
   app.add_option("--max-calls-per-token", flags.options.max_calls_per_token,
                  "Calls one token may have in progress at once (each holds "
                  "a thread); more get RESOURCE_EXHAUSTED (0: no limit)")

@@ -16,6 +16,7 @@
 #include "trials/study_loading.h"
 #include "trials/study_manager_internal.h"
 #include "trials/study_state.h"
+#include "trials/suggest_pool.h"
 #include "tuner/designer.h"
 #include "tuner/spec_validation.h"
 #include "util/quote.h"
@@ -43,7 +44,20 @@ StudyManager::StudyManager(StudyDataStore* store,
               ? options.create_designer
               : [](const cairn::v1::StudySpec&
                        spec) { return tuner::CreateDesigner(spec); }),
-      min_free_bytes_(options.min_free_bytes) {}
+      min_free_bytes_(options.min_free_bytes),
+      suggest_queue_deadline_(
+          options.gp_queue_deadline_seconds > 0
+              ? absl::Seconds(options.gp_queue_deadline_seconds)
+              : absl::InfiniteDuration()) {
+  if (options.gp_workers > 0) {
+    SuggestPoolOptions pool;
+    pool.workers = options.gp_workers;
+    suggest_pool_ = std::make_unique<SuggestPool>(
+        pool, [this](int64_t study_id, const std::vector<SuggestAsk*>& asks) {
+          AnswerPooledAsks(study_id, asks);
+        });
+  }
+}
 
 StudyManager::~StudyManager() = default;
 

@@ -35,6 +35,14 @@
 // gate: one designer run at a time; a request that waited sees the trials
 // of those before it as pending (no point is suggested twice), and one whose
 // client_id got trials meanwhile gets those back without a designer run.
+// With StudyManagerOptions::gp_workers, GP_BANDIT calls queue for a
+// bounded pool instead (trials/suggest_pool.h): studies take turns, the
+// calls of one study waiting together are answered by one designer run for
+// their total count (each still gets its own trials; a repeated client_id
+// gets its pending ones), and a call still queued at
+// gp_queue_deadline_seconds gets quasi-random trials (suggestion_kind
+// quasi_random_deadline) without waiting at the gate. Other calls, and the
+// suggestions of other algorithms, never wait for the pool.
 //
 // Durability and group commit: a mutating call computes its change under the
 // study's mutex, queues the store write there (Store::Enqueue*; the store's
@@ -98,6 +106,7 @@
 #include "store/store.h"
 #include "trials/observer.h"
 #include "trials/study_summary.h"
+#include "trials/suggest_result.h"
 #include "tuner/designer.h"
 #include "tuner/early_stopping.h"
 #include "util/clock.h"
@@ -128,13 +137,17 @@ struct StudyManagerOptions {
   std::function<absl::StatusOr<std::unique_ptr<tuner::Designer>>(
       const cairn::v1::StudySpec&)>
       create_designer;
-};
-
-struct SuggestResult {
-  std::vector<cairn::v1::Trial> trials;
-  cairn::v1::Study::State study_state = cairn::v1::Study::STATE_UNSPECIFIED;
-  // Why fewer trials than asked were returned; empty otherwise.
-  std::string message;
+  // Threads that run GP_BANDIT suggestions (trials/suggest_pool.h): studies
+  // take turns and one study's waiting calls share one designer run. Other
+  // studies' suggestions never queue there (they run on the caller's
+  // thread). 0: no pool, every suggestion runs on its caller's thread.
+  // Default: 0 (cairnd: --gp-workers, 1).
+  int gp_workers = 0;
+  // Seconds a GP_BANDIT call may wait in the pool's queue; past it the call
+  // is answered with quasi-random points (suggestion_kind
+  // quasi_random_deadline, counted by StudyObserver::OnDeadlineFallbacks).
+  // 0: no limit. Default: 0 (cairnd: --gp-suggest-deadline).
+  double gp_queue_deadline_seconds = 0;
 };
 
 struct TrialPage {
@@ -179,6 +192,8 @@ struct MeasurementReport {
 // The manager's per-study state and the store writes of one call; defined in
 // trials/study_state.h, internal to trials/.
 struct StudyState;
+struct SuggestAsk;
+class SuggestPool;
 struct WriteScope;
 
 class StudyManager {
@@ -331,6 +346,10 @@ class StudyManager {
   // come from its summary).
   std::vector<StudySummary> Summaries() const;
 
+  // GP_BANDIT calls of study `study_id` waiting in the suggest pool's
+  // queue, not yet taken by a designer run (tests; 0 without a pool).
+  int TEST_GpAsksWaiting(int64_t study_id) const;
+
  private:
   StudyManager(StudyDataStore* store, const StudyManagerOptions& options);
 
@@ -401,6 +420,15 @@ class StudyManager {
       const std::string& name, const char* field) const;
   absl::StatusOr<std::shared_ptr<StudyState>> PeekStudyByName(
       const std::string& name, const char* field) const;
+  // Answers `asks` (all of `st`) with one designer run for their total
+  // count (see SuggestTrials); `deadline_fallback`: with the quasi-random
+  // designer instead of the study's, without waiting at its gate.
+  void AnswerAsks(StudyState& st, const std::vector<SuggestAsk*>& asks,
+                  bool deadline_fallback);
+  // The suggest pool's batch: AnswerAsks on study `study_id`.
+  void AnswerPooledAsks(int64_t study_id, const std::vector<SuggestAsk*>& asks);
+  // Whether `st`'s suggestions go through suggest_pool_ (GP_BANDIT).
+  bool UsesSuggestPool(StudyState& st) const;
   // FailTrial and CancelTrial: ends a pending trial in state `end`.
   absl::StatusOr<cairn::v1::Trial> EndTrial(const std::string& trial_name,
                                             cairn::v1::Trial::State end,
@@ -431,6 +459,11 @@ class StudyManager {
   bool reloaded_ ABSL_GUARDED_BY(recovery_mu_) = false;
   // When the store was last asked to resume.
   absl::Time last_resume_ ABSL_GUARDED_BY(recovery_mu_) = absl::InfinitePast();
+
+  const absl::Duration suggest_queue_deadline_;
+  // Null without gp_workers. Last, so its threads stop before the state
+  // they use is destroyed.
+  std::unique_ptr<SuggestPool> suggest_pool_;
 };
 
 }  // namespace cairn

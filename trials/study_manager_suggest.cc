@@ -18,9 +18,11 @@
 #include "trials/study_manager.h"
 #include "trials/study_manager_internal.h"
 #include "trials/study_state.h"
+#include "trials/suggest_pool.h"
 #include "trials/trial_summary.h"
 #include "tuner/designer.h"
 #include "tuner/gp/suggestion_kinds.h"
+#include "tuner/quasi_random_designer.h"
 #include "tuner/search_space.h"
 #include "util/time_proto.h"
 
@@ -110,15 +112,14 @@ absl::StatusOr<SuggestResult> FinishSuggest(StudyState& st,
   return result;
 }
 
-// Under the study's lock: answers the call when it needs no designer run
-// (the client's pending trials, a study that is not ACTIVE, no room, the
-// disk reserve); otherwise fills `*snapshot` and returns nullopt.
+// Under the study's lock: answers the asks when they need no designer run
+// (a study that is not ACTIVE, no room, the disk reserve) by returning the
+// answer; otherwise fills `*snapshot` for `count` suggestions and returns
+// nullopt.
 std::optional<absl::StatusOr<SuggestResult>> PrepareSuggest(
-    StudyState& st, int count, const std::string& client_id, const Deps& deps,
-    WriteScope* scope, SuggestSnapshot* snapshot)
-    ABSL_EXCLUSIVE_LOCKS_REQUIRED(st.mu) {
+    StudyState& st, int64_t count, const Deps& deps, WriteScope* scope,
+    SuggestSnapshot* snapshot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(st.mu) {
   SuggestResult result;
-  if (ClientPendingTrials(st, client_id, &result)) return result;
   if (st.study.state() != Study::ACTIVE) {
     return FinishSuggest(st, deps.store, scope, std::move(result), "");
   }
@@ -147,10 +148,13 @@ int CountDeadlineFallbacks(const std::vector<tuner::Suggestion>& suggestions) {
   return n;
 }
 
-// Asks the snapshot's designer for its suggestions (no lock held), timing it
+// Asks `designer` for the snapshot's suggestions (no lock held), timing it
 // into `*seconds` and reporting it to `observer` (may be null).
+// `deadline_fallback`: `designer` answers in place of the study's own,
+// whose deadline passed; its trials say so (kDeadlineKind).
 absl::StatusOr<std::vector<tuner::Suggestion>> RunDesigner(
-    const SuggestSnapshot& snapshot, StudyObserver* observer, double* seconds) {
+    const SuggestSnapshot& snapshot, tuner::Designer& designer,
+    bool deadline_fallback, StudyObserver* observer, double* seconds) {
   tuner::DesignerContext context;
   context.spec = &snapshot.spec;
   context.trials.reserve(snapshot.trials.size());
@@ -158,11 +162,16 @@ absl::StatusOr<std::vector<tuner::Suggestion>> RunDesigner(
   context.pending = tuner::PendingAmong(context.trials);
   const auto start = std::chrono::steady_clock::now();
   absl::StatusOr<std::vector<tuner::Suggestion>> suggestions =
-      snapshot.designer->Suggest(context, static_cast<int>(snapshot.count));
+      designer.Suggest(context, static_cast<int>(snapshot.count));
   *seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
   if (!suggestions.ok()) return suggestions.status();
+  if (deadline_fallback) {
+    for (tuner::Suggestion& s : *suggestions) {
+      s.metadata["suggestion_kind"] = gp::kDeadlineKind;
+    }
+  }
   if (observer != nullptr) {
     const std::string algorithm = StudySpec::Algorithm_Name(
         api::EffectiveAlgorithm(snapshot.spec.algorithm()));
@@ -211,20 +220,22 @@ void FillWithRepeats(const SuggestSnapshot& snapshot,
   }
 }
 
-// The ACTIVE trials of `suggestions`, numbered after st.max_trial_id.
+// The ACTIVE trials of `suggestions`, numbered after st.max_trial_id;
+// suggestion i goes to client owners[i].
 std::vector<Trial> SuggestedTrials(const StudyState& st,
                                    std::vector<tuner::Suggestion>& suggestions,
-                                   const std::string& client_id, absl::Time now,
-                                   double seconds)
+                                   const std::vector<std::string>& owners,
+                                   absl::Time now, double seconds)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(st.mu) {
   std::vector<Trial> created;
   int64_t next_id = st.max_trial_id;
-  for (tuner::Suggestion& s : suggestions) {
+  for (size_t i = 0; i < suggestions.size(); ++i) {
+    tuner::Suggestion& s = suggestions[i];
     Trial t;
     t.set_id(++next_id);
     t.set_name(api::TrialResourceName(st.id, t.id()));
     t.set_state(Trial::ACTIVE);
-    t.set_client_id(client_id);
+    t.set_client_id(owners[i]);
     for (auto& p : s.parameters) *t.add_parameters() = std::move(p);
     *t.mutable_start_time() = util::ToProtoTimestamp(now);
     for (const auto& [k, v] : s.metadata) (*t.mutable_metadata())[k] = v;
@@ -237,55 +248,238 @@ std::vector<Trial> SuggestedTrials(const StudyState& st,
   return created;
 }
 
-// Under the study's lock again, after the designer ran: adds its
-// suggestions to the study as it is now. Other calls may have changed it
-// meanwhile, so the checks of PrepareSuggest run again: a study that was
-// deleted or stopped takes nothing, a client that got pending trials (a
-// manual trial with its client_id) gets those, and the limits are applied to
-// the current counts (suggestions beyond them are dropped). New ids follow
-// the current max_trial_id. `snapshot.count`: what the designer was asked
-// for (fewer back means the space is exhausted).
-absl::StatusOr<SuggestResult> CommitSuggestions(
-    StudyState& st, const std::string& parent, const std::string& client_id,
-    const SuggestSnapshot& snapshot, std::vector<tuner::Suggestion> suggestions,
-    double seconds, const Deps& deps, WriteScope* scope)
+int64_t TotalCount(const std::vector<SuggestAsk*>& asks) {
+  int64_t n = 0;
+  for (const SuggestAsk* ask : asks) n += ask->count;
+  return n;
+}
+
+// Under the study's lock: answers the asks whose client has pending trials
+// (Vizier: asking again returns them) and returns the others.
+std::vector<SuggestAsk*> WithoutPendingClients(
+    const StudyState& st, const std::vector<SuggestAsk*>& asks)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(st.mu) {
-  const int64_t asked = snapshot.count;
-  if (st.deleted) {
-    return absl::NotFoundError(absl::StrCat("study ", parent, " not found"));
+  std::vector<SuggestAsk*> left;
+  for (SuggestAsk* ask : asks) {
+    SuggestResult result;
+    if (ClientPendingTrials(st, ask->client_id, &result)) {
+      ask->result = std::move(result);
+    } else {
+      left.push_back(ask);
+    }
   }
-  SuggestResult result;
-  if (ClientPendingTrials(st, client_id, &result)) return result;
+  return left;
+}
+
+// Splits `asks` into those that take new trials and `*repeats`: asks whose
+// non-empty client_id an earlier taker has (they get its trials once the
+// batch is committed, see AnswerRepeats).
+std::vector<SuggestAsk*> Takers(const std::vector<SuggestAsk*>& asks,
+                                std::vector<SuggestAsk*>* repeats) {
+  std::vector<SuggestAsk*> takers;
+  absl::flat_hash_set<std::string> clients;
+  for (SuggestAsk* ask : asks) {
+    if (!ask->client_id.empty() && !clients.insert(ask->client_id).second) {
+      repeats->push_back(ask);
+    } else {
+      takers.push_back(ask);
+    }
+  }
+  return takers;
+}
+
+// Under the study's lock, after a commit: each repeat gets the pending
+// trials of its client, or its taker's answer when that got none.
+void AnswerRepeats(const StudyState& st, const std::vector<SuggestAsk*>& takers,
+                   const std::vector<SuggestAsk*>& repeats)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(st.mu) {
+  for (SuggestAsk* repeat : repeats) {
+    SuggestResult result;
+    if (ClientPendingTrials(st, repeat->client_id, &result)) {
+      repeat->result = std::move(result);
+      continue;
+    }
+    for (const SuggestAsk* taker : takers) {
+      if (taker->client_id == repeat->client_id) repeat->result = taker->result;
+    }
+  }
+}
+
+// Hands `created` (in order) to `takers`, each up to its count; `base`
+// carries the study's state and the message for takers that got fewer.
+void HandOut(const std::vector<SuggestAsk*>& takers,
+             const std::vector<Trial>& created,
+             const absl::StatusOr<SuggestResult>& base) {
+  size_t next = 0;
+  for (SuggestAsk* taker : takers) {
+    if (!base.ok()) {
+      taker->result = base.status();
+      continue;
+    }
+    SuggestResult result = *base;
+    const size_t end = std::min(created.size(), next + taker->count);
+    result.trials.assign(created.begin() + next, created.begin() + end);
+    if (static_cast<int>(result.trials.size()) == taker->count) {
+      result.message.clear();
+    }
+    next = end;
+    taker->result = std::move(result);
+  }
+}
+
+// Under the study's lock again, after the designer ran: adds its
+// suggestions to the study as it is now and answers `takers`. Other calls
+// may have changed it meanwhile, so the checks of PrepareSuggest run again:
+// a study that was deleted or stopped takes nothing, a client that got
+// pending trials (a manual trial with its client_id) gets those, and the
+// limits are applied to the current counts (suggestions beyond them are
+// dropped). New ids follow the current max_trial_id. `snapshot.count`: what
+// the designer was asked for (fewer back means the space is exhausted).
+void CommitSuggestions(StudyState& st, const std::string& parent,
+                       const std::vector<SuggestAsk*>& asked,
+                       const SuggestSnapshot& snapshot,
+                       std::vector<tuner::Suggestion> suggestions,
+                       double seconds, const Deps& deps, WriteScope* scope)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(st.mu) {
+  if (st.deleted) {
+    for (SuggestAsk* ask : asked) {
+      ask->result =
+          absl::NotFoundError(absl::StrCat("study ", parent, " not found"));
+    }
+    return;
+  }
+  const std::vector<SuggestAsk*> takers = WithoutPendingClients(st, asked);
   if (st.study.state() != Study::ACTIVE) {
-    return FinishSuggest(st, deps.store, scope, std::move(result), "");
+    HandOut(takers, {}, FinishSuggest(st, deps.store, scope, {}, ""));
+    return;
   }
   std::string message = snapshot.message;
-  if (static_cast<int64_t>(suggestions.size()) < asked) {
+  if (static_cast<int64_t>(suggestions.size()) < snapshot.count) {
     st.exhausted = true;
     message = "search space exhausted";
   }
-  const int64_t n = AllowedTrials(st, asked, &message);
+  const int64_t n =
+      AllowedTrials(st, std::min(snapshot.count, TotalCount(takers)), &message);
   if (static_cast<int64_t>(suggestions.size()) > n) suggestions.resize(n);
+  std::vector<std::string> owners;
+  for (const SuggestAsk* t : takers) {
+    for (int k = 0; k < t->count && owners.size() < suggestions.size(); ++k) {
+      owners.push_back(t->client_id);
+    }
+  }
   std::vector<Trial> created =
-      SuggestedTrials(st, suggestions, client_id, deps.clock->Now(), seconds);
+      SuggestedTrials(st, suggestions, owners, deps.clock->Now(), seconds);
   TrialSummary after =
       SummaryAfterPut(st.study.spec(), st.trials, st.summary, created);
   if (absl::Status s =
           Queued(deps.store->EnqueuePutTrials(st.id, created, &after),
                  &st.last_write, scope);
       !s.ok()) {
-    return s;
+    HandOut(takers, {}, s);
+    return;
   }
   if (!created.empty()) st.max_trial_id = created.back().id();
-  for (Trial& t : created) {
-    result.trials.push_back(t);
-    st.trials.Put(std::move(t));
-  }
+  for (const Trial& t : created) st.trials.Put(t);
   st.summary = std::move(after);
-  return FinishSuggest(st, deps.store, scope, std::move(result), message);
+  HandOut(takers, created,
+          FinishSuggest(st, deps.store, scope, {}, std::move(message)));
+}
+
+// Runs the designer for `takers` (no lock held; the quasi-random one for a
+// deadline fallback) and commits its suggestions under the study's lock.
+void RunAndCommit(StudyState& st, const std::vector<SuggestAsk*>& takers,
+                  const std::vector<SuggestAsk*>& repeats,
+                  const SuggestSnapshot& snapshot, bool deadline_fallback,
+                  const Deps& deps, WriteScope* scope) {
+  std::shared_ptr<tuner::Designer> designer = snapshot.designer;
+  absl::StatusOr<std::vector<tuner::Suggestion>> suggestions;
+  double seconds = 0;
+  if (deadline_fallback) {
+    absl::StatusOr<std::unique_ptr<tuner::Designer>> quasi =
+        tuner::QuasiRandomDesigner::Create(snapshot.spec);
+    if (quasi.ok()) {
+      designer = *std::move(quasi);
+    } else {
+      designer = nullptr;
+      suggestions = quasi.status();
+    }
+  }
+  if (designer != nullptr) {
+    suggestions = RunDesigner(snapshot, *designer, deadline_fallback,
+                              deps.observer, &seconds);
+  }
+  LockedStudy lock(st, scope);
+  if (!suggestions.ok()) {
+    for (SuggestAsk* ask : takers) ask->result = suggestions.status();
+  } else {
+    FillWithRepeats(snapshot, &*suggestions);
+    CommitSuggestions(st, takers.front()->parent, takers, snapshot,
+                      *std::move(suggestions), seconds, deps, scope);
+  }
+  AnswerRepeats(st, takers, repeats);
 }
 
 }  // namespace
+
+void StudyManager::AnswerAsks(StudyState& st,
+                              const std::vector<SuggestAsk*>& asks,
+                              bool deadline_fallback) {
+  const Deps deps{store_, clock_, observer_, CheckReserve()};
+  WriteScope scope;
+  {
+    // One designer run at a time per study: a batch sees the trials of the
+    // one before as pending (never suggested twice), and a client that
+    // asks again gets what its first request created. The deadline
+    // fallback does not wait here for a GP batch of the study in progress.
+    std::optional<absl::MutexLock> gate;
+    if (!deadline_fallback) gate.emplace(&st.suggest_mu);
+    SuggestSnapshot snapshot;
+    std::vector<SuggestAsk*> takers, repeats;
+    {
+      LockedStudy lock(st, &scope);
+      takers = Takers(WithoutPendingClients(st, asks), &repeats);
+      std::optional<absl::StatusOr<SuggestResult>> answer;
+      if (!takers.empty()) {
+        answer =
+            PrepareSuggest(st, TotalCount(takers), deps, &scope, &snapshot);
+      }
+      if (answer.has_value()) {
+        for (SuggestAsk* ask : takers) ask->result = *answer;
+        AnswerRepeats(st, takers, repeats);
+        takers.clear();
+      }
+    }
+    if (!takers.empty()) {
+      RunAndCommit(st, takers, repeats, snapshot, deadline_fallback, deps,
+                   &scope);
+    }
+  }
+  const absl::Status awaited = AwaitScope(scope);
+  for (SuggestAsk* ask : asks) {
+    ask->result = Finish(awaited, std::move(ask->result));
+  }
+}
+
+int StudyManager::TEST_GpAsksWaiting(int64_t study_id) const {
+  return suggest_pool_ == nullptr ? 0 : suggest_pool_->Waiting(study_id);
+}
+
+bool StudyManager::UsesSuggestPool(StudyState& st) const {
+  if (suggest_pool_ == nullptr) return false;
+  absl::MutexLock lock(&st.mu);
+  return api::EffectiveAlgorithm(st.study.spec().algorithm()) ==
+         StudySpec::GP_BANDIT;
+}
+
+void StudyManager::AnswerPooledAsks(int64_t study_id,
+                                    const std::vector<SuggestAsk*>& asks) {
+  absl::StatusOr<std::shared_ptr<StudyState>> st = FindStudy(study_id);
+  if (!st.ok()) {
+    for (SuggestAsk* ask : asks) ask->result = st.status();
+    return;
+  }
+  AnswerAsks(**st, asks, /*deadline_fallback=*/false);
+}
 
 absl::StatusOr<SuggestResult> StudyManager::SuggestTrials(
     const std::string& parent, int count, const std::string& client_id) {
@@ -295,39 +489,21 @@ absl::StatusOr<SuggestResult> StudyManager::SuggestTrials(
                      cairn::api::kMaxSuggestionCount));
   }
   if (absl::Status s = CheckWritable(); !s.ok()) return s;
-  const absl::Status reserve = CheckReserve();
   auto state = FindStudyByName(parent, "parent");
   if (!state.ok()) return state.status();
   StudyState& st = **state;
-  const Deps deps{store_, clock_, observer_, reserve};
-  WriteScope scope;
-  absl::StatusOr<SuggestResult> result;
-  {
-    // One suggestion at a time per study: a request waiting here sees the
-    // trials of the one before it (pending, so never suggested twice), and
-    // a client that asks again gets what its first request created.
-    absl::MutexLock gate(&st.suggest_mu);
-    SuggestSnapshot snapshot;
-    std::optional<absl::StatusOr<SuggestResult>> answer;
-    {
-      LockedStudy lock(st, &scope);
-      answer = PrepareSuggest(st, count, client_id, deps, &scope, &snapshot);
-    }
-    if (answer.has_value()) {
-      result = *std::move(answer);
-    } else {
-      double seconds = 0;
-      absl::StatusOr<std::vector<tuner::Suggestion>> suggestions =
-          RunDesigner(snapshot, observer_, &seconds);
-      if (!suggestions.ok()) return suggestions.status();
-      FillWithRepeats(snapshot, &*suggestions);
-      LockedStudy lock(st, &scope);
-      result =
-          CommitSuggestions(st, parent, client_id, snapshot,
-                            *std::move(suggestions), seconds, deps, &scope);
-    }
+  SuggestAsk ask;
+  ask.parent = parent;
+  ask.count = count;
+  ask.client_id = client_id;
+  if (!UsesSuggestPool(st)) {
+    AnswerAsks(st, {&ask}, /*deadline_fallback=*/false);
+  } else if (!suggest_pool_->Submit(st.id, &ask,
+                                    absl::Now() + suggest_queue_deadline_)) {
+    // Still queued at the deadline: quasi-random points now.
+    AnswerAsks(st, {&ask}, /*deadline_fallback=*/true);
   }
-  return Finish(AwaitScope(scope), std::move(result));
+  return std::move(ask.result);
 }
 
 }  // namespace cairn

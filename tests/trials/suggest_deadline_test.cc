@@ -11,6 +11,7 @@
 #include "absl/synchronization/mutex.h"
 #include "gtest/gtest.h"
 #include "store/store.h"
+#include "tests/testing/counting_observer.h"
 #include "tests/testing/study_manager_fixture.h"
 #include "tests/testing/test_util.h"
 #include "trials/observer.h"
@@ -23,31 +24,7 @@ namespace {
 using cairn::v1::Study;
 using cairn::v1::Trial;
 
-class CountingObserver : public StudyObserver {
- public:
-  void OnSuggest(const std::string&, double, int count) override {
-    absl::MutexLock lock(&mu_);
-    suggested_ += count;
-  }
-  void OnDeadlineFallbacks(const std::string& algorithm, int count) override {
-    absl::MutexLock lock(&mu_);
-    EXPECT_EQ(algorithm, "GP_BANDIT");
-    fallbacks_ += count;
-  }
-  int suggested() {
-    absl::MutexLock lock(&mu_);
-    return suggested_;
-  }
-  int fallbacks() {
-    absl::MutexLock lock(&mu_);
-    return fallbacks_;
-  }
-
- private:
-  absl::Mutex mu_;
-  int suggested_ ABSL_GUARDED_BY(mu_) = 0;
-  int fallbacks_ ABSL_GUARDED_BY(mu_) = 0;
-};
+using testing::CountingObserver;
 
 // Runs 9 sequential suggest/complete rounds on a 2-D GP_BANDIT study
 // (5 initial-design trials, then the model) whose designers have

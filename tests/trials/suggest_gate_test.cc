@@ -14,6 +14,7 @@
 #include "absl/synchronization/mutex.h"
 #include "gtest/gtest.h"
 #include "store/store.h"
+#include "tests/testing/latched_designer.h"
 #include "tests/testing/study_manager_fixture.h"
 #include "tests/testing/test_util.h"
 #include "trials/study_manager.h"
@@ -25,52 +26,8 @@ namespace {
 using cairn::v1::Study;
 using cairn::v1::Trial;
 
-// Blocks every designer call until opened; counts calls.
-class Latch {
- public:
-  void EnterAndWait() {
-    absl::MutexLock lock(&mu_);
-    ++entered_;
-    mu_.Await(absl::Condition(&open_));
-  }
-  // Waits until `n` calls have entered (or 10 s passed); returns whether.
-  bool AwaitEntered(int n) {
-    absl::MutexLock lock(&mu_);
-    auto reached = [&]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
-      return entered_ >= n;
-    };
-    return mu_.AwaitWithTimeout(absl::Condition(&reached), absl::Seconds(10));
-  }
-  void Open() {
-    absl::MutexLock lock(&mu_);
-    open_ = true;
-  }
-  int entered() {
-    absl::MutexLock lock(&mu_);
-    return entered_;
-  }
-
- private:
-  absl::Mutex mu_;
-  int entered_ ABSL_GUARDED_BY(mu_) = 0;
-  bool open_ ABSL_GUARDED_BY(mu_) = false;
-};
-
-// The spec's real designer, each call held at `latch` first.
-class LatchedDesigner : public tuner::Designer {
- public:
-  LatchedDesigner(std::unique_ptr<tuner::Designer> inner, Latch* latch)
-      : inner_(std::move(inner)), latch_(latch) {}
-  absl::StatusOr<std::vector<tuner::Suggestion>> Suggest(
-      const tuner::DesignerContext& context, int count) override {
-    latch_->EnterAndWait();
-    return inner_->Suggest(context, count);
-  }
-
- private:
-  std::unique_ptr<tuner::Designer> inner_;
-  Latch* latch_;
-};
+using testing::Latch;
+using testing::LatchedDesigner;
 
 Study RandomStudy(int max_trials) {
   Study study;
@@ -114,13 +71,8 @@ TEST_F(SuggestGateTest, StudyCallsProceedWhileTheDesignerComputes) {
   // trial (it takes one of the 3 max_trials), list the trials.
   auto calls = std::async(std::launch::async, [&]() -> std::string {
     if (!manager_->GetStudy(study->name()).ok()) return "GetStudy failed";
-    Trial manual;
-    for (const char* id : {"x1", "x2"}) {
-      cairn::v1::Parameter* p = manual.add_parameters();
-      p->set_parameter_id(id);
-      p->mutable_value()->set_number_value(2.0);
-    }
-    auto created = manager_->CreateTrial(study->name(), manual);
+    auto created =
+        manager_->CreateTrial(study->name(), testing::BraninTrial(2.0, 2.0));
     if (!created.ok()) return created.status().ToString();
     auto done = manager_->CompleteTrial(created->name(), testing::Loss(4.0, 1),
                                         false, "");
