@@ -2,6 +2,8 @@
 // suggestions (GP_BANDIT) of every study, so that however many clients ask
 // at once, at most `workers` model computations are waited on together and
 // the gRPC threads of every other call never compete with a queue of them.
+// (A GP computation past its own deadline finishes in the background, see
+// tuner/gp/gp_bandit.h, so up to one more per study may run beside them.)
 //
 // Fair queuing: each study has its own FIFO of waiting asks, and studies
 // take turns (round robin): a study whose batch just ran goes to the back

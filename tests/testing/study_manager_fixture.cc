@@ -20,4 +20,16 @@ void OpenStoreAndManager(const std::string& path,
   *manager = std::move(*opened_manager);
 }
 
+cairn::v1::Trial BraninTrial(double x1, double x2) {
+  cairn::v1::Trial trial;
+  const double values[] = {x1, x2};
+  const char* ids[] = {"x1", "x2"};
+  for (int i = 0; i < 2; ++i) {
+    cairn::v1::Parameter* p = trial.add_parameters();
+    p->set_parameter_id(ids[i]);
+    p->mutable_value()->set_number_value(values[i]);
+  }
+  return trial;
+}
+
 }  // namespace cairn::testing

@@ -23,6 +23,9 @@ void OpenStoreAndManager(const std::string& path,
                          std::unique_ptr<Store>* store,
                          std::unique_ptr<StudyManager>* manager);
 
+// A manual trial of a BraninSpec() study at (x1, x2), no state set.
+cairn::v1::Trial BraninTrial(double x1, double x2);
+
 // A suite over a store in a temp dir with default options; Reopen() closes
 // and opens both again (a restart).
 class StudyManagerFixture : public ::testing::Test {

@@ -196,18 +196,6 @@ double Branin(double x1, double x2) {
   return a * a + 10 * (1 - t) * std::cos(x1) + 10;
 }
 
-cairn::v1::Trial BraninTrial(double x1, double x2) {
-  cairn::v1::Trial trial;
-  const double values[] = {x1, x2};
-  const char* ids[] = {"x1", "x2"};
-  for (int i = 0; i < 2; ++i) {
-    cairn::v1::Parameter* p = trial.add_parameters();
-    p->set_parameter_id(ids[i]);
-    p->mutable_value()->set_number_value(values[i]);
-  }
-  return trial;
-}
-
 cairn::v1::StudySpec BraninSpec() {
   cairn::v1::StudySpec spec;
   auto* x1 = spec.add_parameters();

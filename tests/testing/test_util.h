@@ -116,9 +116,6 @@ double Branin(double x1, double x2);
 // "loss" to MINIMIZE; algorithm and limits left for the test to set.
 cairn::v1::StudySpec BraninSpec();
 
-// A manual trial of a BraninSpec study at (x1, x2), no state set.
-cairn::v1::Trial BraninTrial(double x1, double x2);
-
 // A search space of every parameter kind: lr (log DOUBLE in [1e-4, 0.1]),
 // layers (INTEGER 1..8), opt (CATEGORICAL: sgd -> momentum DOUBLE, adam ->
 // beta1 DISCRETE), batch (log DISCRETE 16..128); metric "loss" to
