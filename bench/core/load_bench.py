@@ -3,17 +3,21 @@
 
 Each client owns a connection and a client_id and loops on one study:
 SuggestTrials(count=1), two AddTrialMeasurement, CompleteTrial, and every
-fifth round a ListTrials. A quarter of the clients (rounded up) work on
+fifth round a ListTrials. With --trial-seconds S a client "trains" between
+calls, as a real one does: it sleeps S/3 before each AddTrialMeasurement
+and before CompleteTrial; with 0 (the default) it calls back to back, so
+64 clients saturate a small machine and the figures measure CPU queueing
+as much as the service. A quarter of the clients (rounded up) work on
 GP_BANDIT studies (6-D, Hartmann6, 4 clients per study, each study first
 given --gp-history completed trials), the rest on RANDOM_SEARCH studies.
 Clients run in --procs processes (threads inside each), so the client
 side's GIL does not serialize them. Prints operations/s, errors and
 p50/p99 per RPC, for GP and other studies separately, and how many GP
-suggestions came from the deadline fallback (suggestion_kind
-quasi_random_deadline).
+suggestions were of each suggestion_kind (quasi_random_deadline: the
+deadline fallback; pure_exploration: later members of a batch).
 
 Usage: load_bench.py --server HOST:PORT [--clients 64] [--duration 60]
-                     [--procs 4] [--gp-history 60]
+                     [--procs 4] [--gp-history 60] [--trial-seconds 0]
 """
 import argparse
 import math
@@ -72,7 +76,7 @@ def timed(lat, key, fn):
 
 def client_loop(server, study, group, client_id, window, lat):
     pb, spb, stub = make_client(server)
-    start_at, stop_at = window
+    start_at, stop_at, step_seconds = window
     time.sleep(max(0.0, start_at - time.time()))
     rounds = 0
     while time.time() < stop_at:
@@ -81,15 +85,17 @@ def client_loop(server, study, group, client_id, window, lat):
         if resp is None or not resp.trials:
             continue
         trial = resp.trials[0]
-        if trial.metadata.get("suggestion_kind") == "quasi_random_deadline":
-            lat.setdefault(group + " deadline fallbacks", []).append(0.0)
+        kind = trial.metadata.get("suggestion_kind", "none")
+        lat.setdefault(group + " kind " + kind + " count", []).append(0.0)
         x = [p.value.number_value for p in sorted(trial.parameters, key=lambda p: p.parameter_id)]
         y = gp_bench.hartmann6(x) if len(x) == 6 else sum(v * v for v in x)
         for step in (1, 2):
+            time.sleep(step_seconds)
             m = pb.Measurement(step_count=step)
             m.metrics.add(metric_id="value", value=y)
             timed(lat, group + " AddTrialMeasurement", lambda: stub.AddTrialMeasurement(
                 spb.AddTrialMeasurementRequest(trial_name=trial.name, measurement=m)))
+        time.sleep(step_seconds)
         final = pb.Measurement()
         final.metrics.add(metric_id="value", value=y)
         timed(lat, group + " CompleteTrial", lambda: stub.CompleteTrial(
@@ -124,6 +130,8 @@ def main():
     ap.add_argument("--duration", type=float, default=60)
     ap.add_argument("--procs", type=int, default=4)
     ap.add_argument("--gp-history", type=int, default=60)
+    ap.add_argument("--trial-seconds", type=float, default=0.0,
+                    help="a client's training time per trial (0: none)")
     args = ap.parse_args()
     pb, spb, stub = make_client(args.server)
     gp_clients = int(math.ceil(args.clients / 4))
@@ -141,7 +149,7 @@ def main():
     random.Random(0).shuffle(assignments)
     # Clients start together once every process has connected.
     start_at = time.time() + 10
-    window = (start_at, start_at + args.duration)
+    window = (start_at, start_at + args.duration, args.trial_seconds / 3)
     # spawn, not fork: gRPC's threads in this process do not survive a fork.
     ctx = multiprocessing.get_context("spawn")
     queue = ctx.Queue()
@@ -156,18 +164,25 @@ def main():
             merged.setdefault(key, []).extend(values)
     for p in procs:
         p.join()
-    ops = sum(len(v) for k, v in merged.items() if not k.endswith(("errors", "fallbacks")))
+    ops = sum(len(v) for k, v in merged.items() if not k.endswith(("errors", "count")))
     errors = sum(len(v) for k, v in merged.items() if k.endswith("errors"))
-    print("%d clients (%d on GP_BANDIT studies), %.0f s: %.0f operations/s, %d errors"
-          % (args.clients, gp_clients, args.duration, ops / args.duration, errors))
+    with open("/proc/loadavg") as f:
+        load = " ".join(f.read().split()[:3])
+    print("%d clients (%d on GP_BANDIT studies), %.0f s, %.2f s training per trial: "
+          "%.0f operations/s, %d errors; load average at the end %s"
+          % (args.clients, gp_clients, args.duration, args.trial_seconds,
+             ops / args.duration, errors, load))
     print("%-32s %8s %10s %10s" % ("studies / RPC", "calls", "p50 ms", "p99 ms"))
-    for key in sorted(k for k in merged if not k.endswith(("errors", "fallbacks"))):
+    for key in sorted(k for k in merged if not k.endswith(("errors", "count"))):
         v = merged[key]
         print("%-32s %8d %10.1f %10.1f" % (key, len(v), 1e3 * percentile(v, 0.5),
                                             1e3 * percentile(v, 0.99)))
-    fallbacks = len(merged.get("gp deadline fallbacks", []))
-    suggested = len(merged.get("gp SuggestTrials", []))
-    print("GP suggestions from the deadline fallback: %d of %d" % (fallbacks, suggested))
+    # Model-based kinds: ucb (the first of a designer run), pure_exploration
+    # (later members of a batch, i.e. calls answered by a shared run),
+    # quasi_random_deadline (the deadline fallback).
+    kinds = sorted((k.split(" ")[2], len(v)) for k, v in merged.items()
+                   if k.startswith("gp kind "))
+    print("GP suggestion kinds: " + ", ".join("%s %d" % kv for kv in kinds))
 
 
 if __name__ == "__main__":
