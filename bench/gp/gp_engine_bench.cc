@@ -6,7 +6,9 @@
 //   gp_engine_bench suite [seeds] [budget]   (more SFU functions vs
 //   quasi-random)
 //   gp_engine_bench service [seeds] [budget] (gp_bench.py's functions and
-//   seeds 1..N, as through the service)
+//   seeds 1..N, as through the service; GP_SUITE=name,... picks them)
+//   gp_engine_bench compare [seeds] [budget] (the same, power warp off
+//   against on: medians and per-seed wins/losses)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -16,84 +18,21 @@
 #include <utility>
 #include <vector>
 
+#include "bench/gp/bench_functions.h"
+#include "bench/gp/service_replay.h"
 #include "tuner/gp/gp_bandit.h"
 
 namespace {
 
 using cairn::gp::BanditData;
 using cairn::gp::GpBandit;
+using cairn::gp_bench::Median;
 
-// The benchmark functions in their native (box) coordinates, minimized;
-// the unit-cube versions below map onto these.
-double NativeBranin(const std::vector<double>& x) {
-  const double b = 5.1 / (4 * M_PI * M_PI), c = 5 / M_PI, t = 1 / (8 * M_PI);
-  return std::pow(x[1] - b * x[0] * x[0] + c * x[0] - 6, 2) +
-         10 * (1 - t) * std::cos(x[0]) + 10;
-}
 double Branin(const Eigen::VectorXd& u) {
-  return NativeBranin({-5 + 15 * u[0], 15 * u[1]});
+  return cairn::gp_bench::Branin({-5 + 15 * u[0], 15 * u[1]});
 }
-
 double Hartmann6(const Eigen::VectorXd& x) {
-  static const double alpha[4] = {1.0, 1.2, 3.0, 3.2};
-  static const double a[4][6] = {{10, 3, 17, 3.5, 1.7, 8},
-                                 {0.05, 10, 17, 0.1, 8, 14},
-                                 {3, 3.5, 1.7, 10, 17, 8},
-                                 {17, 8, 0.05, 10, 0.1, 14}};
-  static const double p[4][6] = {{1312, 1696, 5569, 124, 8283, 5886},
-                                 {2329, 4135, 8307, 3736, 1004, 9991},
-                                 {2348, 1451, 3522, 2883, 3047, 6650},
-                                 {4047, 8828, 8732, 5743, 1091, 381}};
-  double s = 0;
-  for (int i = 0; i < 4; ++i) {
-    double e = 0;
-    for (int j = 0; j < 6; ++j) {
-      e += a[i][j] * std::pow(x[j] - 1e-4 * p[i][j], 2);
-    }
-    s += alpha[i] * std::exp(-e);
-  }
-  return -s;
-}
-
-double NativeStyblinskiTang(const std::vector<double>& x) {
-  double s = 0;
-  for (double v : x) s += v * v * v * v - 16 * v * v + 5 * v;
-  return 0.5 * s;
-}
-double NativeRastrigin(const std::vector<double>& x) {
-  double s = 10.0 * x.size();
-  for (double v : x) s += v * v - 10 * std::cos(2 * M_PI * v);
-  return s;
-}
-double NativeAckley(const std::vector<double>& x) {
-  const double d = x.size();
-  double s1 = 0, s2 = 0;
-  for (double v : x) {
-    s1 += v * v;
-    s2 += std::cos(2 * M_PI * v);
-  }
-  return -20 * std::exp(-0.2 * std::sqrt(s1 / d)) - std::exp(s2 / d) + 20 + M_E;
-}
-double NativeLevy(const std::vector<double>& x) {
-  std::vector<double> w;
-  for (double v : x) w.push_back(1 + (v - 1) / 4);
-  double s = std::pow(std::sin(M_PI * w[0]), 2);
-  for (size_t i = 0; i + 1 < w.size(); ++i) {
-    s += std::pow(w[i] - 1, 2) *
-         (1 + 10 * std::pow(std::sin(M_PI * w[i] + 1), 2));
-  }
-  return s + std::pow(w.back() - 1, 2) *
-                 (1 + std::pow(std::sin(2 * M_PI * w.back()), 2));
-}
-double NativeMichalewicz(const std::vector<double>& x) {
-  double s = 0;
-  for (size_t i = 0; i < x.size(); ++i) {
-    s -= std::sin(x[i]) * std::pow(std::sin((i + 1) * x[i] * x[i] / M_PI), 20);
-  }
-  return s;
-}
-double NativeHartmann6(const std::vector<double>& x) {
-  return Hartmann6(Eigen::Map<const Eigen::VectorXd>(x.data(), 6));
+  return cairn::gp_bench::Hartmann6(std::vector<double>(x.begin(), x.end()));
 }
 
 double Scale(double u, double lo, double hi) { return lo + (hi - lo) * u; }
@@ -151,12 +90,6 @@ cairn::gp::GpBanditOptions Options() {
     o.refine_iterations = o.late_refine_iterations = std::atoi(e);
   }
   return o;
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 void Append(BanditData& data, const Eigen::VectorXd& x, double y) {
@@ -229,7 +162,7 @@ void Regret(int seeds, int budget) {
 // More SFU functions on the unit cube (mapped to their domains), to check
 // the engine is not tuned to Branin/Hartmann6 only. Minimized.
 double Ackley(const Eigen::VectorXd& u) {
-  return NativeAckley(ToBox(u, -32.768, 32.768));
+  return cairn::gp_bench::Ackley(ToBox(u, -32.768, 32.768));
 }
 double Rosenbrock(const Eigen::VectorXd& u) {
   double s = 0;
@@ -239,14 +172,16 @@ double Rosenbrock(const Eigen::VectorXd& u) {
   }
   return s;
 }
-double Levy(const Eigen::VectorXd& u) { return NativeLevy(ToBox(u, -10, 10)); }
+double Levy(const Eigen::VectorXd& u) {
+  return cairn::gp_bench::Levy(ToBox(u, -10, 10));
+}
 double SixHumpCamel(const Eigen::VectorXd& u) {
   const double x = Scale(u[0], -3, 3), y = Scale(u[1], -2, 2);
   return (4 - 2.1 * x * x + x * x * x * x / 3) * x * x + x * y +
          (-4 + 4 * y * y) * y * y;
 }
 double StyblinskiTang(const Eigen::VectorXd& u) {
-  return NativeStyblinskiTang(ToBox(u, -5, 5));
+  return cairn::gp_bench::StyblinskiTang(ToBox(u, -5, 5));
 }
 double NoisyBranin(const Eigen::VectorXd& u) {
   static cairn::gp::Rng rng(99);
@@ -298,101 +233,68 @@ void Suite(int seeds, int budget) {
   }
 }
 
-// The functions, boxes and seeds (1..N) of bench/gp/gp_bench.py's regret
-// part, with the service's unit <-> native round trip, so that in-process
-// runs reproduce what `bench/gp/run.sh --parts regret` measures for
-// GP_BANDIT (the functions above, in native coordinates).
-using Bounds = std::vector<std::pair<double, double>>;
-
-// A gp_bench.py function: native box per dimension, minimized.
-struct ServiceFn {
-  const char* name;
-  Bounds bounds;
-  double (*f)(const std::vector<double>&);
-  double optimum;
-};
-
-Bounds Box(int dims, double lo, double hi) { return Bounds(dims, {lo, hi}); }
-
-// The service's round trip of a suggested unit point u: the native value
-// it reports (SearchSpace's linear scaling, exact at the ends) and u as the
-// designer reads it back from the trial.
-std::vector<double> RoundTrip(const Bounds& bounds, Eigen::VectorXd& u) {
-  std::vector<double> x(bounds.size());
-  for (size_t d = 0; d < bounds.size(); ++d) {
-    const auto [lo, hi] = bounds[d];
-    x[d] = u[d] <= 0   ? lo
-           : u[d] >= 1 ? hi
-                       : std::clamp(lo + u[d] * (hi - lo), lo, hi);
-    u[d] = std::clamp((x[d] - lo) / (hi - lo), 0.0, 1.0);
+// The names GP_SUITE selects among the replay's functions (all by default).
+std::vector<std::string> ReplaySelection() {
+  std::vector<std::string> names;
+  for (const std::string& name : cairn::gp_bench::ReplayNames()) {
+    if (Selected(name.c_str())) names.push_back(name);
   }
-  return x;
+  return names;
 }
 
-// One GP_BANDIT study of `budget` trials with the study seed `seed`; the
-// best value after each trial. GP_TRACE=1 prints every trial.
-std::vector<double> ServiceRun(const ServiceFn& fn, int budget, int seed) {
-  const int dims = static_cast<int>(fn.bounds.size());
-  GpBandit bandit(
-      cairn::gp::MixedSpace(std::vector<cairn::gp::Dimension>(dims)),
-      Options());
-  BanditData data;
-  data.x.resize(0, dims);
-  data.y.resize(0, 1);
-  std::vector<double> best;
-  for (int t = 0; t < budget; ++t) {
-    auto sug = bandit.Suggest(data, 1, seed);
-    if (!sug.ok() || sug->empty()) break;
-    Eigen::VectorXd u = (*sug)[0];
-    const std::vector<double> x = RoundTrip(fn.bounds, u);
-    const double y = fn.f(x);
-    best.push_back(best.empty() ? y : std::min(best.back(), y));
-    if (std::getenv("GP_TRACE")) {
-      std::printf("  seed %d trial %d y %.4g best %.4g %s x", seed, t, y,
-                  best.back(), bandit.last_kinds()[0].c_str());
-      for (double v : x) std::printf(" %.3f", v);
-      std::printf("\n");
-    }
-    Append(data, u, -y);
-  }
-  return best;
+int SeedOffset() {
+  const char* e = std::getenv("GP_SEED_OFFSET");
+  return e != nullptr ? std::atoi(e) : 0;
 }
 
-// Median regret at budget / 2 and budget over seeds 1..N (plus
-// GP_SEED_OFFSET), and each seed's pair.
+// gp_bench.py's studies replayed in-process (service_replay.h): median
+// regret at budget / 2 and budget (hypervolume for branin_currin) and each
+// seed's pair. GP_NOWARP=1 turns the output power warp off.
 void Service(int seeds, int budget) {
-  const ServiceFn fns[] = {
-      {"branin", {{-5.0, 10.0}, {0.0, 15.0}}, NativeBranin, 0.397887},
-      {"hartmann6", Box(6, 0.0, 1.0), NativeHartmann6, -3.322368},
-      {"styblinski_tang4", Box(4, -5.0, 5.0), NativeStyblinskiTang,
-       -39.16617 * 4},
-      {"rastrigin4", Box(4, -4.12, 6.12), NativeRastrigin, 0.0},
-      {"ackley5", Box(5, -12.0, 32.768), NativeAckley, 0.0},
-      {"levy6", Box(6, -10.0, 10.0), NativeLevy, 0.0},
-      {"michalewicz5", Box(5, 0.0, M_PI), NativeMichalewicz, -4.687658}};
-  const int offset = std::getenv("GP_SEED_OFFSET")
-                         ? std::atoi(std::getenv("GP_SEED_OFFSET"))
-                         : 0;
-  for (const ServiceFn& fn : fns) {
-    if (!Selected(fn.name)) continue;
-    std::vector<double> half, full;
+  cairn::gp::GpBanditOptions options = Options();
+  if (std::getenv("GP_NOWARP")) options.power_warp = false;
+  for (const std::string& name : ReplaySelection()) {
+    const cairn::gp_bench::SeedResults r =
+        cairn::gp_bench::Replay(name, options, seeds, budget, SeedOffset());
     std::string per_seed;
-    for (int s = 1; s <= seeds; ++s) {
-      const std::vector<double> best = ServiceRun(fn, budget, s + offset);
-      if (static_cast<int>(best.size()) < budget) return;
-      half.push_back(best[budget / 2 - 1] - fn.optimum);
-      full.push_back(best.back() - fn.optimum);
+    for (size_t i = 0; i < r.full.size(); ++i) {
       char buf[48];
-      std::snprintf(buf, sizeof buf, " %.3g/%.3g", half.back(), full.back());
+      std::snprintf(buf, sizeof buf, " %.3g/%.3g", r.half[i], r.full[i]);
       per_seed += buf;
     }
-    std::printf("%-17s seeds=%d median regret @%d: %.4g  @%d: %.4g |%s\n",
-                fn.name, seeds, budget / 2, Median(half), budget, Median(full),
-                per_seed.c_str());
+    std::printf("%-18s seeds=%d median @%d: %.4g  @%d: %.4g |%s\n",
+                name.c_str(), seeds, budget / 2, Median(r.half), budget,
+                Median(r.full), per_seed.c_str());
     std::fflush(stdout);
   }
 }
 
+// Each replayed study twice, with the output power warp off (the engine of
+// 02f361b, before the warp) and with the current options: medians, per-seed
+// wins/ties/losses of "after" and the sign test's p-value.
+void CompareWarp(int seeds, int budget) {
+  cairn::gp::GpBanditOptions before = Options(), after = Options();
+  before.power_warp = false;
+  std::printf("%-18s %6s %11s %11s %9s %6s\n", "function", "trials", "before",
+              "after", "w/t/l", "p");
+  for (const std::string& name : ReplaySelection()) {
+    const bool hv = name == "branin_currin";
+    const int offset = SeedOffset();
+    const auto b = cairn::gp_bench::Replay(name, before, seeds, budget, offset);
+    const auto a = cairn::gp_bench::Replay(name, after, seeds, budget, offset);
+    for (const bool half : {true, false}) {
+      if (hv && half) continue;
+      const std::vector<double>& vb = half ? b.half : b.full;
+      const std::vector<double>& va = half ? a.half : a.full;
+      const cairn::gp_bench::PairedComparison c =
+          cairn::gp_bench::Compare(vb, va, hv);
+      std::printf("%-18s %6d %11.4g %11.4g %3d/%2d/%2d %6.3f\n", name.c_str(),
+                  half ? budget / 2 : budget, Median(vb), Median(va), c.wins,
+                  c.ties, c.losses, c.p);
+    }
+    std::fflush(stdout);
+  }
+}
 void Timing(const std::vector<int>& sizes) {
   for (int n : sizes) {
     cairn::gp::Rng rng(n);
@@ -439,7 +341,10 @@ void Timing(const std::vector<int>& sizes) {
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "regret";
-  if (mode == "service") {
+  if (mode == "compare") {
+    CompareWarp(argc > 2 ? std::atoi(argv[2]) : 30,
+                argc > 3 ? std::atoi(argv[3]) : 100);
+  } else if (mode == "service") {
     Service(argc > 2 ? std::atoi(argv[2]) : 10,
             argc > 3 ? std::atoi(argv[3]) : 100);
   } else if (mode == "suite") {
