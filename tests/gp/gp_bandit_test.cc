@@ -368,6 +368,35 @@ TEST(GpBanditTest, PowerWarpFindsTheBottomOfASteepBowl) {
   }
 }
 
+// Suggestions among the last `last` of `budget` (maximizing f) whose model
+// used the output power warp.
+int WarpedAmongLast(const Objective& f, int dims, int budget, int last,
+                    uint64_t seed) {
+  GpBandit bandit(Continuous(dims));
+  BanditData data;
+  data.x.resize(0, dims);
+  data.y.resize(0, 1);
+  int warped = 0;
+  for (int t = 0; t < budget; ++t) {
+    auto s = bandit.Suggest(data, 1, seed);
+    EXPECT_TRUE(s.ok()) << s.status();
+    if (!s.ok() || s->empty()) break;
+    const std::vector<GpHyperparameters>& h = bandit.last_hyperparameters();
+    if (t >= budget - last && !h.empty() && h[0].output_power_warp) ++warped;
+    Append(data, (*s)[0], f((*s)[0]));
+  }
+  return warped;
+}
+
+TEST(GpBanditTest, PowerWarpIsChosenOnASteepBowl) {
+  // NegQuarticBowl's values span eight decades: by 40 trials the model of
+  // most suggestions is fitted to power-warped values.
+  for (uint64_t seed : {1, 2, 3}) {
+    EXPECT_GE(WarpedAmongLast(NegQuarticBowl, 4, 40, 10, seed), 6)
+        << "seed " << seed;
+  }
+}
+
 TEST(GpBanditTest, InfeasibleRegionBecomesUnattractive) {
   // Maximize x0 + x1 but everything with x0 > 0.6 is infeasible.
   GpBandit bandit(Continuous(2));

@@ -65,6 +65,24 @@ TEST(PowerWarpTest, ValuesSpanningDecadesGetAPowerNearLog) {
   for (double x : w) EXPECT_TRUE(std::isfinite(x));
 }
 
+TEST(PowerWarpTest, TheBestQuarterOfAConvergedSearchStaysNearlyLinear) {
+  // A search converging on the smooth bottom of an objective: gaps to the
+  // best value from 1e-4 up, each 1.3x the last (4.5 decades), so a power
+  // near log is chosen. Within the best quarter the warp's slope may vary by
+  // at most 2x (log: s from the shift c to 2c), so the GP still sees the
+  // bottom's own smooth shape, not a funnel narrower than it can resolve.
+  std::vector<double> v;
+  for (int i = 0; i < 40; ++i) v.push_back(-1e-4 * std::pow(1.3, i));
+  double lambda = 1;
+  std::vector<double> log_slopes;
+  PowerWarp(v, &lambda, &log_slopes);
+  ASSERT_LT(lambda, 1.0);
+  // v is sorted best first: the best quarter is its first 10 entries.
+  const auto [lo, hi] =
+      std::minmax_element(log_slopes.begin(), log_slopes.begin() + 10);
+  EXPECT_LE(*hi - *lo, std::log(2.0) + 1e-9) << "lambda " << lambda;
+}
+
 TEST(PowerWarpTest, ScaleAndShiftOfTheValuesDoNotMatter) {
   std::vector<double> v = QuarticBowl(), scaled;
   for (double x : v) scaled.push_back(1e-3 * x - 5e4);

@@ -8,8 +8,14 @@
 namespace cairn::gp {
 namespace {
 
-// The shift c is this quantile of the positive gaps (see the header).
-constexpr double kShiftQuantile = 0.1;
+// The shift c is this quantile of the positive gaps (see the header). Once
+// a search has converged most gaps are tiny, and a low quantile (0.1 was
+// tried) makes c so small that the warp turns the smooth, locally quadratic
+// bottom of any objective into a log funnel narrower than the GP resolves:
+// Branin's median regret at 100 trials doubled over 30 seeds. The lower
+// quartile keeps the best quarter nearly linear and still compresses gaps
+// that span decades above it.
+constexpr double kShiftQuantile = 0.25;
 
 double BoxCox(double s, double lambda) {
   return lambda == 0.0 ? std::log(s) : (std::pow(s, lambda) - 1.0) / lambda;

@@ -14,8 +14,9 @@ inline constexpr double kPowerWarpLambdas[] = {1.0, 0.75, 0.5, 0.25, 0.0};
 // the warped values, each finite and in the same order (a strictly
 // increasing map). The transform acts on the gaps to the best value,
 // s = max(values) - v + c, where the shift c
-// is the 10% quantile of the positive gaps (the best tenth keeps nearly its
-// linear shape, the rest is compressed); the warped value is
+// is the lower quartile of the positive gaps (the best quarter keeps nearly
+// its linear shape, so the smooth bottom of a well-scaled objective stays
+// smooth; the rest is compressed); the warped value is
 // -BoxCox(s, lambda). Lambda maximizes the Box-Cox profile log-likelihood
 // over kPowerWarpLambdas of the better half of s (the output warp
 // rank-warps the worse half anyway), so values that are roughly normal
