@@ -108,7 +108,7 @@ absl::Status AppendAttemptHeader(const std::string& log_path,
       OpenJobFile(log_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
   if (!fd.ok()) return fd.status();
   const std::string line =
-      absl::StrCat("=== cairn: attempt ", attempt, resume ? " (resume)" : "",
+      absl::StrCat(kAttemptHeaderPrefix, attempt, resume ? " (resume)" : "",
                    " of trial ", trial_name, " at ", absl::FormatTime(now),
                    ": ", absl::StrJoin(argv, " "), "\n");
   if (write(fd->get(), line.data(), line.size()) !=

@@ -42,6 +42,11 @@ absl::StatusOr<LogChunk> ReadJobLog(StudyManager* manager,
                                     int64_t offset, int max_bytes,
                                     const std::string& replica = "");
 
+// How the line that opens an attempt starts: readers that parse a job's own
+// output (SageMaker's MetricDefinitions) skip it, since it quotes the
+// command line.
+inline constexpr char kAttemptHeaderPrefix[] = "=== cairn: attempt ";
+
 // Appends the line that opens an attempt ("=== cairn: attempt N (resume)
 // of trial NAME at TIME: ARGV") to the log at `log_path`, created if
 // missing, never through a link (OpenJobFile's errors). Internal if the file

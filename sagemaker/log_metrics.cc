@@ -5,8 +5,10 @@
 
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/string_view.h"
 #include "jobs/job_files.h"
+#include "jobs/job_logs.h"
 #include "sagemaker/training_job_view.h"
 
 namespace cairn::sagemaker {
@@ -28,6 +30,7 @@ absl::StatusOr<LogMetrics> LogMetrics::Create(
 
 void LogMetrics::MatchLine(absl::string_view line, double now_seconds,
                            std::vector<jobs::HypertuneEntry>& out) {
+  if (absl::StartsWith(line, jobs::kAttemptHeaderPrefix)) return;
   std::vector<std::pair<std::string, double>> found = matcher_.Match(line);
   if (found.empty()) return;
   for (const auto& [name, value] : found) latest_[MetricIdOf(name)] = value;

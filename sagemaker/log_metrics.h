@@ -7,7 +7,8 @@
 // An entry holds the metrics matched on its line plus the latest value of
 // every metric matched before (so the last entry, the trial's final
 // measurement, holds the last value of each: FinalMetricDataList). Steps
-// count matching lines from 1. Only whole lines are matched (a partial
+// count matching lines from 1. Cairn's own attempt header (which quotes
+// the command line) is never matched. Only whole lines are matched (a partial
 // last line waits for its newline); a line over 64 KiB is skipped.
 #ifndef CAIRN_SAGEMAKER_LOG_METRICS_H_
 #define CAIRN_SAGEMAKER_LOG_METRICS_H_

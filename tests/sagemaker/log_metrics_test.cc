@@ -1,12 +1,13 @@
 // MetricDefinitions on a job's log: whole lines only, values carried
-// forward, steps per matching line, a log replaced by a link read as
-// nothing.
+// forward, steps per matching line, Cairn's attempt header skipped, a log
+// replaced by a link read as nothing.
 #include "sagemaker/log_metrics.h"
 
 #include <filesystem>
 #include <fstream>
 
 #include "gtest/gtest.h"
+#include "jobs/job_logs.h"
 
 namespace cairn::sagemaker {
 namespace {
@@ -68,6 +69,18 @@ TEST_F(LogMetricsTest, SkipsOverlongLinesAndLinks) {
   std::ofstream(dir_ / "other") << "loss: 9\n";
   fs::create_symlink(dir_ / "other", log_);
   EXPECT_TRUE(LogMetrics::Create(algorithm_, log_, 0)->Poll(2).empty());
+}
+
+TEST_F(LogMetricsTest, IgnoresCairnsAttemptHeader) {
+  absl::StatusOr<LogMetrics> watch = LogMetrics::Create(algorithm_, log_, 0);
+  ASSERT_TRUE(watch.ok());
+  ASSERT_TRUE(jobs::AppendAttemptHeader(log_, "studies/1/trials/1", 1, false,
+                                        absl::Now(), {"train", "loss: 7"})
+                  .ok());
+  Append("loss: 3\n");
+  std::vector<jobs::HypertuneEntry> got = watch->Poll(1);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].metrics.at("train_loss"), 3);
 }
 
 TEST_F(LogMetricsTest, RefusesARegexWithoutGroup) {
