@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "sagemaker/channel_mounts.h"
 #include "sagemaker/training_job_request.h"
 #include "sagemaker/training_job_view.h"
 #include "sagemaker/tuning_job_request.h"
@@ -15,8 +16,9 @@ absl::Status CheckLocations(
     const sagemaker::ObjectRoot& objects,
     const cairn::v1::SageMakerCreateTrainingJobRequest& r) {
   for (const auto& c : r.input_data_config()) {
-    absl::StatusOr<std::string> p = objects.ResolveChannel(c);
-    if (!p.ok()) return p.status();
+    if (absl::Status s = sagemaker::CheckChannel(objects, c); !s.ok()) {
+      return s;
+    }
   }
   absl::Status s = objects
                        .Resolve("OutputDataConfig.S3OutputPath",

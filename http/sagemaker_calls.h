@@ -52,7 +52,8 @@ absl::StatusOr<Resp> Rpc(Stub* stub, const HttpRequest& http,
 }
 
 // Every input of `r` must resolve in the object root (or be a local
-// directory, for FileSystemDataSource).
+// directory, for FileSystemDataSource); a ManifestFile channel's manifest
+// and each object it lists are checked too (sagemaker/channel_mounts.h).
 absl::Status CheckLocations(
     const sagemaker::ObjectRoot& objects,
     const cairn::v1::SageMakerCreateTrainingJobRequest& r);

@@ -96,13 +96,8 @@ absl::Status ValidateChannel(const SageMakerChannel& c) {
   }
   if (s.ok() && src.has_s3_data_source()) {
     const auto& s3 = src.s3_data_source();
-    // ManifestFile would need its listed objects gathered into one
-    // read-only tree at each start; refused here rather than at start.
-    s = s3.s3_data_type() == "ManifestFile"
-            ? InvalidField("S3DataSource.S3DataType", s3.s3_data_type(),
-                           "is not supported by Cairn; use S3Prefix")
-            : CheckOneOf("S3DataSource.S3DataType", s3.s3_data_type(),
-                         {"S3Prefix"});
+    s = CheckOneOf("S3DataSource.S3DataType", s3.s3_data_type(),
+                   {"S3Prefix", "ManifestFile"});
     if (s.ok() && !s3.s3_data_distribution_type().empty()) {
       s = CheckOneOf("S3DataSource.S3DataDistributionType",
                      s3.s3_data_distribution_type(), {"FullyReplicated"});

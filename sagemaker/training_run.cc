@@ -1,6 +1,7 @@
 // See training_run.h.
 #include "sagemaker/training_run.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,8 +10,10 @@
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "sagemaker/channel_mounts.h"
 #include "sagemaker/container_files.h"
 #include "sagemaker/instance_types.h"
 #include "sagemaker/tar_gz.h"
@@ -78,6 +81,33 @@ absl::Status PackTo(const fs::path& src, const std::string& dest) {
   return PackTarGz(src.string(), dest);
 }
 
+// Creates the mount point of `m` in the host tree `host` (mounted at
+// /opt/ml) when `m` lands inside it: a directory for a directory, an empty
+// file for a file (a manifest channel's object), so podman need not.
+absl::Status MountPoint(const fs::path& host, const jobs::ContainerMount& m) {
+  absl::string_view inside = m.container_path;
+  if (!absl::ConsumePrefix(&inside, absl::StrCat(kOptMl, "/"))) {
+    return absl::OkStatus();
+  }
+  const fs::path point = host / std::string(inside);
+  std::error_code ec;
+  if (fs::is_directory(m.host_path, ec)) {
+    fs::create_directories(point, ec);
+    if (ec) return Failed("create", point, ec);
+    return absl::OkStatus();
+  }
+  fs::create_directories(point.parent_path(), ec);
+  if (ec) return Failed("create", point.parent_path(), ec);
+  const int fd =
+      open(point.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0444);
+  if (fd < 0) {
+    return Failed("create", point,
+                  std::error_code(errno, std::generic_category()));
+  }
+  close(fd);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::string HostDir(const std::string& job_dir, int index) {
@@ -95,15 +125,10 @@ absl::StatusOr<std::vector<jobs::ContainerMount>> TrainingRunHooks::DataMounts(
     const SageMakerCreateTrainingJobRequest& request) const {
   std::vector<jobs::ContainerMount> mounts;
   for (const auto& c : request.input_data_config()) {
-    absl::StatusOr<std::string> dir = objects_.ResolveChannel(c);
-    if (!dir.ok()) return dir.status();
-    if (!RealDir(*dir)) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "channel '", c.channel_name(), "': '", dir->substr(0, 200),
-          "' is not a directory in the object root"));
-    }
-    mounts.push_back(
-        {*dir, absl::StrCat(kOptMl, "/input/data/", c.channel_name()), true});
+    absl::StatusOr<std::vector<jobs::ContainerMount>> channel =
+        ChannelMounts(objects_, c);
+    if (!channel.ok()) return channel.status();
+    mounts.insert(mounts.end(), channel->begin(), channel->end());
   }
   if (request.has_checkpoint_config()) {
     absl::StatusOr<std::string> dir = objects_.Resolve(
@@ -132,10 +157,8 @@ absl::Status TrainingRunHooks::PrepareHost(
   for (const char* sub : {"model", "output", "output/data", "checkpoints"}) {
     if (absl::Status s = GiveTo(host / sub, job_user_); !s.ok()) return s;
   }
-  std::error_code ec;
-  for (const auto& c : request.input_data_config()) {
-    fs::create_directories(host / "input/data" / c.channel_name(), ec);
-    if (ec) return Failed("create", host / "input/data", ec);
+  for (const jobs::ContainerMount& m : data) {
+    if (absl::Status s = MountPoint(host, m); !s.ok()) return s;
   }
   if (!spec.container) {
     return absl::FailedPreconditionError(

@@ -8,9 +8,10 @@
 //  - JOB_DIR/ml/algo-N/ holds the /opt/ml tree (container_files.h), owned
 //    by the job user, mounted read-write at /opt/ml;
 //  - each channel is mounted read-only at /opt/ml/input/data/<channel>
-//    straight from the object root (S3Prefix: the prefix's directory) or
-//    from FileSystemDataSource.DirectoryPath, which must also lie inside
-//    the object root; nothing is copied;
+//    straight from the object root (channel_mounts.h: S3Prefix, the
+//    prefix's directory; ManifestFile, each listed object at its relative
+//    key) or from FileSystemDataSource.DirectoryPath, which must also lie
+//    inside the object root; nothing is copied;
 //  - CheckpointConfig.S3Uri's directory (created, owned by the job user) is
 //    mounted read-write at its LocalPath, so a restart finds what the
 //    attempt before it saved;

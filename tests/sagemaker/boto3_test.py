@@ -5,7 +5,8 @@ skewed clock, revoked token), roles (a viewer's key), validation, the
 object root's checks, paging and filters, stop and the waiter, tags, and
 the audit log; and jobs that run: the container contract in real podman
 with the test image, model.tar.gz and output.tar.gz in the object root,
-FailureReason, MaxRuntimeInSeconds, kill -9 of cairnd. Skipped without
+FailureReason, MaxRuntimeInSeconds, kill -9 of cairnd, a ManifestFile
+channel. Skipped without
 python3-boto3 or when podman cannot run a container."""
 import datetime
 import json
@@ -196,6 +197,8 @@ def test_job_runs_the_container_contract(server, editor, objects):
     assert model["channels"] == {"train": {"a.csv": "1,2\n"},
                                  "validation": {"v.csv": "3,4\n"}}
     assert model["channel_writable"] is False
+    assert model["ro_mounts"] == ["/opt/ml/input/data/train",
+                                  "/opt/ml/input/data/validation"]
     assert model["resource"]["current_host"] == "algo-1"
     assert model["resource"]["hosts"] == ["algo-1"]
     assert model["uid"] != 0  # the job user, never root
@@ -295,3 +298,39 @@ def test_tags_on_create_add_list_delete(server, editor, objects):
                     Tags=[{"Key": "stage", "Value": "dev"}])
     assert editor.list_tags(ResourceArn=tuning_arn)["Tags"] == [
         {"Key": "stage", "Value": "dev"}, {"Key": "team", "Value": "ml"}]
+
+def test_manifest_channel_presents_exactly_the_listed_files(editor, objects):
+    data = os.path.join(objects, "my-bucket/data/many")
+    os.makedirs(data)
+    for name in ("1.csv", "2.csv", "3.csv"):
+        with open(os.path.join(data, name), "w") as f:
+            f.write(name + "\n")
+    manifest = os.path.join(objects, "my-bucket/manifests/train.manifest")
+    os.makedirs(os.path.dirname(manifest))
+
+    def with_manifest(name, *keys):
+        with open(manifest, "w") as f:
+            json.dump([{"prefix": "s3://my-bucket/data/many/"}, *keys], f)
+        return job(name, objects, HyperParameters={"sleep": "0"},
+                   InputDataConfig=[{"ChannelName": "train", "DataSource": {
+                       "S3DataSource": {
+                           "S3DataType": "ManifestFile",
+                           "S3DataDistributionType": "FullyReplicated",
+                           "S3Uri": "s3://my-bucket/manifests/train.manifest"
+                       }}}])
+
+    # A bad entry is refused at create, naming the manifest and the entry.
+    code, message, _ = error_of(editor.create_training_job,
+                                **with_manifest("mf-bad", "1.csv", "../x"))
+    assert code == "ValidationException"
+    assert "train.manifest" in message and "entry 2 '../x'" in message
+    editor.create_training_job(**with_manifest("mf-1", "1.csv", "3.csv"))
+    d = finished(editor, "mf-1")
+    assert d["TrainingJobStatus"] == "Completed", d.get("FailureReason")
+    model = json.loads(archive(objects, "mf-1", "model.tar.gz")[
+        "manifest.json"])
+    assert model["channels"] == {"train": {"1.csv": "1.csv\n",
+                                           "3.csv": "3.csv\n"}}
+    assert model["ro_mounts"] == ["/opt/ml/input/data/train/1.csv",
+                                  "/opt/ml/input/data/train/3.csv"]
+    assert model["channel_writable"] is False

@@ -56,6 +56,15 @@ TEST(TrainingJobRequestTest, BotoBodyParses) {
             "val_loss=([0-9\\.]+)");
 }
 
+TEST(TrainingJobRequestTest, ManifestFileChannelParses) {
+  auto r = ParseCreateTrainingJob(
+      With(R"("S3DataType": "S3Prefix")", R"("S3DataType": "ManifestFile")"));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(
+      r->input_data_config(0).data_source().s3_data_source().s3_data_type(),
+      "ManifestFile");
+}
+
 TEST(TrainingJobRequestTest, DefaultsAreFilled) {
   auto r = ParseCreateTrainingJob(With(
       R"("StoppingCondition": {"MaxRuntimeInSeconds": 3600, "MaxWaitTimeInSeconds": 7200},)",
@@ -92,8 +101,10 @@ TEST(TrainingJobRequestTest, EachConstraintNamesFieldAndValue) {
       {With(R"("EnableManagedSpotTraining": true)", R"("VpcConfig": {})"),
        "VpcConfig"},
       {With(R"("Key": "team")", R"("Key": "")"), "Tags.Key ''"},
-      {With(R"("S3DataType": "S3Prefix")", R"("S3DataType": "ManifestFile")"),
-       "S3DataSource.S3DataType 'ManifestFile': is not supported"},
+      {With(R"("S3DataType": "S3Prefix")",
+            R"("S3DataType": "AugmentedManifestFile")"),
+       "S3DataSource.S3DataType 'AugmentedManifestFile': Cairn supports "
+       "only: S3Prefix ManifestFile"},
   };
   for (const Case& c : cases) {
     auto r = ParseCreateTrainingJob(c.body);
