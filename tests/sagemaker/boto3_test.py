@@ -21,7 +21,8 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))
 from boto3_fixture import (  # noqa: E402,F401 (fixtures)
     objects, image, remove_containers, server, keys, client, editor, job,
-    error_of, finished, restart_after_kill_9, archive, tuning, BIN,
+    error_of, finished, finished_tuning, restart_after_kill_9, archive,
+    tuning, BIN,
     JOB_SECONDS, SERVER_ARGS, webui)
 
 
@@ -299,25 +300,28 @@ def test_tags_on_create_add_list_delete(server, editor, objects):
     assert editor.list_tags(ResourceArn=tuning_arn)["Tags"] == [
         {"Key": "stage", "Value": "dev"}, {"Key": "team", "Value": "ml"}]
 
-def test_manifest_channel_presents_exactly_the_listed_files(editor, objects):
+def manifest_channel(objects, *keys):
+    """Writes s3://my-bucket/manifests/train.manifest listing `keys` of
+    my-bucket/data/many/ (1.csv, 2.csv, 3.csv); the channel "train" of it."""
     data = os.path.join(objects, "my-bucket/data/many")
-    os.makedirs(data)
+    os.makedirs(data, exist_ok=True)
     for name in ("1.csv", "2.csv", "3.csv"):
         with open(os.path.join(data, name), "w") as f:
             f.write(name + "\n")
     manifest = os.path.join(objects, "my-bucket/manifests/train.manifest")
-    os.makedirs(os.path.dirname(manifest))
+    os.makedirs(os.path.dirname(manifest), exist_ok=True)
+    with open(manifest, "w") as f:
+        json.dump([{"prefix": "s3://my-bucket/data/many/"}, *keys], f)
+    return [{"ChannelName": "train", "DataSource": {"S3DataSource": {
+        "S3DataType": "ManifestFile",
+        "S3DataDistributionType": "FullyReplicated",
+        "S3Uri": "s3://my-bucket/manifests/train.manifest"}}}]
 
+
+def test_manifest_channel_presents_exactly_the_listed_files(editor, objects):
     def with_manifest(name, *keys):
-        with open(manifest, "w") as f:
-            json.dump([{"prefix": "s3://my-bucket/data/many/"}, *keys], f)
         return job(name, objects, HyperParameters={"sleep": "0"},
-                   InputDataConfig=[{"ChannelName": "train", "DataSource": {
-                       "S3DataSource": {
-                           "S3DataType": "ManifestFile",
-                           "S3DataDistributionType": "FullyReplicated",
-                           "S3Uri": "s3://my-bucket/manifests/train.manifest"
-                       }}}])
+                   InputDataConfig=manifest_channel(objects, *keys))
 
     # A bad entry is refused at create, naming the manifest and the entry.
     code, message, _ = error_of(editor.create_training_job,
@@ -334,3 +338,34 @@ def test_manifest_channel_presents_exactly_the_listed_files(editor, objects):
     assert model["ro_mounts"] == ["/opt/ml/input/data/train/1.csv",
                                   "/opt/ml/input/data/train/3.csv"]
     assert model["channel_writable"] is False
+
+
+def test_manifest_broken_after_create_fails_the_next_start(editor, objects):
+    # One job at a time: the second starts after the manifest is broken.
+    request = tuning("mf-tune", objects, Strategy="Random", ResourceLimits={
+        "MaxNumberOfTrainingJobs": 2, "MaxParallelTrainingJobs": 1})
+    definition = request["TrainingJobDefinition"]
+    definition["InputDataConfig"] = manifest_channel(objects, "2.csv")
+    definition["StaticHyperParameters"] = {"sleep": "2"}
+    editor.create_hyper_parameter_tuning_job(**request)
+    deadline = time.time() + 30
+    while True:  # the first job's container runs: its mounts are made
+        jobs = editor.list_training_jobs_for_hyper_parameter_tuning_job(
+            HyperParameterTuningJobName="mf-tune")["TrainingJobSummaries"]
+        if jobs and editor.describe_training_job(
+                TrainingJobName=jobs[0]["TrainingJobName"])[
+                    "SecondaryStatus"] != "Starting":
+            break
+        assert time.time() < deadline
+        time.sleep(0.2)
+    manifest_channel(objects, "2.csv", "/etc/passwd")
+    d = finished_tuning(editor, "mf-tune", 60)
+    assert d["TrainingJobStatusCounters"]["Completed"] == 1
+    [failed] = [j for j in
+                editor.list_training_jobs_for_hyper_parameter_tuning_job(
+                    HyperParameterTuningJobName="mf-tune")[
+                        "TrainingJobSummaries"]
+                if j["TrainingJobStatus"] == "Failed"]
+    reason = editor.describe_training_job(
+        TrainingJobName=failed["TrainingJobName"])["FailureReason"]
+    assert "train.manifest" in reason and "entry 2 '/etc/passwd'" in reason
