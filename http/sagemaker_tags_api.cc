@@ -29,9 +29,7 @@ absl::StatusOr<json> BodyOf(const std::string& body,
         "request body: give {\"ResourceArn\": ARN, ...}");
   }
   for (const auto& [key, value] : j.items()) {
-    if (std::find_if(members.begin(), members.end(), [&](const char* m) {
-          return key == m;
-        }) == members.end()) {
+    if (std::find(members.begin(), members.end(), key) == members.end()) {
       return sagemaker::InvalidField(key, "", "is not a member of this call");
     }
   }
