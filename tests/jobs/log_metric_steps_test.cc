@@ -74,7 +74,8 @@ TEST_F(LogMetricStepsTest, ResumedJobContinuesTheStepsOfItsLogMetrics) {
   cairn::v1::Study study;
   study.set_display_name("log-steps");
   *study.mutable_spec() = testing::ShellJobSpec(
-      "if [ -z \"$CAIRN_RESUME\" ]; then printf 'lo%s=0.9\\nlo%s=0.8\\n' ss ss; "
+      "if [ -z \"$CAIRN_RESUME\" ]; then printf 'lo%s=0.9\\nlo%s=0.8\\n' ss "
+      "ss; "
       "kill -9 $$; fi; printf 'lo%s=0.7\\nlo%s=0.6\\n' ss ss",
       "job");
   study.mutable_spec()->set_max_trials(1);
