@@ -30,6 +30,7 @@
 #include "store/store.h"
 #include "store/verify.h"
 #include "tests/store/damage_fixture.h"
+#include "tests/testing/run_all_tests.h"
 
 namespace cairn {
 namespace {
@@ -336,5 +337,5 @@ int main(int argc, char** argv) {
     return cairn::WriteChildMain(argv[2]);
   }
   ::testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
+  return cairn::testing::RunAllTests();
 }

@@ -24,6 +24,7 @@
 #include "store/store.h"
 #include "store/verify.h"
 #include "tests/store/damage_fixture.h"
+#include "tests/testing/run_all_tests.h"
 
 namespace cairn {
 namespace {
@@ -257,7 +258,7 @@ int main(int argc, char** argv) {
     return cairn::KillChildMain(argv[2]);
   }
   ::testing::InitGoogleTest(&argc, argv);
-  const int result = RUN_ALL_TESTS();
+  const int result = cairn::testing::RunAllTests();
   std::error_code ec;
   std::filesystem::remove_all(
       std::filesystem::temp_directory_path() /

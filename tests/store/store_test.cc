@@ -32,6 +32,7 @@
 #include "store/keys.h"
 #include "store/rocksdb_store.h"
 #include "store/summary_record.h"
+#include "tests/testing/run_all_tests.h"
 #include "tests/testing/test_util.h"
 
 namespace cairn {
@@ -1104,5 +1105,5 @@ int main(int argc, char** argv) {
     return cairn::OpenChildMain(argv[2]);
   }
   ::testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
+  return cairn::testing::RunAllTests();
 }
