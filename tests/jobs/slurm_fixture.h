@@ -2,7 +2,9 @@
 // slurm_container_test) share: a real two-node cluster on this host
 // (scripts/slurm-local.sh, started once per test suite in a temp dir and
 // stopped at its end) and a cairnd --executor=slurm talking to it. Tests
-// skip (with the reason) when the Slurm binaries are missing.
+// skip (with the reason) when the Slurm binaries are missing and fail, with
+// its output, when the cluster (or a suite's own set-up in start_error_)
+// does not start.
 #ifndef CAIRN_TESTS_JOBS_SLURM_FIXTURE_H_
 #define CAIRN_TESTS_JOBS_SLURM_FIXTURE_H_
 
@@ -68,7 +70,7 @@ class SlurmFixture : public StudyFixture {
 
   void SetUp() override {
     if (!skip_.empty()) GTEST_SKIP() << skip_;
-    ASSERT_EQ(start_error_, "") << "slurm-local.sh start failed";
+    ASSERT_EQ(start_error_, "") << "the suite's set-up failed";
     for (absl::string_view id : absl::StrSplit(Sh("squeue -h -t all -o %i"),
                                                '\n', absl::SkipEmpty())) {
       int64_t n = 0;
