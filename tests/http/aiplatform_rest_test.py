@@ -3,8 +3,9 @@ own client (Debian's python3-googleapi): discovery.build() from cairnd's
 discovery document, then projects.jobs create / get / list / cancel with
 bearer tokens, as TFX and ZenML's AI Platform backend call them.
 
-Run by ctest (http_aiplatform_rest_test) with /usr/bin/python3 -m pytest;
-skipped when python3-googleapi or python3-google-auth-httplib2 is missing."""
+Run by ctest (http_aiplatform_rest_test) with /usr/bin/python3 through
+tests/testing/run_pytest.py; skipped when python3-googleapi or
+python3-google-auth-httplib2 is missing."""
 import json
 import os
 import shutil

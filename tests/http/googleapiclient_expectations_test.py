@@ -13,7 +13,8 @@ client does:
   400 in Google's error shape.
 
 Run by ctest (http_googleapiclient_expectations_test) with /usr/bin/python3
--m pytest; skipped when python3-googleapi is missing."""
+through tests/testing/run_pytest.py; skipped when python3-googleapi is
+missing."""
 import copy
 import json
 import os

@@ -2,7 +2,8 @@
 the installed Optuna, taken by fetch_suite.sh, with cairn_sampler.patch)
 for CairnSampler and, as a control in the same run, Optuna's RandomSampler;
 prints passed/failed/skipped counts for each and exits non-zero unless
-pytest passed and CairnSampler cases ran.
+pytest passed and CairnSampler cases ran: 77 (ctest's skip, each case's
+reason printed by tests/testing/run_pytest.py) when a case skipped.
 
     /usr/bin/python3 tests/python/optuna_suite/run_suite.py build/optuna_suite
 
@@ -25,6 +26,9 @@ import cairn_testenv  # noqa: E402
 
 SAMPLERS = ("CairnSampler", "RandomSampler")
 SKIP = 77  # fetch_suite.sh's and ctest's (SKIP_RETURN_CODE) skip.
+# pytest, but a skipped case (with none failed) exits SKIP and says why.
+RUN_PYTEST = os.path.join(os.path.dirname(os.path.dirname(HERE)), "testing",
+                          "run_pytest.py")
 
 
 def counts(junit_xml):
@@ -52,8 +56,10 @@ def main(argv):
     work = os.path.abspath(argv[1])
     fetched = subprocess.call([os.path.join(HERE, "fetch_suite.sh"), work])
     if fetched == SKIP:
-        print("SKIPPED: Optuna's sampler tests could not be had here (see "
-              "above); give an Optuna clone as $CAIRN_OPTUNA_GIT to run them")
+        print("SKIPPED: Optuna's sampler tests could not be had here "
+              "(fetch_suite.sh says why above): put upstream's file in the "
+              "cache it names, allow deb-src from Debian's mirror, or give an "
+              "Optuna clone as $CAIRN_OPTUNA_GIT (.ci/allowed_skips)")
         return SKIP
     if fetched != 0:
         print("Optuna's sampler tests could not be prepared: nothing ran")
@@ -69,7 +75,7 @@ def main(argv):
         for name in ("CAIRN_SERVER", "CAIRN_TOKEN", "CAIRN_TOKEN_FILE"):
             env.pop(name, None)
         rc = subprocess.call(
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+            [sys.executable, RUN_PYTEST, "-q", "-p", "no:cacheprovider",
              "-c", os.devnull, "--rootdir", work, "--junitxml", junit,
              "-W", "ignore::pytest.PytestUnknownMarkWarning",
              "-k", " or ".join(SAMPLERS),
