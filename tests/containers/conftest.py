@@ -1,6 +1,6 @@
 """Fixtures of the container tests: the SDK (tests/python/cairn_testenv.py)
 and cairnd, with the images of ensure_image.sh already in podman's store
-(CMakeLists runs it first and skips the whole test when podman cannot
+(CMakeLists runs it first and fails the whole test when podman cannot
 run)."""
 import os
 import subprocess

@@ -6,8 +6,10 @@
 #    builds it once (about 2 minutes) and loads it afterwards (about 10 s);
 #  - localhost/cairn-test-trainer:1: the base plus tests/containers/trainer.py
 #    as its ENTRYPOINT (podman build --pull=never, about 2 s).
-# Exits 77 (ctest's SKIP) when podman cannot run a container at all, 1 on
-# another failure, 0 once both images are there.
+# The mirror is this machine's own (apt_mirrors.sh: a deb822 .sources file or
+# the one-line sources.list). Exits 1, saying why, on any failure (podman
+# that cannot run a container is a set-up failure, not a reason to skip),
+# 0 once both images are there.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cache="${CAIRN_CACHE:-$HOME/.cache/cairn}"
@@ -16,8 +18,8 @@ trainer=localhost/cairn-test-trainer:1
 archive="$cache/cairn-base-bookworm.oci.tar"
 
 if ! command -v podman >/dev/null || ! podman info >/dev/null 2>&1; then
-  echo "SKIP: podman cannot run here (install and configure it: source scripts/common.sh; cairn_setup_podman)" >&2
-  exit 77
+  echo "ensure_image.sh: podman cannot run here (install and configure it: source scripts/common.sh; cairn_setup_podman)" >&2
+  exit 1
 fi
 mkdir -p "$cache"
 # One builder at a time: tests may run in parallel.
@@ -29,9 +31,11 @@ if ! podman image exists "$base"; then
     command -v mmdebstrap >/dev/null || { echo "mmdebstrap missing (cairn_setup_podman installs it)" >&2; exit 1; }
     work="$(mktemp -d)"
     trap 'rm -rf "$work"' EXIT
-    echo "building $base from the Debian mirror (once per machine)" >&2
+    "$here/apt_mirrors.sh" bookworm >"$work/bookworm.list"
+    echo "building $base from the Debian mirror (once per machine):" \
+      "$(tr '\n' ';' <"$work/bookworm.list")" >&2
     mmdebstrap --quiet --variant=minbase --include=python3 bookworm \
-      "$work/rootfs.tar" /etc/apt/sources.list.d/debian.sources
+      "$work/rootfs.tar" "$work/bookworm.list"
     podman import -q --change 'CMD ["/bin/bash"]' --change 'ENV LANG=C.UTF-8' \
       "$work/rootfs.tar" "$base" >/dev/null
     podman save -q --format oci-archive -o "$work/base.oci.tar" "$base"
@@ -41,8 +45,8 @@ if ! podman image exists "$base"; then
   fi
 fi
 if ! podman run --rm --pull=never --network=host "$base" true; then
-  echo "SKIP: podman cannot run a container here" >&2
-  exit 77
+  echo "ensure_image.sh: podman cannot run a container here (see above)" >&2
+  exit 1
 fi
 # Rebuilt when the trainer changes (the build cache makes it instant).
 podman build -q --network=host --pull=never -t "$trainer" \

@@ -7,7 +7,7 @@ the audit log; and jobs that run: the container contract in real podman
 with the test image, model.tar.gz and output.tar.gz in the object root,
 FailureReason, MaxRuntimeInSeconds, kill -9 of cairnd, a ManifestFile
 channel. Skipped without
-python3-boto3 or when podman cannot run a container."""
+python3-boto3; failed when podman cannot run a container."""
 import datetime
 import json
 import os

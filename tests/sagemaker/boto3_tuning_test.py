@@ -1,8 +1,8 @@
 """SageMaker's tuning jobs through boto3 against a real cairnd and real
 podman: a Bayesian job and its best training job, warm start from it,
 validation, StopHyperParameterTuningJob, and kill -9 of cairnd during a
-tuning job. Skipped without python3-boto3 or when podman cannot run a
-container."""
+tuning job. Skipped without python3-boto3; failed when podman cannot run
+a container."""
 import json
 import os
 import re
