@@ -71,6 +71,15 @@ cairn_build() {
   cairn_build_preset default "$CAIRN_BUILD"
 }
 
+# cairn_ctest JUNIT [CTEST_ARG...]: ctest, its results also written to JUNIT
+# (JUnit XML with every test's output, where scripts/ci_summary.py finds the
+# reason of each skip; a long output keeps its start and end).
+cairn_ctest() {
+  local junit="$1"
+  shift
+  ctest --output-junit "$junit" --test-output-truncation middle "$@"
+}
+
 # Points git at the repository's hooks (scripts/hooks: commit-msg refuses
 # subjects over 72 characters), unless the clone already uses other hooks.
 cairn_install_hooks() {
