@@ -186,18 +186,6 @@ class Model:
     def input_shape(self, operation):
         return self.operations[operation]["input"]["shape"]
 
-    def members(self, shape_name, prefix=""):
-        """(dotted path, member shape name) of each member of structure
-        `shape_name`, a list's members under the list's name."""
-        shape = self.shapes[shape_name]
-        out = []
-        for name, member in shape.get("members", {}).items():
-            target = member["shape"]
-            while self.shapes[target]["type"] == "list":
-                target = self.shapes[target]["member"]["shape"]
-            out.append((prefix + name, member["shape"], target))
-        return out
-
     def sample(self, shape_name, depth=0):
         """A value of shape `shape_name` that boto3's own checks accept:
         required members only, minimum lengths and values, the first
