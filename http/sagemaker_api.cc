@@ -15,6 +15,7 @@
 #include "sagemaker/training_job_request.h"
 #include "sagemaker/training_job_view.h"
 #include "sagemaker/tuning_job_view.h"
+#include "sagemaker/warm_start.h"
 
 namespace cairn::http {
 
@@ -134,41 +135,54 @@ absl::StatusOr<std::string> SageMakerApi::Create(const Call& call) const {
 absl::StatusOr<std::string> SageMakerApi::Describe(const Call& call) const {
   absl::StatusOr<std::string> name = JobNameOf(call.http.body);
   if (!name.ok()) return name.status();
-  absl::StatusOr<JobRecord> job = FindJob(stub_.get(), call.http, *name);
-  if (job.ok()) {
+  absl::StatusOr<JobRecord> job = FindAnyJob(stub_.get(), call.http, *name);
+  if (!job.ok()) return job.status();
+  if (!job->of_tuning_job) {
     return sagemaker::DescribeTrainingJobJson(
                job->study, job->trial ? &*job->trial : nullptr)
         .dump();
   }
-  if (job.status().code() != absl::StatusCode::kNotFound) return job.status();
-  auto trial_job = FindTuningTrainingJob(stub_.get(), call.http, *name);
-  if (!trial_job.ok()) {
-    return trial_job.status().code() == absl::StatusCode::kNotFound
-               ? job.status()
-               : trial_job.status();
-  }
-  auto out = sagemaker::DescribeTuningTrainingJobJson(trial_job->study,
-                                                      *trial_job->trial);
+  auto out = sagemaker::DescribeTuningTrainingJobJson(job->study, *job->trial);
   if (!out.ok()) return out.status();
   return out->dump();
 }
 
+// The TrainingJobSummary of each of `study`'s training jobs: its one job,
+// or a tuning job's (not a warm start's prior trials).
+static absl::Status AddSummaries(Stub* stub, const HttpRequest& http,
+                                 const cairn::v1::Study& study,
+                                 std::vector<json>* summaries) {
+  if (!sagemaker::IsTuningJobStudy(study)) {
+    auto trial = TrialOf(stub, http, study.name());
+    if (!trial.ok()) return trial.status();
+    summaries->push_back(
+        sagemaker::TrainingJobSummaryJson(study, *trial ? &**trial : nullptr));
+    return absl::OkStatus();
+  }
+  cairn::v1::ListTrialsRequest list;
+  list.set_parent(study.name());
+  auto trials = Rpc(stub, http, &Stub::ListTrials, list);
+  if (!trials.ok()) return trials.status();
+  for (const cairn::v1::Trial& trial : trials->trials()) {
+    if (sagemaker::IsWarmStartTrial(trial)) continue;
+    auto job = sagemaker::TuningTrainingJobStudy(study, trial);
+    if (!job.ok()) return job.status();
+    summaries->push_back(sagemaker::TrainingJobSummaryJson(*job, &trial));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::string> SageMakerApi::List(const Call& call) const {
-  absl::StatusOr<sagemaker::ListQuery> query =
-      sagemaker::ParseListQuery(call.http.body);
+  absl::StatusOr<sagemaker::ListQuery> query = sagemaker::ParseListQuery(
+      call.http.body, sagemaker::ListKind::kTrainingJobs);
   if (!query.ok()) return query.status();
   auto studies = AllStudies(stub_.get(), call.http);
   if (!studies.ok()) return studies.status();
   std::vector<json> summaries;
   for (const cairn::v1::Study& study : *studies) {
-    if (!study.spec().has_sagemaker_training_job() ||
-        sagemaker::IsTuningJobStudy(study)) {
-      continue;
-    }
-    auto trial = TrialOf(stub_.get(), call.http, study.name());
-    if (!trial.ok()) return trial.status();
-    summaries.push_back(
-        sagemaker::TrainingJobSummaryJson(study, *trial ? &**trial : nullptr));
+    if (!study.spec().has_sagemaker_training_job()) continue;
+    absl::Status s = AddSummaries(stub_.get(), call.http, study, &summaries);
+    if (!s.ok()) return s;
   }
   return PageBody(std::move(summaries), *query, "TrainingJobSummaries");
 }
@@ -176,7 +190,8 @@ absl::StatusOr<std::string> SageMakerApi::List(const Call& call) const {
 absl::StatusOr<std::string> SageMakerApi::Stop(const Call& call) const {
   absl::StatusOr<std::string> name = JobNameOf(call.http.body);
   if (!name.ok()) return name.status();
-  absl::StatusOr<JobRecord> job = FindJob(stub_.get(), call.http, *name);
+  // A tuning job's training job too: its trial stops alone.
+  absl::StatusOr<JobRecord> job = FindAnyJob(stub_.get(), call.http, *name);
   if (!job.ok()) return job.status();
   const std::string status =
       sagemaker::JobStatus(job->study, job->trial ? &*job->trial : nullptr);

@@ -8,6 +8,7 @@
 #include "sagemaker/training_job_request.h"
 #include "sagemaker/training_job_view.h"
 #include "sagemaker/tuning_job_request.h"
+#include "sagemaker/warm_start.h"
 
 namespace cairn::http::sagemaker_calls {
 
@@ -105,6 +106,7 @@ absl::StatusOr<TuningRecord> FindTuningJob(Stub* stub, const HttpRequest& http,
   if (!s.ok()) return s;
   return FindTuningJobNamed(stub, http, name);
 }
+
 absl::StatusOr<JobRecord> FindTuningTrainingJob(Stub* stub,
                                                 const HttpRequest& http,
                                                 const std::string& name) {
@@ -117,10 +119,27 @@ absl::StatusOr<JobRecord> FindTuningTrainingJob(Stub* stub,
     if (trial.id() == ref->trial_id &&
         sagemaker::TuningTrainingJobName(ref->tuning_name, study, trial.id()) ==
             name) {
-      return JobRecord{std::move(tuning->study), std::move(trial)};
+      return JobRecord{std::move(tuning->study), std::move(trial), true};
     }
   }
   return absl::NotFoundError(name);
+}
+
+absl::StatusOr<JobRecord> FindAnyJob(Stub* stub, const HttpRequest& http,
+                                     const std::string& name) {
+  absl::StatusOr<JobRecord> job = FindJob(stub, http, name);
+  if (job.ok() || job.status().code() != absl::StatusCode::kNotFound) {
+    return job;
+  }
+  absl::StatusOr<JobRecord> trial_job = FindTuningTrainingJob(stub, http, name);
+  if (trial_job.ok() && sagemaker::IsWarmStartTrial(*trial_job->trial)) {
+    return job.status();  // a parent's job, not one of this tuning job's
+  }
+  if (!trial_job.ok() &&
+      trial_job.status().code() == absl::StatusCode::kNotFound) {
+    return job.status();
+  }
+  return trial_job;
 }
 
 absl::StatusOr<std::vector<cairn::v1::Study>> AllStudies(
@@ -155,14 +174,6 @@ absl::Status StopJobTrial(Stub* stub, const HttpRequest& http,
   complete.set_trial_infeasible(true);
   complete.set_infeasible_reason(sagemaker::kStoppedReason);
   return Rpc(stub, http, &Stub::CompleteTrial, complete).status();
-}
-
-sagemaker::TuningObjective ObjectiveOf(const cairn::v1::Study& study) {
-  auto label = study.spec().labels().find(sagemaker::kObjectiveLabel);
-  return {
-      label == study.spec().labels().end() ? "" : label->second,
-      study.spec().metrics_size() == 0 ||
-          study.spec().metrics(0).goal() == cairn::v1::MetricSpec::MINIMIZE};
 }
 
 }  // namespace cairn::http::sagemaker_calls

@@ -58,10 +58,12 @@ absl::Status CheckLocations(
     const sagemaker::ObjectRoot& objects,
     const cairn::v1::SageMakerCreateTrainingJobRequest& r);
 
-// A training job's study and its trial (none before the runner made it).
+// A training job's study and its trial (none before the runner made it);
+// for a tuning job's training job, the tuning job's study and the trial.
 struct JobRecord {
   cairn::v1::Study study;
   std::optional<cairn::v1::Trial> trial;
+  bool of_tuning_job = false;
 };
 
 // The first trial of `study`, if any.
@@ -89,6 +91,11 @@ absl::StatusOr<JobRecord> FindTuningTrainingJob(Stub* stub,
                                                 const HttpRequest& http,
                                                 const std::string& name);
 
+// Training job `name`, a tuning job's training job included; NotFound
+// (ResourceNotFound) if there is none.
+absl::StatusOr<JobRecord> FindAnyJob(Stub* stub, const HttpRequest& http,
+                                     const std::string& name);
+
 // The tuning job of a Describe, List or Stop body
 // {"HyperParameterTuningJobName": NAME}.
 absl::StatusOr<TuningRecord> FindTuningJob(Stub* stub, const HttpRequest& http,
@@ -108,9 +115,6 @@ std::string PageBody(std::vector<nlohmann::json> summaries,
 // from now on.
 absl::Status StopJobTrial(Stub* stub, const HttpRequest& http,
                           const cairn::v1::Trial& trial);
-
-// The objective of a tuning job's study.
-sagemaker::TuningObjective ObjectiveOf(const cairn::v1::Study& study);
 
 }  // namespace sagemaker_calls
 }  // namespace cairn::http

@@ -36,21 +36,27 @@ absl::StatusOr<json> BodyOf(const std::string& body,
   return j;
 }
 
-// The study of the job that body's ResourceArn names.
-absl::StatusOr<cairn::v1::Study> TaggedStudy(Stub* stub,
-                                             const HttpRequest& http,
-                                             const json& body) {
+// The job that body's ResourceArn names: its study and, for a tuning
+// job's training job, its trial's id (0 otherwise).
+struct Tagged {
+  cairn::v1::Study study;
+  int64_t trial_id = 0;
+};
+
+absl::StatusOr<Tagged> TaggedJob(Stub* stub, const HttpRequest& http,
+                                 const json& body) {
   auto resource =
       sagemaker::ParseResourceArn(body["ResourceArn"].get<std::string>());
   if (!resource.ok()) return resource.status();
   if (resource->tuning_job) {
     auto job = FindTuningJobNamed(stub, http, resource->name);
     if (!job.ok()) return job.status();
-    return std::move(job->study);
+    return Tagged{std::move(job->study)};
   }
-  auto job = FindJob(stub, http, resource->name);
+  auto job = FindAnyJob(stub, http, resource->name);
   if (!job.ok()) return job.status();
-  return std::move(job->study);
+  return Tagged{std::move(job->study),
+                job->of_tuning_job ? job->trial->id() : 0};
 }
 
 absl::StatusOr<cairn::v1::Study> UpdateLabels(
@@ -66,29 +72,44 @@ absl::StatusOr<std::string> SageMakerApi::AddTags(const Call& call) const {
   if (!body.ok()) return body.status();
   auto tags = sagemaker::ParseTags("Tags", body->value("Tags", json()));
   if (!tags.ok()) return tags.status();
-  auto study = TaggedStudy(stub_.get(), call.http, *body);
-  if (!study.ok()) return study.status();
-  if (absl::Status s = sagemaker::CheckTagRoom(*study, *tags); !s.ok()) {
+  auto job = TaggedJob(stub_.get(), call.http, *body);
+  if (!job.ok()) return job.status();
+  if (absl::Status s =
+          sagemaker::CheckTagRoom(job->study, *tags, job->trial_id);
+      !s.ok()) {
     return s;
   }
   cairn::v1::UpdateStudyLabelsRequest request;
-  request.set_name(study->name());
-  for (const auto& [label, value] : sagemaker::TagLabels(*tags)) {
+  request.set_name(job->study.name());
+  for (const auto& [label, value] :
+       sagemaker::TagLabels(*tags, job->trial_id)) {
     (*request.mutable_labels())[label] = value;
   }
   auto updated = UpdateLabels(stub_.get(), call.http, std::move(request));
   if (!updated.ok()) return updated.status();
-  return json({{"Tags", sagemaker::TagsJson(*updated)}}).dump();
+  return json({{"Tags", sagemaker::TagsJson(*updated, job->trial_id)}}).dump();
 }
 
 absl::StatusOr<std::string> SageMakerApi::ListTags(const Call& call) const {
   auto body =
       BodyOf(call.http.body, {"ResourceArn", "NextToken", "MaxResults"});
   if (!body.ok()) return body.status();
-  auto study = TaggedStudy(stub_.get(), call.http, *body);
-  if (!study.ok()) return study.status();
-  // At most 50 tags: one page always holds them all.
-  return json({{"Tags", sagemaker::TagsJson(*study)}}).dump();
+  // At most 50 tags: one page always holds them all, so no NextToken is
+  // ever given out, and none is valid.
+  if (body->contains("NextToken")) {
+    return sagemaker::InvalidField("NextToken", (*body)["NextToken"].dump(),
+                                   "is not a token this list gave");
+  }
+  if (body->contains("MaxResults") &&
+      (!(*body)["MaxResults"].is_number_integer() ||
+       (*body)["MaxResults"].get<int64_t>() < 50)) {
+    return sagemaker::InvalidField("MaxResults", (*body)["MaxResults"].dump(),
+                                   "must be an integer of at least 50");
+  }
+  auto job = TaggedJob(stub_.get(), call.http, *body);
+  if (!job.ok()) return job.status();
+  return json({{"Tags", sagemaker::TagsJson(job->study, job->trial_id)}})
+      .dump();
 }
 
 absl::StatusOr<std::string> SageMakerApi::DeleteTags(const Call& call) const {
@@ -99,18 +120,23 @@ absl::StatusOr<std::string> SageMakerApi::DeleteTags(const Call& call) const {
       keys.size() > static_cast<size_t>(sagemaker::kMaxTags)) {
     return sagemaker::InvalidField("TagKeys", "", "must list 1 to 50 tag keys");
   }
-  auto study = TaggedStudy(stub_.get(), call.http, *body);
-  if (!study.ok()) return study.status();
+  auto job = TaggedJob(stub_.get(), call.http, *body);
+  if (!job.ok()) return job.status();
   cairn::v1::UpdateStudyLabelsRequest request;
-  request.set_name(study->name());
+  request.set_name(job->study.name());
   for (const json& key : keys) {
     if (!key.is_string() || key.get<std::string>().empty() ||
         key.get<std::string>().size() > 128) {
       return sagemaker::InvalidField("TagKeys", key.dump(),
                                      "must be 1 to 128 characters");
     }
-    request.add_remove_keys(
-        absl::StrCat(sagemaker::kTagLabelPrefix, key.get<std::string>()));
+    const std::string text = key.get<std::string>();
+    if (absl::Status s =
+            sagemaker::CheckOwnTag(job->study, text, job->trial_id);
+        !s.ok()) {
+      return s;
+    }
+    request.add_remove_keys(sagemaker::TagLabelPrefix(job->trial_id) + text);
   }
   auto updated = UpdateLabels(stub_.get(), call.http, std::move(request));
   if (!updated.ok()) return updated.status();

@@ -11,6 +11,7 @@
 #include "sagemaker/list_query.h"
 #include "sagemaker/training_job_request.h"
 #include "sagemaker/training_job_view.h"
+#include "sagemaker/tuning_config_view.h"
 #include "sagemaker/tuning_job_request.h"
 #include "sagemaker/tuning_job_view.h"
 #include "sagemaker/warm_start.h"
@@ -73,14 +74,40 @@ absl::StatusOr<cairn::v1::Study> CreateWarmStudy(
   return s;
 }
 
+// OverallBestTrainingJob of an IdenticalDataAndAlgorithm warm start: the
+// best job of the tuning job and its parents (a parent's, looked up by
+// the prior trial's labels); null otherwise, or when that parent is gone.
+json OverallBestJob(Stub* stub, const HttpRequest& http,
+                    const TuningRecord& job) {
+  const json warm = sagemaker::WarmStartConfigJson(job.study);
+  if (warm.is_null() || warm["WarmStartType"] != "IdenticalDataAndAlgorithm") {
+    return nullptr;
+  }
+  const cairn::v1::Trial* best =
+      sagemaker::OverallBestTrial(job.study, job.trials);
+  if (best == nullptr) return nullptr;
+  if (!sagemaker::IsWarmStartTrial(*best)) {
+    return sagemaker::BestTrainingJob(job.study, job.trials);
+  }
+  const auto& labels = best->labels();
+  auto parent = FindTuningJobNamed(stub, http,
+                                   labels.at(sagemaker::kWarmStartTrialLabel));
+  auto id = labels.find(sagemaker::kWarmStartTrialIdLabel);
+  if (!parent.ok() || id == labels.end()) return nullptr;
+  for (const cairn::v1::Trial& trial : parent->trials) {
+    if (absl::StrCat(trial.id()) != id->second) continue;
+    auto summary = sagemaker::TuningTrainingJobSummary(parent->study, trial);
+    return summary.ok() ? *summary : json(nullptr);
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 absl::StatusOr<std::string> SageMakerApi::ListTuning(const Call& call) const {
-  absl::StatusOr<sagemaker::ListQuery> query =
-      sagemaker::ParseListQuery(call.http.body);
+  absl::StatusOr<sagemaker::ListQuery> query = sagemaker::ParseListQuery(
+      call.http.body, sagemaker::ListKind::kTuningJobs);
   if (!query.ok()) return query.status();
-  query->name_key = "HyperParameterTuningJobName";
-  query->status_key = "HyperParameterTuningJobStatus";
   auto studies = AllStudies(stub_.get(), call.http);
   if (!studies.ok()) return studies.status();
   std::vector<json> summaries;
@@ -90,16 +117,8 @@ absl::StatusOr<std::string> SageMakerApi::ListTuning(const Call& call) const {
     list.set_parent(study.name());
     auto trials = Rpc(stub_.get(), call.http, &Stub::ListTrials, list);
     if (!trials.ok()) return trials.status();
-    json s = sagemaker::TuningCounters(
-        {trials->trials().begin(), trials->trials().end()}, ObjectiveOf(study));
-    s[query->name_key] = study.display_name();
-    s["HyperParameterTuningJobArn"] =
-        sagemaker::TuningJobArn(study.display_name());
-    s[query->status_key] = sagemaker::TuningJobStatus(study);
-    s["CreationTime"] = study.create_time().seconds();
-    s["ResourceLimits"] = sagemaker::ResourceLimitsJson(
-        study, {trials->trials().begin(), trials->trials().end()});
-    summaries.push_back(std::move(s));
+    summaries.push_back(sagemaker::TuningJobSummaryJson(
+        study, {trials->trials().begin(), trials->trials().end()}));
   }
   return PageBody(std::move(summaries), *query,
                   "HyperParameterTuningJobSummaries");
@@ -164,48 +183,27 @@ absl::StatusOr<std::string> SageMakerApi::DescribeTuning(
     const Call& call) const {
   auto job = FindTuningJob(stub_.get(), call.http, call.http.body);
   if (!job.ok()) return job.status();
-  const sagemaker::TuningObjective objective = ObjectiveOf(job->study);
-  json out = sagemaker::TuningCounters(job->trials, objective);
-  out["HyperParameterTuningJobName"] = job->study.display_name();
-  out["HyperParameterTuningJobArn"] =
-      sagemaker::TuningJobArn(job->study.display_name());
-  out["HyperParameterTuningJobStatus"] = sagemaker::TuningJobStatus(job->study);
-  out["CreationTime"] = job->study.create_time().seconds();
-  json best = sagemaker::BestTrainingJob(
-      job->trials, objective, job->study.display_name(), job->study.name());
-  if (!best.is_null()) out["BestTrainingJob"] = best;
-  out["HyperParameterTuningJobConfig"] = {
-      {"ResourceLimits",
-       sagemaker::ResourceLimitsJson(job->study, job->trials)}};
-  json warm = sagemaker::WarmStartConfigJson(job->study);
-  if (!warm.is_null()) out["WarmStartConfig"] = warm;
+  json out = sagemaker::DescribeTuningJobJson(job->study, job->trials);
+  json overall = OverallBestJob(stub_.get(), call.http, *job);
+  if (!overall.is_null()) out["OverallBestTrainingJob"] = std::move(overall);
   return out.dump();
 }
 
 absl::StatusOr<std::string> SageMakerApi::ListTuningJobs(
     const Call& call) const {
+  absl::StatusOr<sagemaker::ListQuery> query = sagemaker::ParseListQuery(
+      call.http.body, sagemaker::ListKind::kTuningTrainingJobs);
+  if (!query.ok()) return query.status();
   auto job = FindTuningJob(stub_.get(), call.http, call.http.body);
   if (!job.ok()) return job.status();
-  json summaries = json::array();
+  std::vector<json> summaries;
   for (const cairn::v1::Trial& trial : job->trials) {
     if (sagemaker::IsWarmStartTrial(trial)) continue;
-    auto request = sagemaker::TrialTrainingRequest(job->study, trial);
-    if (!request.ok()) return request.status();
-    json tuned = json::object();
-    for (const cairn::v1::Parameter& p : trial.parameters()) {
-      tuned[p.parameter_id()] =
-          request->hyper_parameters().at(p.parameter_id());
-    }
-    summaries.push_back(
-        {{"TrainingJobName", request->training_job_name()},
-         {"TrainingJobArn",
-          sagemaker::TrainingJobArn(request->training_job_name())},
-         {"TuningJobName", job->study.display_name()},
-         {"TrainingJobStatus", sagemaker::TrainingJobStatus(&trial)},
-         {"CreationTime", trial.start_time().seconds()},
-         {"TunedHyperParameters", tuned}});
+    auto summary = sagemaker::TuningTrainingJobSummary(job->study, trial);
+    if (!summary.ok()) return summary.status();
+    summaries.push_back(*std::move(summary));
   }
-  return json({{"TrainingJobSummaries", summaries}}).dump();
+  return PageBody(std::move(summaries), *query, "TrainingJobSummaries");
 }
 
 }  // namespace cairn::http

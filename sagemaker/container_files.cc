@@ -57,7 +57,9 @@ std::string InputDataConfigJson(
   for (const auto& c : request.input_data_config()) {
     nlohmann::json channel = {
         {"TrainingInputMode",
-         request.algorithm_specification().training_input_mode()},
+         c.input_mode().empty()
+             ? request.algorithm_specification().training_input_mode()
+             : c.input_mode()},
         {"S3DistributionType", "FullyReplicated"},
         {"RecordWrapperType",
          c.record_wrapper_type().empty() ? "None" : c.record_wrapper_type()}};

@@ -111,43 +111,68 @@ absl::StatusOr<std::vector<SageMakerTag>> ParseTags(absl::string_view field,
   return out;
 }
 
+std::string TagLabelPrefix(int64_t trial_id) {
+  return trial_id == 0 ? kTagLabelPrefix
+                       : absl::StrCat(kTrialTagLabelPrefix, trial_id, ":");
+}
+
 std::map<std::string, std::string> TagLabels(
-    const std::vector<SageMakerTag>& tags) {
+    const std::vector<SageMakerTag>& tags, int64_t trial_id) {
+  const std::string prefix = TagLabelPrefix(trial_id);
   std::map<std::string, std::string> out;
   for (const SageMakerTag& tag : tags) {
-    out[absl::StrCat(kTagLabelPrefix, tag.key())] = tag.value();
+    out[absl::StrCat(prefix, tag.key())] = tag.value();
   }
   return out;
 }
 
-json TagsJson(const cairn::v1::Study& study) {
-  std::map<std::string, std::string> sorted;
-  for (const auto& [label, value] : study.spec().labels()) {
-    absl::string_view key = label;
-    if (absl::ConsumePrefix(&key, kTagLabelPrefix)) {
-      sorted[std::string(key)] = value;
+std::map<std::string, std::string> TagsOf(const cairn::v1::Study& study,
+                                          int64_t trial_id) {
+  std::map<std::string, std::string> tags;
+  const std::string own = TagLabelPrefix(trial_id);
+  // A tuning job's tags first: its training jobs inherit them.
+  for (const std::string& prefix : {std::string(kTagLabelPrefix), own}) {
+    for (const auto& [label, value] : study.spec().labels()) {
+      absl::string_view key = label;
+      if (absl::ConsumePrefix(&key, prefix)) tags[std::string(key)] = value;
     }
+    if (own == kTagLabelPrefix) break;
   }
+  return tags;
+}
+
+json TagsJson(const cairn::v1::Study& study, int64_t trial_id) {
   json out = json::array();
-  for (const auto& [key, value] : sorted) {
+  for (const auto& [key, value] : TagsOf(study, trial_id)) {
     out.push_back({{"Key", key}, {"Value", value}});
   }
   return out;
 }
 
 absl::Status CheckTagRoom(const cairn::v1::Study& study,
-                          const std::vector<SageMakerTag>& tags) {
-  std::set<std::string> keys;
-  for (const auto& [label, value] : study.spec().labels()) {
-    if (absl::StartsWith(label, kTagLabelPrefix)) keys.insert(label);
-  }
-  for (const auto& [label, value] : TagLabels(tags)) keys.insert(label);
-  if (keys.size() > static_cast<size_t>(kMaxTags)) {
+                          const std::vector<SageMakerTag>& tags,
+                          int64_t trial_id) {
+  std::map<std::string, std::string> all = TagsOf(study, trial_id);
+  for (const SageMakerTag& tag : tags) all[tag.key()] = tag.value();
+  if (all.size() > static_cast<size_t>(kMaxTags)) {
     return absl::ResourceExhaustedError(
-        absl::StrCat("Tags: the resource would have ", keys.size(),
+        absl::StrCat("Tags: the resource would have ", all.size(),
                      " tags; at most ", kMaxTags));
   }
   return absl::OkStatus();
+}
+
+absl::Status CheckOwnTag(const cairn::v1::Study& study, const std::string& key,
+                         int64_t trial_id) {
+  const auto& labels = study.spec().labels();
+  if (trial_id == 0 || labels.contains(TagLabelPrefix(trial_id) + key) ||
+      !labels.contains(kTagLabelPrefix + key)) {
+    return absl::OkStatus();
+  }
+  return InvalidField(
+      "TagKeys", key,
+      absl::StrCat("is inherited from tuning job '", study.display_name(),
+                   "'; delete it from the tuning job"));
 }
 
 }  // namespace cairn::sagemaker

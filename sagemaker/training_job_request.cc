@@ -193,6 +193,55 @@ absl::Status ValidateResources(const SageMakerCreateTrainingJobRequest& r) {
   return s;
 }
 
+absl::Status Unsupported(absl::string_view field, absl::string_view value,
+                         absl::string_view why) {
+  return InvalidField(field, value,
+                      absl::StrCat("is not supported by Cairn (", why, ")"));
+}
+
+// Members the request may carry whose values ask for what Cairn does not
+// do: refused by name rather than ignored.
+absl::Status ValidateSupported(const SageMakerCreateTrainingJobRequest& r) {
+  if (!r.output_data_config().kms_key_id().empty()) {
+    return Unsupported("OutputDataConfig.KmsKeyId",
+                       r.output_data_config().kms_key_id(),
+                       "outputs are not encrypted with KMS");
+  }
+  if (r.stopping_condition().max_wait_time_in_seconds() != 0) {
+    return Unsupported(
+        "StoppingCondition.MaxWaitTimeInSeconds",
+        absl::StrCat(r.stopping_condition().max_wait_time_in_seconds()),
+        "no spot training");
+  }
+  if (r.enable_managed_spot_training()) {
+    return Unsupported("EnableManagedSpotTraining", "true", "no spot training");
+  }
+  if (r.enable_network_isolation()) {
+    return Unsupported("EnableNetworkIsolation", "true",
+                       "containers share the host's network");
+  }
+  if (r.algorithm_specification().enable_sage_maker_metrics_time_series()) {
+    return Unsupported(
+        "AlgorithmSpecification.EnableSageMakerMetricsTimeSeries", "true",
+        "metrics are Cairn measurements");
+  }
+  for (const SageMakerChannel& c : r.input_data_config()) {
+    const auto& fsd = c.data_source().file_system_data_source();
+    if (c.data_source().has_file_system_data_source() &&
+        fsd.file_system_access_mode() != "ro") {
+      return Unsupported("FileSystemDataSource.FileSystemAccessMode",
+                         fsd.file_system_access_mode(),
+                         "channels are mounted read-only: give ro");
+    }
+    if (!c.input_mode().empty()) {
+      absl::Status s = CheckOneOf("InputDataConfig.InputMode", c.input_mode(),
+                                  {"File", "FastFile"});
+      if (!s.ok()) return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
 void FillDefaults(SageMakerCreateTrainingJobRequest* r) {
   auto* algo = r->mutable_algorithm_specification();
   if (algo->training_input_mode().empty())
@@ -241,6 +290,12 @@ absl::Status ValidateCreateTrainingJob(
   if (s.ok()) s = ValidateChannels(r);
   if (s.ok()) s = ValidateResources(r);
   if (s.ok()) s = ValidateMaps(r);
+  if (s.ok()) s = ValidateSupported(r);
+  if (s.ok() && r.resource_config().volume_size_in_gb() < 1) {
+    s = InvalidField("ResourceConfig.VolumeSizeInGB",
+                     absl::StrCat(r.resource_config().volume_size_in_gb()),
+                     "must be at least 1");
+  }
   return s;
 }
 

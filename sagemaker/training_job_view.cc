@@ -2,32 +2,21 @@
 #include "sagemaker/training_job_view.h"
 
 #include "absl/strings/ascii.h"
+#include "api/trial_states.h"
 #include "google/protobuf/util/json_util.h"
 #include "jobs/stop_reason.h"
 #include "sagemaker/container_files.h"
 #include "sagemaker/instance_types.h"
+#include "sagemaker/job_timeline.h"
 #include "sagemaker/tags.h"
 #include "sagemaker/training_job_request.h"
+#include "sagemaker/training_job_times.h"
 #include "sagemaker/training_run.h"
 
 namespace cairn::sagemaker {
 namespace {
 
 using cairn::v1::Trial;
-
-double Seconds(const google::protobuf::Timestamp& t) {
-  return static_cast<double>(t.seconds()) + t.nanos() / 1e9;
-}
-
-// A proto message (SageMaker json_names) as JSON.
-nlohmann::json AsJson(const google::protobuf::Message& m) {
-  std::string text;
-  google::protobuf::util::JsonPrintOptions options;
-  if (!google::protobuf::util::MessageToJsonString(m, &text, options).ok()) {
-    return nlohmann::json::object();
-  }
-  return nlohmann::json::parse(text, nullptr, false);
-}
 
 // The FinalMetricDataList: the final measurement's value of each metric.
 nlohmann::json FinalMetrics(const cairn::v1::Study& study, const Trial& trial) {
@@ -39,7 +28,7 @@ nlohmann::json FinalMetrics(const cairn::v1::Study& study, const Trial& trial) {
       if (m.metric_id() != MetricIdOf(def.name())) continue;
       out.push_back({{"MetricName", def.name()},
                      {"Value", m.value()},
-                     {"Timestamp", Seconds(trial.end_time())}});
+                     {"Timestamp", EpochSeconds(trial.end_time())}});
     }
   }
   return out;
@@ -94,6 +83,28 @@ std::string SecondaryStatus(const std::string& status, const Trial* trial) {
   return status;
 }
 
+// What the times of the job run by `trial` (nullptr: none yet) are made
+// of; `created` is its CreationTime.
+JobMoments MomentsOf(double created, const Trial* trial) {
+  JobMoments m;
+  m.created = created;
+  if (trial == nullptr) return m;
+  m.timeline = ReadTimeline(trial->job().job_dir());
+  if (trial->has_end_time()) m.ended = EpochSeconds(trial->end_time());
+  return m;
+}
+
+JobStanding StandingOf(const std::string& status, const Trial* trial) {
+  JobStanding s{status, SecondaryStatus(status, trial), ""};
+  if (trial != nullptr) {
+    auto reason = trial->metadata().find(api::kEarlyStoppingReasonKey);
+    if (reason != trial->metadata().end()) {
+      s.stop_detail = "early stopping, " + reason->second;
+    }
+  }
+  return s;
+}
+
 }  // namespace
 
 std::string MetricIdOf(const std::string& name) {
@@ -142,7 +153,9 @@ std::string TrainingJobStatus(const Trial* trial) {
     case Trial::STOPPING:
       return "Stopping";
     case Trial::SUCCEEDED:
-      return "Completed";
+      // Stopped early (by a tuning job's early stopping or a stop) with
+      // its last measurement as final: SageMaker says Stopped.
+      return trial->stopped_early() ? "Stopped" : "Completed";
     case Trial::CANCELLED:
       return "Stopped";
     case Trial::INFEASIBLE:
@@ -163,40 +176,71 @@ std::string JobStatus(const cairn::v1::Study& study, const Trial* trial) {
   return TrainingJobStatus(trial);
 }
 
+double EpochSeconds(const google::protobuf::Timestamp& t) {
+  return static_cast<double>(t.seconds()) + t.nanos() / 1e9;
+}
+
+nlohmann::json RequestJson(
+    const cairn::v1::SageMakerCreateTrainingJobRequest& request) {
+  std::string text;
+  google::protobuf::util::JsonPrintOptions options;
+  if (!google::protobuf::util::MessageToJsonString(request, &text, options)
+           .ok()) {
+    return nlohmann::json::object();
+  }
+  return nlohmann::json::parse(text, nullptr, false);
+}
+
+std::string FailureReasonText(std::string reason) {
+  if (reason.size() <= 1024) return reason;
+  size_t end = 1024;  // not inside a UTF-8 sequence
+  while (end > 0 && (static_cast<unsigned char>(reason[end]) & 0xC0) == 0x80) {
+    --end;
+  }
+  reason.resize(end);
+  return reason;
+}
+
+std::string JobFailureReason(const Trial& trial) {
+  const std::string written =
+      trial.job().job_dir().empty()
+          ? ""
+          : ReadFailureReason(HostDir(trial.job().job_dir(), 0));
+  return FailureReasonText(written.empty() ? trial.infeasible_reason()
+                                           : written);
+}
+
 nlohmann::json TrainingJobSummaryJson(const cairn::v1::Study& study,
                                       const Trial* trial) {
   const std::string& name = study.display_name();
+  const std::string status = JobStatus(study, trial);
+  const double created = EpochSeconds(study.create_time());
   nlohmann::json out = {{"TrainingJobName", name},
                         {"TrainingJobArn", TrainingJobArn(name)},
-                        {"CreationTime", Seconds(study.create_time())},
-                        {"TrainingJobStatus", JobStatus(study, trial)}};
+                        {"CreationTime", created},
+                        {"TrainingJobStatus", status}};
   if (trial != nullptr && trial->has_end_time()) {
-    out["TrainingEndTime"] = Seconds(trial->end_time());
+    out["TrainingEndTime"] = EpochSeconds(trial->end_time());
   }
+  out["LastModifiedTime"] =
+      LastModifiedTime(MomentsOf(created, trial), StandingOf(status, trial));
   return out;
 }
 
 nlohmann::json DescribeTrainingJobJson(const cairn::v1::Study& study,
                                        const Trial* trial) {
   const auto& r = study.spec().sagemaker_training_job();
-  nlohmann::json out = AsJson(r);
+  nlohmann::json out = RequestJson(r);
   out.erase("Tags");
   out.update(TrainingJobSummaryJson(study, trial));
   const std::string status = JobStatus(study, trial);
-  out["SecondaryStatus"] = SecondaryStatus(status, trial);
+  const JobStanding standing = StandingOf(status, trial);
+  out["SecondaryStatus"] = standing.secondary;
   out["ModelArtifacts"] = {{"S3ModelArtifacts", OutputUri(r, "model.tar.gz")}};
+  AddJobTimes(MomentsOf(EpochSeconds(study.create_time()), trial), standing,
+              &out);
   if (trial == nullptr) return out;
-  if (trial->has_start_time()) {
-    out["TrainingStartTime"] = Seconds(trial->start_time());
-  }
-  if (status == "Failed") {
-    const std::string written =
-        trial->job().job_dir().empty()
-            ? ""
-            : ReadFailureReason(HostDir(trial->job().job_dir(), 0));
-    out["FailureReason"] =
-        written.empty() ? trial->infeasible_reason() : written;
-  }
+  if (status == "Failed") out["FailureReason"] = JobFailureReason(*trial);
   out["FinalMetricDataList"] = FinalMetrics(study, *trial);
   return out;
 }

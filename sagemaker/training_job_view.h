@@ -25,7 +25,8 @@ cairn::v1::Study TrainingJobStudy(
     const cairn::v1::SageMakerCreateTrainingJobRequest& request);
 
 // SageMaker's TrainingJobStatus of the job whose trial is `trial` (nullptr
-// before it exists): InProgress, Stopping, Completed, Failed or Stopped.
+// before it exists): InProgress, Stopping, Completed, Failed or Stopped (a
+// trial stopped early, its last measurement final, is Stopped).
 std::string TrainingJobStatus(const cairn::v1::Trial* trial);
 
 // TrainingJobStatus of a training job: its trial's, or Stopped when its
@@ -34,16 +35,32 @@ std::string TrainingJobStatus(const cairn::v1::Trial* trial);
 std::string JobStatus(const cairn::v1::Study& study,
                       const cairn::v1::Trial* trial);
 
+// `t` as epoch seconds, the JSON protocol's timestamps.
+double EpochSeconds(const google::protobuf::Timestamp& t);
+
+// `request` as SageMaker's JSON (its json_names), defaults left out.
+nlohmann::json RequestJson(
+    const cairn::v1::SageMakerCreateTrainingJobRequest& request);
+
+// `reason` cut to SageMaker's 1024 bytes for FailureReason, at a UTF-8
+// character's boundary.
+std::string FailureReasonText(std::string reason);
+
+// FailureReason of a Failed job run by `trial`: the first 1024 bytes of
+// what it wrote to /opt/ml/output/failure, else why Cairn failed it.
+std::string JobFailureReason(const cairn::v1::Trial& trial);
+
 // A metric name as a Cairn metric id: characters outside [A-Za-z0-9_./-]
 // become '_', and a leading digit or punctuation gets a '_' before it.
 std::string MetricIdOf(const std::string& name);
 
 // DescribeTrainingJob's response for `study` (a training job's) and its
-// trial (nullptr if none yet).
+// trial (nullptr if none yet), with the times of training_job_times.h
+// from the trial's job dir.
 nlohmann::json DescribeTrainingJobJson(const cairn::v1::Study& study,
                                        const cairn::v1::Trial* trial);
 
-// One TrainingJobSummary of ListTrainingJobs.
+// One TrainingJobSummary of ListTrainingJobs (with LastModifiedTime).
 nlohmann::json TrainingJobSummaryJson(const cairn::v1::Study& study,
                                       const cairn::v1::Trial* trial);
 

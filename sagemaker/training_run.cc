@@ -16,6 +16,7 @@
 #include "sagemaker/channel_mounts.h"
 #include "sagemaker/container_files.h"
 #include "sagemaker/instance_types.h"
+#include "sagemaker/job_timeline.h"
 #include "sagemaker/tar_gz.h"
 #include "sagemaker/tuning_job_view.h"
 
@@ -26,6 +27,8 @@ namespace fs = std::filesystem;
 using cairn::v1::SageMakerCreateTrainingJobRequest;
 
 constexpr char kOptMl[] = "/opt/ml";
+
+double Now() { return absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()); }
 
 absl::Status Failed(const std::string& what, const fs::path& path,
                     const std::error_code& ec) {
@@ -201,6 +204,10 @@ absl::Status TrainingRunHooks::BeforeStart(const cairn::v1::Study& study,
         PrepareHost(request, job_dir, static_cast<int>(i), *data, specs[i]);
     if (!s.ok()) return s;
   }
+  if (absl::Status s = RecordTimeline(job_dir, TimelineEvent::kStarted, Now());
+      !s.ok()) {
+    return s;
+  }
   if (request.algorithm_specification().metric_definitions().empty() ||
       specs.empty()) {
     return absl::OkStatus();
@@ -226,7 +233,7 @@ std::vector<jobs::HypertuneEntry> TrainingRunHooks::PollMetrics(
     if (it == watches_.end()) return {};
     watch = it->second;
   }
-  return watch->Poll(absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()));
+  return watch->Poll(Now());
 }
 
 absl::Status TrainingRunHooks::AfterExit(const cairn::v1::Study& study,
@@ -243,6 +250,7 @@ absl::Status TrainingRunHooks::AfterExit(const cairn::v1::Study& study,
   absl::StatusOr<SageMakerCreateTrainingJobRequest> request =
       TrialTrainingRequest(study, trial);
   if (!request.ok()) return request.status();
+  absl::Status noted = RecordTimeline(job_dir, TimelineEvent::kExited, Now());
   const fs::path host(HostDir(job_dir, 0));
   for (const auto& [src, file] : {std::pair{"model", "model.tar.gz"},
                                   std::pair{"output/data", "output.tar.gz"}}) {
@@ -251,7 +259,10 @@ absl::Status TrainingRunHooks::AfterExit(const cairn::v1::Study& study,
     if (!dest.ok()) return dest.status();
     if (absl::Status s = PackTo(host / src, *dest); !s.ok()) return s;
   }
-  return absl::OkStatus();
+  if (noted.ok()) {
+    noted = RecordTimeline(job_dir, TimelineEvent::kPacked, Now());
+  }
+  return noted;
 }
 
 }  // namespace cairn::sagemaker

@@ -21,6 +21,8 @@
 //    this machine's.
 // While it runs, MetricDefinitions are applied to the master's log
 // (log_metrics.h) and PollMetrics returns the measurements.
+// The moments of each attempt (its start, its exit, its outputs packed)
+// go to the job dir's timeline (job_timeline.h).
 // After every replica exited: host algo-1's /opt/ml/model is packed to
 // <S3OutputPath>/<TrainingJobName>/output/model.tar.gz and its
 // /opt/ml/output/data to output.tar.gz beside it (on failure too, as

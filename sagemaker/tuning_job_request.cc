@@ -6,6 +6,7 @@
 #include <cmath>
 #include <set>
 #include <string>
+#include <system_error>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -53,8 +54,11 @@ absl::StatusOr<double> NumberOf(absl::string_view field, const json& range,
 absl::Status SetScale(absl::string_view field, const json& range,
                       ParameterSpec* p) {
   std::string scaling = StringOf(range, "ScalingType");
+  // Auto (the default) is linear too; kept apart so Describe says Auto.
   if (scaling.empty() || scaling == "Auto" || scaling == "Linear") {
-    p->set_scale_type(ParameterSpec::UNIT_LINEAR_SCALE);
+    p->set_scale_type(scaling == "Linear"
+                          ? ParameterSpec::UNIT_LINEAR_SCALE
+                          : ParameterSpec::SCALE_TYPE_UNSPECIFIED);
     return absl::OkStatus();
   }
   if (scaling != "Logarithmic" && scaling != "ReverseLogarithmic") {
@@ -309,11 +313,29 @@ absl::Status SetTraining(const json& body, TuningJobRequest* r) {
     return InvalidField("TrainingJobDefinition.Tags", "",
                         "give the tuning job's Tags at the top level");
   }
-  if (body.contains("Tags")) training["Tags"] = body["Tags"];
   if (training.contains("HyperParameters")) {
     return InvalidField("TrainingJobDefinition.HyperParameters", "",
                         "use StaticHyperParameters");
   }
+  // HyperParameterTrainingJobDefinition's members; those Cairn does not
+  // run are refused below, as CreateTrainingJob refuses them.
+  absl::Status s = OnlyMembers(
+      "TrainingJobDefinition", training,
+      {"DefinitionName", "TuningObjective", "HyperParameterRanges",
+       "StaticHyperParameters", "AlgorithmSpecification", "RoleArn",
+       "InputDataConfig", "VpcConfig", "OutputDataConfig", "ResourceConfig",
+       "StoppingCondition", "EnableNetworkIsolation",
+       "EnableInterContainerTrafficEncryption", "EnableManagedSpotTraining",
+       "CheckpointConfig", "RetryStrategy",
+       "HyperParameterTuningResourceConfig"});
+  if (s.ok()) {
+    s = OnlyMembers("TrainingJobDefinition.AlgorithmSpecification",
+                    training.value("AlgorithmSpecification", json::object()),
+                    {"TrainingImage", "TrainingInputMode", "AlgorithmName",
+                     "MetricDefinitions"});
+  }
+  if (!s.ok()) return s;
+  if (body.contains("Tags")) training["Tags"] = body["Tags"];
   if (training.contains("StaticHyperParameters")) {
     training["HyperParameters"] = training["StaticHyperParameters"];
     training.erase("StaticHyperParameters");
@@ -390,6 +412,21 @@ std::string TuningTrainingJobName(absl::string_view tuning_name,
   return absl::StrFormat("%s-%03d-%08x", tuning_name, trial_id, hash);
 }
 
+std::string NumberText(double x) {
+  char text[32];
+  if (std::abs(x) < 9e15 && x == std::floor(x)) {
+    auto [end, ec] =
+        std::to_chars(text, text + sizeof(text), static_cast<int64_t>(x));
+    return std::string(text, end);
+  }
+  // Plain decimals ("0.0001", not "1e-04") unless they grow long.
+  auto [end, ec] =
+      std::to_chars(text, text + sizeof(text), x, std::chars_format::fixed);
+  if (ec == std::errc() && end - text <= 20) return std::string(text, end);
+  auto [short_end, short_ec] = std::to_chars(text, text + sizeof(text), x);
+  return std::string(text, short_end);
+}
+
 absl::StatusOr<std::map<std::string, std::string>> TrialHyperParameters(
     const google::protobuf::Map<std::string, std::string>&
         static_hyperparameters,
@@ -401,13 +438,7 @@ absl::StatusOr<std::map<std::string, std::string>> TrialHyperParameters(
     if (v.has_string_value()) {
       out[p.parameter_id()] = v.string_value();
     } else if (v.has_number_value() && std::isfinite(v.number_value())) {
-      const double x = v.number_value();
-      char text[32];
-      auto [end, ec] = std::abs(x) < 9e15 && x == std::floor(x)
-                           ? std::to_chars(text, text + sizeof(text),
-                                           static_cast<int64_t>(x))
-                           : std::to_chars(text, text + sizeof(text), x);
-      out[p.parameter_id()] = std::string(text, end);
+      out[p.parameter_id()] = NumberText(v.number_value());
     } else {
       return InvalidField("trial parameter", p.parameter_id(),
                           "has neither a finite number nor a string value");

@@ -8,7 +8,8 @@
 //
 //   Strategy Bayesian GP_BANDIT, Random RANDOM_SEARCH, Grid GRID_SEARCH,
 //            Hyperband RANDOM_SEARCH with ASHA early stopping
-//   ScalingType Auto/Linear linear, Logarithmic UNIT_LOG_SCALE,
+//   ScalingType Auto (or none) SCALE_TYPE_UNSPECIFIED (linear), Linear
+//            UNIT_LINEAR_SCALE, Logarithmic UNIT_LOG_SCALE,
 //            ReverseLogarithmic UNIT_REVERSE_LOG_SCALE (min > 0 for both)
 //   ResourceLimits MaxNumberOfTrainingJobs max_trials,
 //            MaxParallelTrainingJobs max_parallel_trials
@@ -64,6 +65,10 @@ absl::StatusOr<TuningJobRequest> ParseCreateTuningJob(absl::string_view body);
 std::string TuningTrainingJobName(absl::string_view tuning_name,
                                   absl::string_view study_name,
                                   int64_t trial_id);
+
+// `x` as a hyperparameter or range bound string: an integral number
+// without a fraction, others in shortest round-trip form.
+std::string NumberText(double x);
 
 // hyperparameters.json of a trial: `static_hyperparameters` plus each of
 // the trial's parameters as a string (integral numbers without a

@@ -8,6 +8,9 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "api/trial_states.h"
+#include "sagemaker/container_files.h"
+#include "sagemaker/job_timeline.h"
 #include "sagemaker/training_job_view.h"
 #include "sagemaker/tuning_job_request.h"
 #include "sagemaker/warm_start.h"
@@ -17,15 +20,48 @@ namespace {
 
 using nlohmann::json;
 
-// The objective's value in a Completed trial's final measurement.
+// The objective's value in the final measurement of a Completed or
+// Stopped (early-stopped) trial.
 std::optional<double> ObjectiveOf(const cairn::v1::Trial& trial,
                                   const TuningObjective& objective) {
-  if (TrainingJobStatus(&trial) != "Completed") return std::nullopt;
+  const std::string status = TrainingJobStatus(&trial);
+  if (status != "Completed" && status != "Stopped") return std::nullopt;
   const std::string id = MetricIdOf(objective.metric_name);
   for (const cairn::v1::Metric& m : trial.final_measurement().metrics()) {
     if (m.metric_id() == id) return m.value();
   }
   return std::nullopt;
+}
+
+// Succeeded, Pending or Failed: whether the objective was evaluated.
+const char* ObjectiveStatusOf(const cairn::v1::Trial& trial,
+                              const TuningObjective& objective) {
+  const std::string status = TrainingJobStatus(&trial);
+  if (status == "InProgress" || status == "Stopping") return "Pending";
+  return ObjectiveOf(trial, objective) ? "Succeeded" : "Failed";
+}
+
+// The Completed trial (none of a warm start's unless `with_prior`) with
+// the best objective value; the earlier trial on a tie.
+const cairn::v1::Trial* BestTrial(const std::vector<cairn::v1::Trial>& trials,
+                                  const TuningObjective& objective,
+                                  bool with_prior) {
+  const cairn::v1::Trial* best = nullptr;
+  double best_value = 0;
+  for (const cairn::v1::Trial& trial : trials) {
+    if (TrainingJobStatus(&trial) != "Completed") continue;
+    std::optional<double> value = ObjectiveOf(trial, objective);
+    if (!value || (IsWarmStartTrial(trial) && !with_prior)) continue;
+    const bool better =
+        best == nullptr ||
+        (objective.minimize ? *value < best_value : *value > best_value) ||
+        (*value == best_value && trial.id() < best->id());
+    if (better) {
+      best = &trial;
+      best_value = *value;
+    }
+  }
+  return best;
 }
 
 }  // namespace
@@ -84,7 +120,7 @@ std::optional<TuningTrainingJobRef> ParseTuningTrainingJobName(
   return ref;
 }
 
-absl::StatusOr<json> DescribeTuningTrainingJobJson(
+absl::StatusOr<cairn::v1::Study> TuningTrainingJobStudy(
     const cairn::v1::Study& study, const cairn::v1::Trial& trial) {
   if (IsWarmStartTrial(trial)) {
     return absl::NotFoundError(absl::StrCat(
@@ -97,7 +133,14 @@ absl::StatusOr<json> DescribeTuningTrainingJobJson(
   job.set_display_name(request->training_job_name());
   *job.mutable_spec()->mutable_sagemaker_training_job() = *std::move(request);
   *job.mutable_create_time() = trial.start_time();
-  json out = DescribeTrainingJobJson(job, &trial);
+  return job;
+}
+
+absl::StatusOr<json> DescribeTuningTrainingJobJson(
+    const cairn::v1::Study& study, const cairn::v1::Trial& trial) {
+  absl::StatusOr<cairn::v1::Study> job = TuningTrainingJobStudy(study, trial);
+  if (!job.ok()) return job.status();
+  json out = DescribeTrainingJobJson(*job, &trial);
   out["TuningJobArn"] = TuningJobArn(study.display_name());
   return out;
 }
@@ -140,9 +183,7 @@ json TuningCounters(const std::vector<cairn::v1::Trial>& trials,
     if (status == "Stopping") status = "InProgress";
     if (status == "Failed") status = "NonRetryableError";
     jobs[status] = jobs[status].get<int>() + 1;
-    const char* outcome = status == "InProgress"          ? "Pending"
-                          : ObjectiveOf(trial, objective) ? "Succeeded"
-                                                          : "Failed";
+    const char* outcome = ObjectiveStatusOf(trial, objective);
     objectives[outcome] = objectives[outcome].get<int>() + 1;
   }
   return {{"TrainingJobStatusCounters", jobs},
@@ -158,34 +199,62 @@ json ResourceLimitsJson(const cairn::v1::Study& study,
           {"MaxParallelTrainingJobs", study.spec().max_parallel_trials()}};
 }
 
-json BestTrainingJob(const std::vector<cairn::v1::Trial>& trials,
-                     const TuningObjective& objective,
-                     const std::string& tuning_name,
-                     const std::string& study_name) {
-  const cairn::v1::Trial* best = nullptr;
-  double best_value = 0;
-  for (const cairn::v1::Trial& trial : trials) {
-    std::optional<double> value = ObjectiveOf(trial, objective);
-    if (!value || IsWarmStartTrial(trial)) continue;
-    const bool better =
-        best == nullptr ||
-        (objective.minimize ? *value < best_value : *value > best_value) ||
-        (*value == best_value && trial.id() < best->id());
-    if (better) {
-      best = &trial;
-      best_value = *value;
-    }
+absl::StatusOr<json> TuningTrainingJobSummary(const cairn::v1::Study& study,
+                                              const cairn::v1::Trial& trial) {
+  auto request = TrialTrainingRequest(study, trial);
+  if (!request.ok()) return request.status();
+  const TuningObjective objective = ObjectiveOfStudy(study);
+  const std::string status = TrainingJobStatus(&trial);
+  json tuned = json::object();
+  for (const cairn::v1::Parameter& p : trial.parameters()) {
+    tuned[p.parameter_id()] = request->hyper_parameters().at(p.parameter_id());
   }
+  const std::string& name = request->training_job_name();
+  json out = {{"TrainingJobName", name},
+              {"TrainingJobArn", TrainingJobArn(name)},
+              {"TuningJobName", study.display_name()},
+              {"CreationTime", EpochSeconds(trial.start_time())},
+              {"TrainingJobStatus", status},
+              {"TunedHyperParameters", tuned},
+              {"ObjectiveStatus", ObjectiveStatusOf(trial, objective)}};
+  const JobTimeline timeline = ReadTimeline(trial.job().job_dir());
+  if (timeline.training_start) {
+    out["TrainingStartTime"] = *timeline.training_start;
+  }
+  if (trial.has_end_time() && !api::IsPendingState(trial.state())) {
+    out["TrainingEndTime"] = EpochSeconds(trial.end_time());
+  }
+  if (status == "Failed") out["FailureReason"] = JobFailureReason(trial);
+  if (std::optional<double> value = ObjectiveOf(trial, objective)) {
+    out["FinalHyperParameterTuningJobObjectiveMetric"] = {
+        {"Type", objective.minimize ? "Minimize" : "Maximize"},
+        {"MetricName", objective.metric_name},
+        {"Value", *value}};
+  }
+  return out;
+}
+
+TuningObjective ObjectiveOfStudy(const cairn::v1::Study& study) {
+  auto label = study.spec().labels().find(kObjectiveLabel);
+  return {
+      label == study.spec().labels().end() ? "" : label->second,
+      study.spec().metrics_size() == 0 ||
+          study.spec().metrics(0).goal() == cairn::v1::MetricSpec::MINIMIZE};
+}
+
+json BestTrainingJob(const cairn::v1::Study& study,
+                     const std::vector<cairn::v1::Trial>& trials) {
+  const cairn::v1::Trial* best =
+      BestTrial(trials, ObjectiveOfStudy(study), /*with_prior=*/false);
   if (best == nullptr) return nullptr;
-  auto tuned = TrialHyperParameters({}, *best);
-  return {{"TrainingJobName",
-           TuningTrainingJobName(tuning_name, study_name, best->id())},
-          {"TrainingJobStatus", TrainingJobStatus(best)},
-          {"TunedHyperParameters", tuned.ok() ? json(*tuned) : json::object()},
-          {"FinalHyperParameterTuningJobObjectiveMetric",
-           {{"Type", objective.minimize ? "Minimize" : "Maximize"},
-            {"MetricName", objective.metric_name},
-            {"Value", best_value}}}};
+  absl::StatusOr<json> summary = TuningTrainingJobSummary(study, *best);
+  return summary.ok() ? *summary : json(nullptr);
+}
+
+const cairn::v1::Trial* OverallBestTrial(
+    const cairn::v1::Study& study,
+    const std::vector<cairn::v1::Trial>& trials) {
+  return BestTrial(trials, ObjectiveOfStudy(study), /*with_prior=*/true);
 }
 
 }  // namespace cairn::sagemaker

@@ -1,7 +1,8 @@
 // A tuning job as a study and back: the study made from a request, the
 // training request each trial runs, and the parts of
 // DescribeHyperParameterTuningJob computed from the study's trials (each
-// trial one training job): the status counters and the best training job.
+// trial one training job): the status counters, the summaries of its
+// training jobs and the best one.
 #ifndef CAIRN_SAGEMAKER_TUNING_JOB_VIEW_H_
 #define CAIRN_SAGEMAKER_TUNING_JOB_VIEW_H_
 
@@ -47,6 +48,14 @@ struct TuningTrainingJobRef {
 std::optional<TuningTrainingJobRef> ParseTuningTrainingJobName(
     absl::string_view name);
 
+// The training job trial `trial` of tuning job study `study` runs, as a
+// training job's study would hold it (for the training job views): named
+// and with the request of TrialTrainingRequest, created when the trial
+// was. NotFound for a warm start's prior trial (no job of this tuning job
+// ran it).
+absl::StatusOr<cairn::v1::Study> TuningTrainingJobStudy(
+    const cairn::v1::Study& study, const cairn::v1::Trial& trial);
+
 // DescribeTrainingJob's response for trial `trial` of tuning job study
 // `study`: the trial's own request (TrialTrainingRequest: its name and
 // HyperParameters), status, metrics and artifacts like any training job's,
@@ -72,14 +81,19 @@ struct TuningObjective {
   bool minimize = true;
 };
 
+// The objective of a tuning job's study (kObjectiveLabel and its metric's
+// goal).
+TuningObjective ObjectiveOfStudy(const cairn::v1::Study& study);
+
 // {"TrainingJobStatusCounters": {Completed, InProgress, RetryableError,
 // NonRetryableError, Stopped}, "ObjectiveStatusCounters": {Succeeded,
-// Pending, Failed}} of `trials`. A Failed job counts as NonRetryableError;
-// a Completed job's objective Succeeded when its final measurement holds
-// the objective's metric and Failed otherwise (as do a failed or stopped
-// job's); a job still in progress is Pending. Each group adds up to the
-// number of trials. Prior trials of a warm start (IsWarmStartTrial) are not
-// the job's training jobs and count nowhere, here and below.
+// Pending, Failed}} of `trials`. A Failed job counts as NonRetryableError,
+// a Stopping one InProgress, an early-stopped one Stopped; a job's
+// objective Succeeded when it Completed or Stopped with the objective's
+// metric in its final measurement, is Pending while it runs and Failed
+// otherwise. Each group adds up to the number of trials. Prior trials of a
+// warm start (IsWarmStartTrial) are not the job's training jobs and count
+// nowhere, here and below.
 nlohmann::json TuningCounters(const std::vector<cairn::v1::Trial>& trials,
                               const TuningObjective& objective);
 
@@ -88,16 +102,27 @@ nlohmann::json TuningCounters(const std::vector<cairn::v1::Trial>& trials,
 nlohmann::json ResourceLimitsJson(const cairn::v1::Study& study,
                                   const std::vector<cairn::v1::Trial>& trials);
 
-// BestTrainingJob: the Completed job whose objective value is lowest
-// (Minimize) or highest (Maximize), the earlier trial on a tie, with
-// TrainingJobName (TuningTrainingJobName of `tuning_name` and
-// `study_name`), TrainingJobStatus, TunedHyperParameters (strings) and
+// The HyperParameterTrainingJobSummary of trial `trial` of tuning job
+// study `study`: TrainingJobName (TuningTrainingJobName), TrainingJobArn,
+// TuningJobName, CreationTime (when the trial was made), TrainingStartTime
+// (its container's start), TrainingEndTime, TrainingJobStatus,
+// TunedHyperParameters (strings), FailureReason of a Failed job,
+// ObjectiveStatus and, once it has an objective value,
 // FinalHyperParameterTuningJobObjectiveMetric {Type, MetricName, Value}.
-// null when no job has an objective value yet.
-nlohmann::json BestTrainingJob(const std::vector<cairn::v1::Trial>& trials,
-                               const TuningObjective& objective,
-                               const std::string& tuning_name,
-                               const std::string& study_name);
+absl::StatusOr<nlohmann::json> TuningTrainingJobSummary(
+    const cairn::v1::Study& study, const cairn::v1::Trial& trial);
+
+// BestTrainingJob: the summary of the Completed job whose objective value
+// is lowest (Minimize) or highest (Maximize), the earlier trial on a tie;
+// null when no job Completed with an objective value yet.
+nlohmann::json BestTrainingJob(const cairn::v1::Study& study,
+                               const std::vector<cairn::v1::Trial>& trials);
+
+// The trial OverallBestTrainingJob names: as BestTrainingJob's, but
+// among the prior trials of a warm start too (its parents' jobs); nullptr
+// when none.
+const cairn::v1::Trial* OverallBestTrial(
+    const cairn::v1::Study& study, const std::vector<cairn::v1::Trial>& trials);
 
 }  // namespace cairn::sagemaker
 

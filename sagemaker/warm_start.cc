@@ -82,6 +82,7 @@ std::optional<Trial> PriorTrial(const Study& parent, const Trial& trial,
   metric->set_metric_id(metric_id);
   metric->set_value(*objective);
   (*prior.mutable_labels())[kWarmStartTrialLabel] = parent.display_name();
+  (*prior.mutable_labels())[kWarmStartTrialIdLabel] = absl::StrCat(trial.id());
   return prior;
 }
 

@@ -29,6 +29,9 @@ inline constexpr int kMaxWarmStartParents = 5;
 // Trial label of a prior trial: the parent tuning job it came from. Such
 // trials are not training jobs of the new tuning job.
 inline constexpr char kWarmStartTrialLabel[] = "sagemaker-warm-start";
+// Trial label of a prior trial: the id of the parent's trial it copies
+// (so OverallBestTrainingJob can name the parent's training job).
+inline constexpr char kWarmStartTrialIdLabel[] = "sagemaker-warm-start-trial";
 // Study labels keeping WarmStartConfig for Describe: the type, and the
 // parents' names joined by ','.
 inline constexpr char kWarmStartTypeLabel[] = "sagemaker-warm-start-type";
@@ -53,8 +56,8 @@ struct WarmStartParent {
 // The prior trials for `child` (the new tuning job's study, as
 // TuningJobStudy makes it) from `parents` (in config.parents order),
 // each with parameters of the child's spec, the objective as final
-// measurement and kWarmStartTrialLabel. InvalidArgument when a parent is
-// not finished or breaks a rule above.
+// measurement, kWarmStartTrialLabel and kWarmStartTrialIdLabel. InvalidArgument
+// when a parent is not finished or breaks a rule above.
 absl::StatusOr<std::vector<cairn::v1::Trial>> WarmStartTrials(
     const WarmStartConfig& config, const cairn::v1::Study& child,
     const std::vector<WarmStartParent>& parents);

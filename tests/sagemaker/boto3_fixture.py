@@ -1,8 +1,11 @@
 """What the boto3 tests of SageMaker's API share (boto3_test.py,
-boto3_tuning_test.py): a real cairnd with an object root and the test
-image (image/, built by ensure_image.sh), keys from `cairn token create
---aws`, requests of training and tuning jobs, and waits. Importing it
-skips the test module without python3-boto3."""
+boto3_tuning_test.py, boto3_shape_test.py, ...): a real cairnd with an
+object root and the test image (image/, built by ensure_image.sh), keys
+from `cairn token create --aws`, requests of training and tuning jobs, and
+waits. Every client checks every response cairnd sends against botocore's
+service model (aws_model.py) and fails the call that got a response out of
+shape. Importing it skips the test module without python3-boto3."""
+import hashlib
 import json
 import os
 import re
@@ -16,6 +19,7 @@ import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "http"))
 import webui  # noqa: E402
+from aws_model import Model  # noqa: E402
 
 boto3 = pytest.importorskip("boto3", reason="apt-get install python3-boto3")
 botocore_exceptions = pytest.importorskip("botocore.exceptions")
@@ -23,7 +27,19 @@ botocore_exceptions = pytest.importorskip("botocore.exceptions")
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BIN = os.environ.get("CAIRN_BIN_DIR") or os.path.join(ROOT, "build", "bin")
 ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"
-IMAGE = "localhost/cairn-sagemaker-trainer:1"
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _image_tag():
+    """ensure_image.sh's content tag: this checkout's image, not another's."""
+    digest = hashlib.sha256()
+    for name in ("Containerfile", "train"):
+        with open(os.path.join(HERE, "image", name), "rb") as f:
+            digest.update(f.read())
+    return "localhost/cairn-sagemaker-trainer:" + digest.hexdigest()[:12]
+
+
+IMAGE = _image_tag()
 # Jobs of the API tests stay InProgress this long; cairnd's runtime limit
 # ends them (MaxRuntimeInSeconds) if the test does not.
 JOB_SECONDS = "30"
@@ -82,11 +98,26 @@ def keys(server, name, role):
             re.search(r"aws_secret_access_key = (\S+)", out).group(1))
 
 
+MODEL = Model()
+# (operation, HTTP status) of every response checked, in this process.
+CHECKED = set()
+
+
+def check_response(http_response, model, **kwargs):
+    """botocore's after-call hook: the raw response against the model."""
+    errors = MODEL.response_errors(model.name, http_response.status_code,
+                                   http_response.content)
+    CHECKED.add((model.name, http_response.status_code))
+    assert not errors, "\n".join(errors)
+
+
 def client(server, key_id, secret):
-    return boto3.client(
+    sm = boto3.client(
         "sagemaker", endpoint_url=server.base, region_name="eu-west-1",
         aws_access_key_id=key_id, aws_secret_access_key=secret,
         config=boto3.session.Config(retries={"max_attempts": 1}))
+    sm.meta.events.register("after-call.sagemaker", check_response)
+    return sm
 
 
 @pytest.fixture(scope="module")

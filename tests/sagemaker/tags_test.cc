@@ -103,5 +103,31 @@ TEST(TagsTest, AtMostFiftyTagsPerResource) {
             absl::StatusCode::kResourceExhausted);
 }
 
+TEST(TagsTest, ATuningJobsTrainingJobInheritsAndOwns) {
+  cairn::v1::Study study;
+  study.set_display_name("tune");
+  std::vector<SageMakerTag> tuning(1), own(2);
+  tuning[0].set_key("team");
+  tuning[0].set_value("ml");
+  own[0].set_key("team");
+  own[0].set_value("mine");  // its own wins
+  own[1].set_key("run");
+  auto& labels = *study.mutable_spec()->mutable_labels();
+  for (const auto& [k, v] : TagLabels(tuning)) labels[k] = v;
+  for (const auto& [k, v] : TagLabels(own, 7)) labels[k] = v;
+  EXPECT_EQ(labels.at("aws-trial-tag:7:run"), "");
+  EXPECT_EQ(TagsJson(study, 7), json::parse(R"([{"Key": "run", "Value": ""},
+      {"Key": "team", "Value": "mine"}])"));
+  EXPECT_EQ(TagsJson(study, 8), json::parse(R"([{"Key": "team",
+      "Value": "ml"}])"));
+  EXPECT_EQ(TagsJson(study), TagsJson(study, 8));  // the tuning job's own
+  EXPECT_TRUE(CheckOwnTag(study, "run", 7).ok());
+  EXPECT_TRUE(CheckOwnTag(study, "team", 7).ok());  // its own copy
+  const absl::Status inherited = CheckOwnTag(study, "team", 8);
+  EXPECT_EQ(inherited.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(inherited.message().find("TagKeys 'team'"), std::string::npos);
+  EXPECT_TRUE(CheckOwnTag(study, "team", 0).ok());  // the tuning job's
+}
+
 }  // namespace
 }  // namespace cairn::sagemaker

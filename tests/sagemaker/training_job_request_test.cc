@@ -12,8 +12,8 @@
 namespace cairn::sagemaker {
 namespace {
 
-// The FACTS.md 1.1 capture, with a bucket for every URI and the EFS
-// channel as a local directory.
+// The FACTS.md 1.1 capture, with a bucket for every URI, the EFS channel
+// as a local directory and no spot training (refused: Cairn has none).
 constexpr char kBody[] = R"json({"TrainingJobName": "xgb-2024-01-01",
  "AlgorithmSpecification": {"TrainingImage": "localhost/my-train:latest",
    "TrainingInputMode": "File",
@@ -28,11 +28,11 @@ constexpr char kBody[] = R"json({"TrainingJobName": "xgb-2024-01-01",
      "FileSystemType": "EFS", "DirectoryPath": "/data/validation"}}}],
  "OutputDataConfig": {"S3OutputPath": "s3://my-bucket/output"},
  "ResourceConfig": {"InstanceType": "ml.p3.2xlarge", "InstanceCount": 2, "VolumeSizeInGB": 50},
- "StoppingCondition": {"MaxRuntimeInSeconds": 3600, "MaxWaitTimeInSeconds": 7200},
+ "StoppingCondition": {"MaxRuntimeInSeconds": 3600},
  "HyperParameters": {"epochs": "10", "optimizer": "\"adam\""},
  "Tags": [{"Key": "team", "Value": "ml"}],
  "CheckpointConfig": {"S3Uri": "s3://my-bucket/checkpoints/xgb"},
- "EnableManagedSpotTraining": true})json";
+ "EnableManagedSpotTraining": false})json";
 
 std::string With(absl::string_view from, absl::string_view to) {
   std::string body = absl::StrReplaceAll(kBody, {{from, to}});
@@ -66,9 +66,8 @@ TEST(TrainingJobRequestTest, ManifestFileChannelParses) {
 }
 
 TEST(TrainingJobRequestTest, DefaultsAreFilled) {
-  auto r = ParseCreateTrainingJob(With(
-      R"("StoppingCondition": {"MaxRuntimeInSeconds": 3600, "MaxWaitTimeInSeconds": 7200},)",
-      ""));
+  auto r = ParseCreateTrainingJob(
+      With(R"("StoppingCondition": {"MaxRuntimeInSeconds": 3600},)", ""));
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->stopping_condition().max_runtime_in_seconds(), 86400);
 }
@@ -87,7 +86,7 @@ TEST(TrainingJobRequestTest, EachConstraintNamesFieldAndValue) {
        "TrainingInputMode 'Pipe'"},
       {With(R"("InstanceCount": 2)", R"("InstanceCount": 0)"),
        "InstanceCount '0'"},
-      {With("3600,", "99999999,"), "MaxRuntimeInSeconds '99999999'"},
+      {With("3600}", "99999999}"), "MaxRuntimeInSeconds '99999999'"},
       {With("s3://my-bucket/output", "s3://my-bucket/../etc"),
        "S3OutputPath 's3://my-bucket/../etc'"},
       {With("s3://my-bucket/data/train/", "/etc/passwd"),
@@ -98,8 +97,33 @@ TEST(TrainingJobRequestTest, EachConstraintNamesFieldAndValue) {
       {With(R"("ChannelName": "validation")", R"("ChannelName": "train")"),
        "ChannelName 'train': is given twice"},
       {With("/data/validation", "data/../x"), "DirectoryPath 'data/../x'"},
-      {With(R"("EnableManagedSpotTraining": true)", R"("VpcConfig": {})"),
+      {With(R"("EnableManagedSpotTraining": false)", R"("VpcConfig": {})"),
        "VpcConfig"},
+      // Members whose values ask for what Cairn does not do.
+      {With(R"("EnableManagedSpotTraining": false)",
+            R"("EnableManagedSpotTraining": true)"),
+       "EnableManagedSpotTraining 'true': is not supported by Cairn"},
+      {With(R"("EnableManagedSpotTraining": false)",
+            R"("EnableNetworkIsolation": true)"),
+       "EnableNetworkIsolation 'true'"},
+      {With(R"({"MaxRuntimeInSeconds": 3600})",
+            R"({"MaxRuntimeInSeconds": 3600, "MaxWaitTimeInSeconds": 7200})"),
+       "StoppingCondition.MaxWaitTimeInSeconds '7200'"},
+      {With(R"("S3OutputPath": "s3://my-bucket/output")",
+            R"("S3OutputPath": "s3://my-bucket/output", "KmsKeyId": "k1")"),
+       "OutputDataConfig.KmsKeyId 'k1'"},
+      {With(R"("FileSystemAccessMode": "ro")",
+            R"("FileSystemAccessMode": "rw")"),
+       "FileSystemDataSource.FileSystemAccessMode 'rw'"},
+      {With(R"("CompressionType": "None")",
+            R"("CompressionType": "None", "InputMode": "Pipe")"),
+       "InputDataConfig.InputMode 'Pipe'"},
+      {With(R"("TrainingInputMode": "File",)",
+            R"("TrainingInputMode": "File",
+               "EnableSageMakerMetricsTimeSeries": true,)"),
+       "EnableSageMakerMetricsTimeSeries 'true'"},
+      {With(R"("VolumeSizeInGB": 50)", R"("VolumeSizeInGB": 0)"),
+       "ResourceConfig.VolumeSizeInGB '0'"},
       {With(R"("Key": "team")", R"("Key": "")"), "Tags.Key ''"},
       {With(R"("S3DataType": "S3Prefix")",
             R"("S3DataType": "AugmentedManifestFile")"),

@@ -52,6 +52,11 @@ TEST(TrainingJobViewTest, StatusOfEachTrialState) {
   t.set_state(Trial::INFEASIBLE);
   t.set_infeasible_reason(kStoppedReason);
   EXPECT_EQ(TrainingJobStatus(&t), "Stopped");
+  // Stopped early (a tuning job's median rule or Hyperband), its last
+  // measurement final: Stopped, as SageMaker says.
+  t.set_state(Trial::SUCCEEDED);
+  t.set_stopped_early(true);
+  EXPECT_EQ(TrainingJobStatus(&t), "Stopped");
 }
 
 TEST(TrainingJobViewTest, AJobStoppedBeforeItsTrialIsStopped) {
@@ -112,10 +117,10 @@ std::vector<std::string> Names(const ListPage& page) {
 }
 
 TEST(ListQueryTest, FiltersSortAndPages) {
-  auto q = ParseListQuery("");
+  auto q = ParseListQuery("");  // CreationTime, Ascending: SageMaker's
   ASSERT_TRUE(q.ok());
   EXPECT_EQ(Names(SelectPage(Summaries(), *q)),
-            (std::vector<std::string>{"a-job", "b-job", "c-other"}));
+            (std::vector<std::string>{"c-other", "b-job", "a-job"}));
   q = ParseListQuery(R"({"SortBy": "Name", "SortOrder": "Ascending",
                          "MaxResults": 2})");
   ASSERT_TRUE(q.ok());
@@ -137,6 +142,46 @@ TEST(ListQueryTest, FiltersSortAndPages) {
             (std::vector<std::string>{"a-job"}));
 }
 
+TEST(ListQueryTest, ATuningJobsListSortsByObjective) {
+  std::vector<json> jobs = Summaries();
+  jobs[0]["FinalHyperParameterTuningJobObjectiveMetric"] = {{"Value", 0.5}};
+  jobs[1]["FinalHyperParameterTuningJobObjectiveMetric"] = {{"Value", 0.2}};
+  auto q = ParseListQuery(R"({"HyperParameterTuningJobName": "t"})",
+                          ListKind::kTuningTrainingJobs);
+  ASSERT_TRUE(q.ok()) << q.status();
+  EXPECT_EQ(Names(SelectPage(jobs, *q)),  // Name, Ascending
+            (std::vector<std::string>{"a-job", "b-job", "c-other"}));
+  q = ParseListQuery(R"({"SortBy": "FinalObjectiveMetricValue",
+                         "SortOrder": "Descending"})",
+                     ListKind::kTuningTrainingJobs);
+  ASSERT_TRUE(q.ok()) << q.status();
+  // A job without an objective value is not listed.
+  EXPECT_EQ(Names(SelectPage(jobs, *q)),
+            (std::vector<std::string>{"b-job", "a-job"}));
+  for (const char* body :
+       {R"({"NameContains": "a"})", R"({"SortBy": "Bogus"})"}) {
+    auto bad = ParseListQuery(body, ListKind::kTuningTrainingJobs);
+    EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument) << body;
+  }
+  EXPECT_FALSE(ParseListQuery(R"({"SortBy": "FinalObjectiveMetricValue"})")
+                   .ok());  // not for ListTrainingJobs
+}
+
+TEST(ListQueryTest, LastModifiedTimeFilters) {
+  std::vector<json> jobs = Summaries();
+  jobs[0]["LastModifiedTime"] = 10.0;
+  jobs[1]["LastModifiedTime"] = 20.0;
+  jobs[2]["LastModifiedTime"] = 30.0;
+  auto q = ParseListQuery(
+      R"({"LastModifiedTimeAfter": 15, "LastModifiedTimeBefore": 25})");
+  ASSERT_TRUE(q.ok()) << q.status();
+  EXPECT_EQ(Names(SelectPage(jobs, *q)), std::vector<std::string>{"a-job"});
+  q = ParseListQuery(R"({"SortOrder": "Descending"})", ListKind::kTuningJobs);
+  ASSERT_TRUE(q.ok());
+  EXPECT_EQ(q->sort_by, "Name");
+  EXPECT_EQ(q->name_key, "HyperParameterTuningJobName");
+}
+
 TEST(ListQueryTest, BadMembersNameFieldAndValue) {
   for (const auto& [body, says] :
        std::vector<std::pair<std::string, std::string>>{
@@ -145,6 +190,10 @@ TEST(ListQueryTest, BadMembersNameFieldAndValue) {
            {R"({"StatusEquals": "Weird"})", "StatusEquals 'Weird'"},
            {R"({"SortBy": "Size"})", "SortBy 'Size'"},
            {R"({"Foo": 1})", "Foo '1'"},
+           {R"({"WarmPoolStatusEquals": "InUse"})",
+            "WarmPoolStatusEquals 'InUse': is not a ListTrainingJobs member"},
+           {R"({"CreationTimeAfter": "x"})",
+            "CreationTimeAfter '\\\"x\\\"': must be a timestamp"},
            {"[1]", "not a JSON object"}}) {
     auto q = ParseListQuery(body);
     ASSERT_FALSE(q.ok()) << body;

@@ -67,7 +67,8 @@ TEST(TuningJobRequestTest, MapsToOneStudy) {
   EXPECT_EQ(spec.parameters(0).type(), ParameterSpec::INTEGER);
   EXPECT_EQ(spec.parameters(0).min_value(), 2);
   EXPECT_EQ(spec.parameters(0).max_value(), 8);
-  EXPECT_EQ(spec.parameters(0).scale_type(), ParameterSpec::UNIT_LINEAR_SCALE);
+  EXPECT_EQ(spec.parameters(0).scale_type(),
+            ParameterSpec::SCALE_TYPE_UNSPECIFIED);  // Auto: linear
   EXPECT_EQ(spec.parameters(1).type(), ParameterSpec::DOUBLE);
   EXPECT_EQ(spec.parameters(1).scale_type(), ParameterSpec::UNIT_LOG_SCALE);
   EXPECT_EQ(spec.parameters(2).type(), ParameterSpec::CATEGORICAL);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "sagemaker/container_files.h"
 #include "sagemaker/training_job_view.h"
 #include "sagemaker/tuning_job_request.h"
 
@@ -32,10 +33,27 @@ Trial Job(int id, Trial::State state, double loss = -1) {
 std::vector<Trial> Trials() {
   Trial stopped = Job(6, Trial::INFEASIBLE);
   stopped.set_infeasible_reason(kStoppedReason);
+  Trial early = Job(8, Trial::SUCCEEDED, 0.1);  // stopped early: not best
+  early.set_stopped_early(true);
   return {Job(1, Trial::SUCCEEDED, 0.5), Job(2, Trial::SUCCEEDED, 0.2),
           Job(3, Trial::ACTIVE),         Job(4, Trial::FAILED),
           Job(5, Trial::SUCCEEDED),      stopped,
-          Job(7, Trial::SUCCEEDED, 0.9)};
+          Job(7, Trial::SUCCEEDED, 0.9), early};
+}
+
+// A tuning job's study tuning "depth" for validation:loss.
+cairn::v1::Study LossStudy(bool minimize) {
+  cairn::v1::Study study;
+  study.set_name("studies/4");
+  study.set_display_name("tune");
+  auto& labels = *study.mutable_spec()->mutable_labels();
+  labels["sagemaker"] = kTuningJobLabel;
+  labels[kObjectiveLabel] = "validation:loss";
+  auto* metric = study.mutable_spec()->add_metrics();
+  metric->set_metric_id("validation_loss");
+  metric->set_goal(minimize ? cairn::v1::MetricSpec::MINIMIZE
+                            : cairn::v1::MetricSpec::MAXIMIZE);
+  return study;
 }
 
 TEST(TuningJobViewTest, CountersAddUp) {
@@ -45,20 +63,23 @@ TEST(TuningJobViewTest, CountersAddUp) {
   EXPECT_EQ(jobs["InProgress"], 1);
   EXPECT_EQ(jobs["NonRetryableError"], 1);
   EXPECT_EQ(jobs["RetryableError"], 0);
-  EXPECT_EQ(jobs["Stopped"], 1);
+  EXPECT_EQ(jobs["Stopped"], 2);  // stopped, and stopped early
   const nlohmann::json objectives = c["ObjectiveStatusCounters"];
-  EXPECT_EQ(objectives["Succeeded"], 3);
+  EXPECT_EQ(objectives["Succeeded"], 4);  // the early-stopped one's too
   EXPECT_EQ(objectives["Pending"], 1);
   EXPECT_EQ(objectives["Failed"], 3);  // failed, no metric, stopped
 }
 
 TEST(TuningJobViewTest, BestJobFollowsTheObjectiveDirection) {
-  const nlohmann::json lowest =
-      BestTrainingJob(Trials(), {"validation:loss", true}, "tune", "studies/4");
+  const nlohmann::json lowest = BestTrainingJob(LossStudy(true), Trials());
   ASSERT_TRUE(lowest.is_object());
   EXPECT_EQ(lowest["TrainingJobName"],
             TuningTrainingJobName("tune", "studies/4", 2));
+  EXPECT_EQ(lowest["TrainingJobArn"],
+            TrainingJobArn(TuningTrainingJobName("tune", "studies/4", 2)));
+  EXPECT_EQ(lowest["TuningJobName"], "tune");
   EXPECT_EQ(lowest["TrainingJobStatus"], "Completed");
+  EXPECT_EQ(lowest["ObjectiveStatus"], "Succeeded");
   EXPECT_EQ(lowest["TunedHyperParameters"]["depth"], "2");
   const nlohmann::json metric =
       lowest["FinalHyperParameterTuningJobObjectiveMetric"];
@@ -66,16 +87,46 @@ TEST(TuningJobViewTest, BestJobFollowsTheObjectiveDirection) {
   EXPECT_EQ(metric["MetricName"], "validation:loss");
   EXPECT_DOUBLE_EQ(metric["Value"].get<double>(), 0.2);
 
-  const nlohmann::json highest = BestTrainingJob(
-      Trials(), {"validation:loss", false}, "tune", "studies/4");
+  const nlohmann::json highest = BestTrainingJob(LossStudy(false), Trials());
   EXPECT_EQ(highest["TrainingJobName"],
             TuningTrainingJobName("tune", "studies/4", 7));
   EXPECT_EQ(highest["FinalHyperParameterTuningJobObjectiveMetric"]["Type"],
             "Maximize");
 
-  EXPECT_TRUE(BestTrainingJob({Job(1, Trial::ACTIVE)},
-                              {"validation:loss", true}, "tune", "studies/4")
-                  .is_null());
+  EXPECT_TRUE(
+      BestTrainingJob(LossStudy(true), {Job(1, Trial::ACTIVE)}).is_null());
+}
+
+TEST(TuningJobViewTest, SummaryOfEachJob) {
+  Trial failed = Job(4, Trial::FAILED);
+  failed.set_infeasible_reason("exit code 1");
+  failed.mutable_end_time()->set_seconds(50);
+  auto s = TuningTrainingJobSummary(LossStudy(true), failed);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ((*s)["TrainingJobStatus"], "Failed");
+  EXPECT_EQ((*s)["FailureReason"], "exit code 1");
+  EXPECT_EQ((*s)["ObjectiveStatus"], "Failed");
+  EXPECT_EQ((*s)["TrainingEndTime"], 50.0);
+  EXPECT_FALSE(s->contains("FinalHyperParameterTuningJobObjectiveMetric"));
+  s = TuningTrainingJobSummary(LossStudy(true), Trials().back());
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ((*s)["TrainingJobStatus"], "Stopped");
+  EXPECT_EQ((*s)["FinalHyperParameterTuningJobObjectiveMetric"]["Value"], 0.1);
+  s = TuningTrainingJobSummary(LossStudy(true), Job(3, Trial::ACTIVE));
+  EXPECT_EQ((*s)["ObjectiveStatus"], "Pending");
+  EXPECT_FALSE(s->contains("TrainingEndTime"));
+}
+
+TEST(TuningJobViewTest, OverallBestCountsTheParentsJobs) {
+  std::vector<Trial> trials = Trials();
+  Trial prior = Job(9, Trial::SUCCEEDED, 0.05);
+  (*prior.mutable_labels())["sagemaker-warm-start"] = "parent";
+  trials.push_back(prior);
+  const Trial* best = OverallBestTrial(LossStudy(true), trials);
+  ASSERT_NE(best, nullptr);
+  EXPECT_EQ(best->id(), 9);
+  EXPECT_EQ(BestTrainingJob(LossStudy(true), trials)["TrainingJobName"],
+            TuningTrainingJobName("tune", "studies/4", 2));
 }
 
 constexpr char kRequest[] = R"json({"HyperParameterTuningJobName": "tune",

@@ -206,7 +206,9 @@ TEST(WarmStartTrials, PriorTrialsAreNotTheJobsOwn) {
   json counters = TuningCounters(trials, objective);
   EXPECT_EQ(counters["TrainingJobStatusCounters"]["Completed"], 1);
   EXPECT_EQ(counters["ObjectiveStatusCounters"]["Succeeded"], 1);
-  json best = BestTrainingJob(trials, objective, "child", study.name());
+  (*study.mutable_spec()->mutable_labels())[kObjectiveLabel] =
+      "validation:loss";
+  json best = BestTrainingJob(study, trials);
   EXPECT_EQ(best["TunedHyperParameters"]["epochs"], "5");
   EXPECT_EQ(ResourceLimitsJson(study, trials)["MaxNumberOfTrainingJobs"], 4);
 }
