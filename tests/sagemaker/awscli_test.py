@@ -344,3 +344,69 @@ def test_small_tuning_job(server, home, profiles, image):
     # A tuning job's training job has its own log stream.
     out = tail(server, home, best + "/")
     assert sum("epoch=" in line for line in out.splitlines()) == 8, out
+
+
+def check_shape(value, shape, where):
+    """`value` (parsed JSON) fits botocore's `shape`: no member the model
+    lacks, required ones present, types, enums and minimums."""
+    t = shape.type_name
+    if t == "structure":
+        assert isinstance(value, dict), where
+        for name in shape.required_members:
+            assert name in value, "%s.%s missing" % (where, name)
+        for name, v in value.items():
+            assert name in shape.members, "%s.%s not in the model" % (
+                where, name)
+            check_shape(v, shape.members[name], where + "." + name)
+    elif t == "list":
+        assert isinstance(value, list), where
+        for i, v in enumerate(value):
+            check_shape(v, shape.member, "%s[%d]" % (where, i))
+    elif t in ("long", "integer"):
+        assert isinstance(value, int) and not isinstance(value, bool), where
+        assert value >= shape.metadata.get("min", value), where
+    elif t == "boolean":
+        assert isinstance(value, bool), where
+    elif t == "string":
+        assert isinstance(value, str), where
+        assert len(value) >= shape.metadata.get("min", 0), where
+        if shape.enum:
+            assert value in shape.enum, where
+    else:
+        raise AssertionError("%s: unexpected type %s" % (where, t))
+
+
+def test_logs_responses_match_botocores_model(server, home, profiles, image):
+    """The raw bodies of every logs operation cairnd serves, checked against
+    Debian's botocore model (botocore itself drops what it does not know)."""
+    import boto3
+    creds = configparser.ConfigParser()
+    creds.read(os.path.join(home, ".aws", "credentials"))
+    logs = boto3.client(
+        "logs", endpoint_url=server.base, region_name="us-east-1",
+        aws_access_key_id=creds["ml-viewer"]["aws_access_key_id"],
+        aws_secret_access_key=creds["ml-viewer"]["aws_secret_access_key"])
+    checked = []
+
+    def after_call(http_response, model, **kwargs):
+        check_shape(json.loads(http_response.content), model.output_shape,
+                    model.name)
+        checked.append(model.name)
+
+    logs.meta.events.register("after-call.logs", after_call)
+    logs.describe_log_groups()
+    streams = logs.describe_log_streams(
+        logGroupName=GROUP, orderBy="LastEventTime", descending=True)
+    assert streams["logStreams"], streams
+    name = streams["logStreams"][0]["logStreamName"]
+    forward = logs.get_log_events(logGroupName=GROUP, logStreamName=name,
+                                  startFromHead=True, limit=2)
+    assert len(forward["events"]) == 2
+    logs.get_log_events(logGroupName=GROUP, logStreamName=name,
+                        nextToken=forward["nextBackwardToken"])
+    pages = logs.get_paginator("filter_log_events").paginate(
+        logGroupName=GROUP, PaginationConfig={"PageSize": 3})
+    assert sum(len(p["events"]) for p in pages) > 3
+    assert checked[:4] == ["DescribeLogGroups", "DescribeLogStreams",
+                           "GetLogEvents", "GetLogEvents"]
+    assert checked.count("FilterLogEvents") > 1
