@@ -69,8 +69,10 @@ absl::Status LogTimesWriter::Note(absl::Time now, bool force) {
   if (failed_) return absl::OkStatus();
   if (!loaded_) LoadLast();
   if (!force && now - last_note_ < min_gap_) return absl::OkStatus();
-  struct stat st;
-  if (stat(log_path_.c_str(), &st) != 0) return absl::OkStatus();
+  struct stat st;  // Never through a link: readers refuse one anyway.
+  if (lstat(log_path_.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    return absl::OkStatus();
+  }
   const int64_t size = static_cast<int64_t>(st.st_size);
   if (size <= last_end_) return absl::OkStatus();
   const int64_t ms = std::max(absl::ToUnixMillis(now), last_ms_);
