@@ -286,12 +286,10 @@ TEST_F(LogsTest, FilterLogEventsInterleavesStreamsAndPagesToTheEnd) {
   std::set<std::string> ids;
   std::string token;
   for (int i = 0; i < 10; ++i) {
-    json page = Filter(head + R"(, "limit": 2)" +
-                           (token.empty() ? ""
-                                          : R"(, "nextToken": ")" + token +
-                                                "\"") +
-                           "}",
-                       streams);
+    json page = Filter(
+        head + R"(, "limit": 2)" +
+            (token.empty() ? "" : R"(, "nextToken": ")" + token + "\"") + "}",
+        streams);
     for (const json& e : page["events"]) {
       paged.push_back(e["message"]);
       EXPECT_TRUE(ids.insert(e["eventId"].get<std::string>()).second);
