@@ -365,8 +365,9 @@ void CommandTree::AddTokenCommands(CLI::App& app) {
   create->add_option("--expires", o_.token_expires,
                      "lifetime, e.g. 90m, 12h, 30d (default: never)");
   create->add_flag("--aws", o_.token_aws,
-                   "also print the token's AWS access key pair for boto3, "
-                   "in AWS credentials-file format");
+                   "print the token's AWS access key pair as an AWS "
+                   "credentials-file stanza (the only stdout, for >> "
+                   "~/.aws/credentials); the token's secret goes to stderr");
   On(create, TokenCreate);
   CLI::App* list = token->add_subcommand(
       "list", "names, roles, created, expires, last used (never secrets)");

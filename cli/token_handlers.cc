@@ -40,13 +40,22 @@ absl::Status TokenCreate(Context& c) {
   auto response =
       c.Client().Call(&StudyClient::AdminStub::CreateToken, request);
   if (!response.ok()) return response.status();
-  *c.out << response->secret() << "\n";
-  if (!c.opt.token_aws) return absl::OkStatus();
+  if (!c.opt.token_aws) {
+    *c.out << response->secret() << "\n";
+    return absl::OkStatus();
+  }
+  // With --aws, stdout is an AWS credentials stanza alone, so that
+  // `>> ~/.aws/credentials` keeps the file readable; the Cairn secret
+  // (shown only now) goes to stderr.
+  *c.err << "cairn: token '" << c.opt.token_name
+         << "' (for the cairn CLI and REST API; shown once): "
+         << response->secret() << "\n";
   v1::GetAwsAccessKeyRequest key_request;
   key_request.set_name(c.opt.token_name);
   auto key =
       c.Client().Call(&StudyClient::KeyStub::GetAwsAccessKey, key_request);
   if (!key.ok()) return key.status();
+  // A blank line first, in case the file does not end with a newline.
   *c.out << "\n[" << c.opt.token_name << "]\n"
          << "aws_access_key_id = " << key->access_key_id() << "\n"
          << "aws_secret_access_key = " << key->secret_access_key() << "\n";

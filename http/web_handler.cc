@@ -83,6 +83,9 @@ HttpResponse WebHandler::Static(const std::string& name) const {
 }
 
 HttpResponse WebHandler::Handle(const HttpRequest& request) const {
+  if (logs_ != nullptr && CloudWatchLogsApi::Matches(request)) {
+    return logs_->Handle(request);
+  }
   if (sagemaker_ != nullptr && SageMakerApi::Matches(request)) {
     return sagemaker_->Handle(request);
   }

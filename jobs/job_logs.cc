@@ -94,10 +94,14 @@ absl::StatusOr<LogChunk> ReadJobLog(StudyManager* manager,
   }
   chunk.next_offset = offset + static_cast<int64_t>(chunk.data.size());
   const bool at_end = static_cast<int>(chunk.data.size()) < max_bytes;
-  chunk.complete = at_end && !api::IsPendingState(trial->state()) &&
-                   trial->job().state() != TrialJob::RUNNING &&
-                   trial->job().state() != TrialJob::STOPPING;
+  chunk.complete = at_end && JobLogFinal(*trial);
   return chunk;
+}
+
+bool JobLogFinal(const Trial& trial) {
+  return !api::IsPendingState(trial.state()) &&
+         trial.job().state() != TrialJob::RUNNING &&
+         trial.job().state() != TrialJob::STOPPING;
 }
 
 absl::Status AppendAttemptHeader(const std::string& log_path,

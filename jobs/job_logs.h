@@ -42,6 +42,10 @@ absl::StatusOr<LogChunk> ReadJobLog(StudyManager* manager,
                                     int64_t offset, int max_bytes,
                                     const std::string& replica = "");
 
+// Whether the log of `trial` no longer grows: the trial has its result and
+// its job (if any) is neither running nor stopping.
+bool JobLogFinal(const cairn::v1::Trial& trial);
+
 // How the line that opens an attempt starts: readers that parse a job's own
 // output (SageMaker's MetricDefinitions) skip it, since it quotes the
 // command line.

@@ -19,6 +19,7 @@
 #include "sagemaker/job_timeline.h"
 #include "sagemaker/tar_gz.h"
 #include "sagemaker/tuning_job_view.h"
+#include "spdlog/spdlog.h"
 
 namespace cairn::sagemaker {
 namespace {
@@ -109,6 +110,19 @@ absl::Status MountPoint(const fs::path& host, const jobs::ContainerMount& m) {
   }
   close(fd);
   return absl::OkStatus();
+}
+
+// Notes each host's log times; a failure costs only the times, so it is
+// logged (once: the writer then gives up).
+void NoteTimes(std::vector<LogTimesWriter>& writers,
+               const std::string& trial_name, absl::Time now, bool force) {
+  for (size_t i = 0; i < writers.size(); ++i) {
+    absl::Status s = writers[i].Note(now, force);
+    if (!s.ok()) {
+      spdlog::warn("sagemaker: job {} host algo-{}: log times: {}", trial_name,
+                   i + 1, std::string(s.message()));
+    }
+  }
 }
 
 }  // namespace
@@ -208,41 +222,57 @@ absl::Status TrainingRunHooks::BeforeStart(const cairn::v1::Study& study,
       !s.ok()) {
     return s;
   }
-  if (request.algorithm_specification().metric_definitions().empty() ||
-      specs.empty()) {
-    return absl::OkStatus();
+  auto watch = std::make_shared<Watch>();
+  for (const jobs::JobSpec& spec : specs) {
+    watch->times.emplace_back(spec.log_path);
   }
-  std::error_code ec;
-  const uintmax_t size = fs::file_size(specs[0].log_path, ec);
-  absl::StatusOr<LogMetrics> watch =
-      LogMetrics::Create(request.algorithm_specification(), specs[0].log_path,
-                         ec ? 0 : static_cast<int64_t>(size));
-  if (!watch.ok()) return watch.status();
+  if (!request.algorithm_specification().metric_definitions().empty() &&
+      !specs.empty()) {
+    std::error_code ec;
+    const uintmax_t size = fs::file_size(specs[0].log_path, ec);
+    absl::StatusOr<LogMetrics> metrics =
+        LogMetrics::Create(request.algorithm_specification(), specs[0].log_path,
+                           ec ? 0 : static_cast<int64_t>(size));
+    if (!metrics.ok()) return metrics.status();
+    watch->metrics = std::make_unique<LogMetrics>(*std::move(metrics));
+  }
   absl::MutexLock lock(&mu_);
-  watches_.insert_or_assign(trial.name(),
-                            std::make_shared<LogMetrics>(*std::move(watch)));
+  watches_.insert_or_assign(trial.name(), std::move(watch));
   return absl::OkStatus();
 }
 
 std::vector<jobs::HypertuneEntry> TrainingRunHooks::PollMetrics(
     const std::string& trial_name) {
-  std::shared_ptr<LogMetrics> watch;
+  std::shared_ptr<Watch> watch;
   {
     absl::MutexLock lock(&mu_);
     auto it = watches_.find(trial_name);
     if (it == watches_.end()) return {};
     watch = it->second;
   }
-  return watch->Poll(Now());
+  const absl::Time now = absl::Now();
+  NoteTimes(watch->times, trial_name, now, false);
+  if (watch->metrics == nullptr) return {};
+  return watch->metrics->Poll(absl::ToDoubleSeconds(now - absl::UnixEpoch()));
 }
 
 absl::Status TrainingRunHooks::AfterExit(const cairn::v1::Study& study,
                                          const cairn::v1::Trial& trial,
                                          const std::string& job_dir,
                                          bool /*succeeded*/) {
+  std::shared_ptr<Watch> watch;
   {
     absl::MutexLock lock(&mu_);
-    watches_.erase(trial.name());
+    auto it = watches_.find(trial.name());
+    if (it != watches_.end()) {
+      watch = std::move(it->second);
+      watches_.erase(it);
+    }
+  }
+  // The last lines the job wrote get their times before any reader takes
+  // its log as final.
+  if (watch != nullptr) {
+    NoteTimes(watch->times, trial.name(), absl::Now(), true);
   }
   if (!study.spec().has_sagemaker_training_job() || job_dir.empty()) {
     return absl::OkStatus();

@@ -20,9 +20,11 @@
 //    TRAINING_JOB_ARN, and the memory limit is the instance type's, at most
 //    this machine's.
 // While it runs, MetricDefinitions are applied to the master's log
-// (log_metrics.h) and PollMetrics returns the measurements.
-// The moments of each attempt (its start, its exit, its outputs packed)
-// go to the job dir's timeline (job_timeline.h).
+// (log_metrics.h) and PollMetrics returns the measurements; every host's
+// log gets its times noted (log_times.h), so CloudWatch Logs' API can
+// serve it (cloudwatch_logs.h). The moments of each attempt (its start,
+// its exit, its outputs packed) go to the job dir's timeline
+// (job_timeline.h).
 // After every replica exited: host algo-1's /opt/ml/model is packed to
 // <S3OutputPath>/<TrainingJobName>/output/model.tar.gz and its
 // /opt/ml/output/data to output.tar.gz beside it (on failure too, as
@@ -45,6 +47,7 @@
 #include "jobs/attempt_hooks.h"
 #include "jobs/job_user.h"
 #include "sagemaker/log_metrics.h"
+#include "sagemaker/log_times.h"
 #include "sagemaker/object_root.h"
 
 namespace cairn::sagemaker {
@@ -93,11 +96,17 @@ class TrainingRunHooks final : public jobs::AttemptHooks {
   const jobs::JobUser job_user_;
   const int64_t host_memory_bytes_;
 
+  // What is watched of a running job's logs: its MetricDefinitions (null
+  // without any) and each host's log times (log_times.h).
+  struct Watch {
+    std::unique_ptr<LogMetrics> metrics;
+    std::vector<LogTimesWriter> times;
+  };
+
   absl::Mutex mu_;
-  // The log watch of each running SageMaker job, by trial name. Polled
-  // outside mu_ (the job runner's passes never overlap).
-  std::map<std::string, std::shared_ptr<LogMetrics>> watches_
-      ABSL_GUARDED_BY(mu_);
+  // The watch of each running SageMaker job, by trial name. Polled outside
+  // mu_ (the job runner's passes never overlap).
+  std::map<std::string, std::shared_ptr<Watch>> watches_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace cairn::sagemaker

@@ -18,7 +18,7 @@ CAIRN_PACKAGES=(
   python3-optuna
   libcivetweb-dev libcpp-httplib-dev libssl-dev libjs-chart.js chromium chromium-driver python3-selenium
   python3-torch
-  python3-googleapi python3-boto3
+  python3-googleapi python3-boto3 awscli
   slurmctld slurmd slurm-client munge
   podman runc buildah mmdebstrap uidmap catatonit
 )

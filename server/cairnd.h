@@ -18,6 +18,7 @@
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
 #include "grpcpp/support/server_interceptor.h"
+#include "http/cloudwatch_logs_api.h"
 #include "http/http_server.h"
 #include "http/sagemaker_api.h"
 #include "jobs/job_runner.h"
@@ -200,6 +201,9 @@ class Cairnd {
   // The SageMaker API on the HTTP port (server/cairnd_sagemaker.cc).
   std::unique_ptr<http::SageMakerApi> MakeSageMakerApi(
       const CairndOptions& options);
+  // CloudWatch Logs' read API for training jobs' logs, on the HTTP port
+  // (server/cairnd_sagemaker.cc).
+  std::unique_ptr<http::CloudWatchLogsApi> MakeCloudWatchLogsApi();
   // The Slurm executor of --executor=slurm (FailedPrecondition if Slurm
   // cannot be reached).
   absl::StatusOr<std::unique_ptr<jobs::Executor>> MakeSlurmExecutor(

@@ -49,6 +49,7 @@ absl::Status Cairnd::StartHttp(const CairndOptions& options) {
   auto handler = std::make_shared<http::WebHandler>(
       std::move(api), std::move(aiplatform), http::kDefaultChartJsPath);
   handler->set_sagemaker(MakeSageMakerApi(options));
+  handler->set_cloudwatch_logs(MakeCloudWatchLogsApi());
   http::HttpServerOptions http_options;
   http_options.listen = options.http_listen;
   if (https) {  // The same files as gRPC's TLS: HTTPS only, never plaintext.

@@ -1,10 +1,12 @@
-// Cairnd::MakeSageMakerApi: SageMaker's API on the HTTP port. A request is
-// authenticated by its SigV4 signature under the AWS key of a token
-// (auth/aws_keys.h); the API then calls this cairnd's StudyService through
-// an in-process channel with the token's session secret, so roles, audit
-// and limits are those of gRPC. Each operation is also audited here as
-// /SageMaker/<operation> (reads only with --audit-reads, like gRPC's), and
-// so are refused signatures, since no gRPC call follows them.
+// Cairnd::MakeSageMakerApi and MakeCloudWatchLogsApi: SageMaker's API and
+// CloudWatch Logs' read API on the HTTP port. A request is authenticated by
+// its SigV4 signature under the AWS key of a token (auth/aws_keys.h), with
+// the scope's service `sagemaker` or `logs`; the API then calls this
+// cairnd's StudyService through an in-process channel with the token's
+// session secret, so roles, audit and limits are those of gRPC. Each
+// operation is also audited here as /SageMaker/<operation> or
+// /Logs/<operation> (reads only with --audit-reads, like gRPC's), and so
+// are refused signatures, since no gRPC call follows them.
 #include <memory>
 #include <string>
 #include <utility>
@@ -28,6 +30,7 @@ absl::Status Unrecognized(absl::string_view why) {
 absl::StatusOr<std::string> BearerOf(auth::TokenRegistry& tokens,
                                      const auth::AwsKeys& keys,
                                      const sagemaker::SignedRequest& r,
+                                     const sagemaker::SigV4Policy& policy,
                                      std::string* key_id) {
   absl::StatusOr<sagemaker::SigV4Authorization> sig =
       sagemaker::ParseSigV4Authorization(
@@ -50,7 +53,7 @@ absl::StatusOr<std::string> BearerOf(auth::TokenRegistry& tokens,
                                      "has expired"));
   }
   if (absl::Status s = sagemaker::VerifySigV4(
-          r, *sig, keys.For(*token).secret_access_key, now);
+          r, *sig, keys.For(*token).secret_access_key, now, policy);
       !s.ok()) {
     return s;
   }
@@ -59,12 +62,12 @@ absl::StatusOr<std::string> BearerOf(auth::TokenRegistry& tokens,
   return absl::StrCat("Bearer ", *session);
 }
 
-void RecordRefusal(audit::AuditLog* log, const std::string& operation,
+void RecordRefusal(audit::AuditLog* log, const std::string& method,
                    const std::string& key_id, const std::string& peer,
                    const absl::Status& status) {
   cairn::v1::AuditEvent event;
   event.set_principal(key_id.empty() ? "" : absl::StrCat("aws:", key_id));
-  event.set_method(absl::StrCat("/SageMaker/", operation));
+  event.set_method(method);
   event.set_code(static_cast<int>(status.code()));
   event.set_message(std::string(status.message()));
   event.set_peer(audit::CallPeer("", peer));
@@ -74,13 +77,13 @@ void RecordRefusal(audit::AuditLog* log, const std::string& operation,
   }
 }
 
-// Records a served SageMaker operation as /SageMaker/<operation> under the
-// identity of the token whose key signed it.
+// Records a served operation as <prefix><operation> (prefix "/SageMaker/"
+// or "/Logs/") under the identity of the token whose key signed it.
 http::SageMakerAuditor MakeAuditor(const auth::Authorizer* authorizer,
-                                   audit::AuditLog* log) {
-  return [authorizer, log](const http::HttpRequest& http,
-                           const std::string& operation, bool changes_state,
-                           const absl::Status& result) {
+                                   audit::AuditLog* log, std::string prefix) {
+  return [authorizer, log, prefix](
+             const http::HttpRequest& http, const std::string& operation,
+             bool changes_state, const absl::Status& result) {
     const int code = static_cast<int>(result.code());
     if (log == nullptr || !log->ShouldRecordOperation(changes_state, code))
       return;
@@ -91,7 +94,7 @@ http::SageMakerAuditor MakeAuditor(const auth::Authorizer* authorizer,
         event.set_role(who->role);
       }
     }
-    event.set_method(absl::StrCat("/SageMaker/", operation));
+    event.set_method(absl::StrCat(prefix, operation));
     event.set_code(code);
     event.set_message(std::string(result.message().substr(0, 256)));
     event.set_peer(audit::CallPeer("", http.peer));
@@ -102,28 +105,52 @@ http::SageMakerAuditor MakeAuditor(const auth::Authorizer* authorizer,
   };
 }
 
+// Checks SigV4 with the scope's service `service`; refusals are audited as
+// <prefix><operation>.
+http::SageMakerAuthenticator MakeAuthenticator(auth::TokenRegistry* tokens,
+                                               const auth::AwsKeys* keys,
+                                               audit::AuditLog* log,
+                                               std::string service,
+                                               std::string prefix) {
+  return [tokens, keys, log, service, prefix](
+             const sagemaker::SignedRequest& r, const http::HttpRequest& http,
+             const std::string& operation) -> absl::StatusOr<std::string> {
+    if (tokens == nullptr || keys == nullptr) return std::string();
+    std::string key_id;
+    sagemaker::SigV4Policy policy;
+    policy.service = service;
+    absl::StatusOr<std::string> bearer =
+        BearerOf(*tokens, *keys, r, policy, &key_id);
+    if (!bearer.ok() && log != nullptr) {
+      RecordRefusal(log, absl::StrCat(prefix, operation), key_id, http.peer,
+                    bearer.status());
+    }
+    return bearer;
+  };
+}
+
 }  // namespace
 
 std::unique_ptr<http::SageMakerApi> Cairnd::MakeSageMakerApi(
     const CairndOptions& options) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(-1);
-  http::SageMakerAuthenticator authenticate =
-      [tokens = tokens_.get(), keys = aws_keys_.get(), log = audit_log_.get()](
-          const sagemaker::SignedRequest& r, const http::HttpRequest& http,
-          const std::string& operation) -> absl::StatusOr<std::string> {
-    if (tokens == nullptr || keys == nullptr) return std::string();
-    std::string key_id;
-    absl::StatusOr<std::string> bearer = BearerOf(*tokens, *keys, r, &key_id);
-    if (!bearer.ok() && log != nullptr) {
-      RecordRefusal(log, operation, key_id, http.peer, bearer.status());
-    }
-    return bearer;
-  };
   return std::make_unique<http::SageMakerApi>(
       cairn::v1::StudyService::NewStub(server_->InProcessChannel(args)),
-      std::move(authenticate), sagemaker::ObjectRoot(options.object_root),
-      MakeAuditor(authorizer_.get(), audit_log_.get()));
+      MakeAuthenticator(tokens_.get(), aws_keys_.get(), audit_log_.get(),
+                        "sagemaker", "/SageMaker/"),
+      sagemaker::ObjectRoot(options.object_root),
+      MakeAuditor(authorizer_.get(), audit_log_.get(), "/SageMaker/"));
+}
+
+std::unique_ptr<http::CloudWatchLogsApi> Cairnd::MakeCloudWatchLogsApi() {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(-1);
+  return std::make_unique<http::CloudWatchLogsApi>(
+      cairn::v1::StudyService::NewStub(server_->InProcessChannel(args)),
+      MakeAuthenticator(tokens_.get(), aws_keys_.get(), audit_log_.get(),
+                        "logs", "/Logs/"),
+      MakeAuditor(authorizer_.get(), audit_log_.get(), "/Logs/"));
 }
 
 }  // namespace cairn

@@ -8,7 +8,9 @@ with the test image, model.tar.gz and output.tar.gz in the object root,
 FailureReason, MaxRuntimeInSeconds, kill -9 of cairnd, a ManifestFile
 channel. Skipped without
 python3-boto3; failed when podman cannot run a container."""
+import contextlib
 import datetime
+import importlib.util
 import json
 import os
 import re
@@ -119,8 +121,16 @@ def test_signature_refusals(server, editor):
         client(server, "CAIRN000000000000000", secret).list_training_jobs)
     assert (code, status) == ("UnrecognizedClientException", 403)
     skewed = datetime.datetime.utcnow() - datetime.timedelta(minutes=20)
-    with mock.patch("botocore.auth.datetime") as dt:
-        dt.datetime.utcnow.return_value = skewed
+    # With python3-awscrt installed (awscli depends on it) botocore signs
+    # through botocore.crt.auth, which reads the clock itself.
+    clocks = ["botocore.auth.datetime"]
+    if importlib.util.find_spec("awscrt") is not None:
+        clocks.append("botocore.crt.auth.datetime")
+    with contextlib.ExitStack() as stack:
+        for clock in clocks:
+            dt = stack.enter_context(mock.patch(clock))
+            dt.datetime.utcnow.return_value = skewed
+            dt.timezone = datetime.timezone
         code, message, _ = error_of(good.list_training_jobs)
     assert code == "InvalidSignatureException"
     assert "Signature expired" in message
