@@ -135,20 +135,28 @@ absl::StatusOr<std::string> SageMakerApi::Describe(const Call& call) const {
   absl::StatusOr<std::string> name = JobNameOf(call.http.body);
   if (!name.ok()) return name.status();
   absl::StatusOr<JobRecord> job = FindJob(stub_.get(), call.http, *name);
-  if (job.ok()) {
+  const bool own = job.ok();
+  if (job.status().code() == absl::StatusCode::kNotFound) {
+    // A tuning job's training job, else the training job's NotFound.
+    auto trial_job = FindTuningTrainingJob(stub_.get(), call.http, *name);
+    if (trial_job.ok() ||
+        trial_job.status().code() != absl::StatusCode::kNotFound) {
+      job = std::move(trial_job);
+    }
+  }
+  if (!job.ok()) return job.status();
+  if (job->trial) {
+    // Its measurements: a stopped job's final metrics may be among them.
+    auto measured = WithMeasurements(stub_.get(), call.http, *job->trial);
+    if (!measured.ok()) return measured.status();
+    job->trial = *std::move(measured);
+  }
+  if (own) {
     return sagemaker::DescribeTrainingJobJson(
                job->study, job->trial ? &*job->trial : nullptr)
         .dump();
   }
-  if (job.status().code() != absl::StatusCode::kNotFound) return job.status();
-  auto trial_job = FindTuningTrainingJob(stub_.get(), call.http, *name);
-  if (!trial_job.ok()) {
-    return trial_job.status().code() == absl::StatusCode::kNotFound
-               ? job.status()
-               : trial_job.status();
-  }
-  auto out = sagemaker::DescribeTuningTrainingJobJson(trial_job->study,
-                                                      *trial_job->trial);
+  auto out = sagemaker::DescribeTuningTrainingJobJson(job->study, *job->trial);
   if (!out.ok()) return out.status();
   return out->dump();
 }

@@ -90,12 +90,13 @@ absl::StatusOr<std::string> SageMakerApi::ListTuning(const Call& call) const {
     list.set_parent(study.name());
     auto trials = Rpc(stub_.get(), call.http, &Stub::ListTrials, list);
     if (!trials.ok()) return trials.status();
-    json s = sagemaker::TuningCounters(
-        {trials->trials().begin(), trials->trials().end()}, ObjectiveOf(study));
+    const std::vector<cairn::v1::Trial> all(trials->trials().begin(),
+                                            trials->trials().end());
+    json s = sagemaker::TuningCounters(all, ObjectiveOf(study));
     s[query->name_key] = study.display_name();
     s["HyperParameterTuningJobArn"] =
         sagemaker::TuningJobArn(study.display_name());
-    s[query->status_key] = sagemaker::TuningJobStatus(study);
+    s[query->status_key] = sagemaker::TuningJobStatus(study, all);
     s["CreationTime"] = study.create_time().seconds();
     s["ResourceLimits"] = sagemaker::ResourceLimitsJson(
         study, {trials->trials().begin(), trials->trials().end()});
@@ -108,21 +109,25 @@ absl::StatusOr<std::string> SageMakerApi::ListTuning(const Call& call) const {
 absl::StatusOr<std::string> SageMakerApi::StopTuning(const Call& call) const {
   auto job = FindTuningJob(stub_.get(), call.http, call.http.body);
   if (!job.ok()) return job.status();
-  if (job->study.state() != cairn::v1::Study::ACTIVE) {
+  // Stopping (jobs still running) may be asked again.
+  const std::string status =
+      sagemaker::TuningJobStatus(job->study, job->trials);
+  if (status != "InProgress" && status != "Stopping") {
     return sagemaker::InvalidField(
         "HyperParameterTuningJobName", job->study.display_name(),
-        absl::StrCat("the tuning job is ",
-                     sagemaker::TuningJobStatus(job->study),
-                     ", not InProgress"));
+        absl::StrCat("the tuning job is ", status, ", not InProgress"));
   }
-  // No new training jobs first, then the running ones end.
+  // No new training jobs first, then the running ones end: the job runner
+  // stops the jobs of a paused study; StopJobTrial also reaches a job whose
+  // trial already ended.
   cairn::v1::SetStudyStateRequest pause;
   pause.set_name(job->study.name());
   pause.set_state(cairn::v1::Study::INACTIVE);
   auto paused = Rpc(stub_.get(), call.http, &Stub::SetStudyState, pause);
   if (!paused.ok()) return paused.status();
   for (const cairn::v1::Trial& trial : job->trials) {
-    if (sagemaker::TrainingJobStatus(&trial) != "InProgress") continue;
+    const std::string one = sagemaker::TrainingJobStatus(&trial);
+    if (one != "InProgress" && one != "Stopping") continue;
     absl::Status s = StopJobTrial(stub_.get(), call.http, trial);
     if (!s.ok() && s.code() != absl::StatusCode::kFailedPrecondition) return s;
   }
@@ -169,7 +174,8 @@ absl::StatusOr<std::string> SageMakerApi::DescribeTuning(
   out["HyperParameterTuningJobName"] = job->study.display_name();
   out["HyperParameterTuningJobArn"] =
       sagemaker::TuningJobArn(job->study.display_name());
-  out["HyperParameterTuningJobStatus"] = sagemaker::TuningJobStatus(job->study);
+  out["HyperParameterTuningJobStatus"] =
+      sagemaker::TuningJobStatus(job->study, job->trials);
   out["CreationTime"] = job->study.create_time().seconds();
   json best = sagemaker::BestTrainingJob(
       job->trials, objective, job->study.display_name(), job->study.name());

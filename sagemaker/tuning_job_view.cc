@@ -8,6 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "api/trial_states.h"
 #include "sagemaker/training_job_view.h"
 #include "sagemaker/tuning_job_request.h"
 #include "sagemaker/warm_start.h"
@@ -113,13 +114,19 @@ bool IsTuningJobStudy(const cairn::v1::Study& study) {
          label->second == kTuningJobLabel;
 }
 
-std::string TuningJobStatus(const cairn::v1::Study& study) {
+std::string TuningJobStatus(const cairn::v1::Study& study,
+                            const std::vector<cairn::v1::Trial>& trials) {
   switch (study.state()) {
     case cairn::v1::Study::COMPLETED:
       return "Completed";
     case cairn::v1::Study::FAILED:
       return "Failed";
     case cairn::v1::Study::INACTIVE:
+      for (const cairn::v1::Trial& t : trials) {
+        if (api::IsPendingState(t.state()) || api::HasLiveJob(t)) {
+          return "Stopping";
+        }
+      }
       return "Stopped";
     default:
       return "InProgress";
