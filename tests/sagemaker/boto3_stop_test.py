@@ -44,6 +44,12 @@ def containers_of(server, display_name):
     return [c for c in running_jobs(server) if c[0] == study]
 
 
+def measured(server, trial):
+    """Whether trial `trial` (a resource name) has a measurement."""
+    status, t = server.rest("GET", trial)
+    return status == 200 and bool(t.get("measurements"))
+
+
 def status_of(sm, name):
     return sm.describe_training_job(TrainingJobName=name)["TrainingJobStatus"]
 
@@ -67,6 +73,10 @@ def test_stop_training_job_ends_its_container_and_frees_its_slot(
     assert sm.describe_training_job(
         TrainingJobName="stop-c")["SecondaryStatus"] == "Starting"
     assert len(containers_of(server, "stop-a")) == 1
+    deadline = time.time() + 30
+    while not measured(server, study_of(server, "stop-a") + "/trials/1"):
+        assert time.time() < deadline
+        time.sleep(0.2)
 
     sm.stop_training_job(TrainingJobName="stop-a")
     stopped_at = time.time()
@@ -128,7 +138,10 @@ def test_stop_tuning_job_ends_its_containers_and_frees_their_slots(
         "sleep": "300", "term": "linger"}
     sm.create_hyper_parameter_tuning_job(**request)
     deadline = time.time() + 60
-    while len(containers_of(server, "tune-stop")) < 2:
+    while len(containers_of(server, "tune-stop")) < 2 or \
+            not all(measured(server, t) for t in
+                    ("%s/trials/%d" % (study_of(server, "tune-stop"), i)
+                     for i in (1, 2))):
         assert time.time() < deadline
         time.sleep(0.2)
 
@@ -153,7 +166,7 @@ def test_stop_tuning_job_ends_its_containers_and_frees_their_slots(
     for j in jobs:
         one = sm.describe_training_job(TrainingJobName=j["TrainingJobName"])
         assert one["TrainingJobStatus"] == "Stopped", one
-        # Each printed its curve (epochs 1-9) before it was stopped.
+        # Each had reported its curve (epochs 1-9) when it was stopped.
         assert [m["MetricName"] for m in one["FinalMetricDataList"]] == \
             ["validation:loss"], one
         model = archive(objects, j["TrainingJobName"], "model.tar.gz")
