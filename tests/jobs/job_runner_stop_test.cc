@@ -34,6 +34,20 @@ class JobRunnerStopTest : public JobRunnerUnitTest {
     EXPECT_EQ(Get(trial).job().state(), TrialJob::RUNNING);
     return starts.empty() ? FakeExecutor::Started() : starts[0];
   }
+
+  // Two one-trial studies and one job slot: the first runs, the second's
+  // trial waits QUEUED. Returns the first's start; sets `*second`.
+  FakeExecutor::Started OneSlotTwoStudies(std::string* first,
+                                          std::string* second) {
+    JobRunnerOptions options = Options();
+    options.max_running_jobs = 1;
+    *first = CreateStudy("max_trials: 1");
+    *second = CreateStudy("max_trials: 1");
+    std::vector<FakeExecutor::Started> starts = FirstPass(options);
+    EXPECT_EQ(starts.size(), 1u);
+    EXPECT_EQ(Get(*second + "/trials/1").job().state(), TrialJob::QUEUED);
+    return starts.empty() ? FakeExecutor::Started() : starts[0];
+  }
 };
 
 TEST_F(JobRunnerStopTest, StoppingTheStudyStopsItsJobsWithoutFailingTrials) {
@@ -198,13 +212,8 @@ TEST_F(JobRunnerStopTest, StoppingAFinishedStudyEndsJobsStillRunning) {
 }
 
 TEST_F(JobRunnerStopTest, StoppedJobFreesItsSlotOnlyOnceItExited) {
-  JobRunnerOptions options = Options();
-  options.max_running_jobs = 1;
-  const std::string first = CreateStudy("max_trials: 1");
-  const std::string second = CreateStudy("max_trials: 1");
-  std::vector<FakeExecutor::Started> starts = FirstPass(options);
-  ASSERT_EQ(starts.size(), 1u);
-  ASSERT_EQ(Get(second + "/trials/1").job().state(), TrialJob::QUEUED);
+  std::string first, second;
+  const FakeExecutor::Started started = OneSlotTwoStudies(&first, &second);
   ASSERT_TRUE(manager_->StopTrial(first + "/trials/1").ok());
   runner_->RunOnce();
   ASSERT_EQ(executor_.terminates().size(), 1u);
@@ -213,7 +222,7 @@ TEST_F(JobRunnerStopTest, StoppedJobFreesItsSlotOnlyOnceItExited) {
   runner_->RunOnce();
   EXPECT_EQ(executor_.starts().size(), 1u) << "started before the slot freed";
 
-  executor_.Exit(starts[0].handle.pid, 0, 15);
+  executor_.Exit(started.handle.pid, 0, 15);
   runner_->RunOnce();  // the exit frees the slot; the same pass fills it
   EXPECT_EQ(Get(first + "/trials/1").state(), Trial::CANCELLED);
   ASSERT_EQ(executor_.starts().size(), 2u);
@@ -221,17 +230,13 @@ TEST_F(JobRunnerStopTest, StoppedJobFreesItsSlotOnlyOnceItExited) {
 }
 
 TEST_F(JobRunnerStopTest, DeletedStudyEndsItsJobAndFreesItsSlot) {
-  JobRunnerOptions options = Options();
-  options.max_running_jobs = 1;
-  const std::string doomed = CreateStudy("max_trials: 1");
-  const std::string next = CreateStudy("max_trials: 1");
-  std::vector<FakeExecutor::Started> starts = FirstPass(options);
-  ASSERT_EQ(starts.size(), 1u);
+  std::string doomed, next;
+  const FakeExecutor::Started started = OneSlotTwoStudies(&doomed, &next);
   ASSERT_TRUE(manager_->DeleteStudy(doomed).ok());
   runner_->RunOnce();
   ASSERT_EQ(executor_.terminates().size(), 1u);
-  EXPECT_EQ(executor_.terminates()[0].first, starts[0].handle.pid);
-  executor_.Exit(starts[0].handle.pid, 0, 15);
+  EXPECT_EQ(executor_.terminates()[0].first, started.handle.pid);
+  executor_.Exit(started.handle.pid, 0, 15);
   runner_->RunOnce();
   ASSERT_EQ(executor_.starts().size(), 2u);
   EXPECT_EQ(Env(executor_.last_start().spec, "CAIRN_STUDY"), next);
