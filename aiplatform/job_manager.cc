@@ -365,6 +365,14 @@ absl::StatusOr<Job> JobManager::Cancel(const std::string& job_id) {
   if (!record.ok()) return record.status();
   absl::StatusOr<Job> now = View(*record, /*measurements=*/false);
   if (!now.ok()) return now.status();
+  if (now->state() == Job::CANCELLING) {
+    // Cancelled, but a process still runs: stop its study again (this
+    // also reaches a job whose trial ended while it runs).
+    absl::StatusOr<cairn::v1::Study> stopped = studies_->SetStudyState(
+        record->study_name(), cairn::v1::Study::INACTIVE);
+    if (!stopped.ok()) return stopped.status();
+    return View(*record);
+  }
   if (IsFinal(now->state()) || record->cancel_requested()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "job ", job_id, " is ", Job::State_Name(now->state()),

@@ -99,8 +99,10 @@ class JobManager {
                                const std::string& page_token = "")
       ABSL_LOCKS_EXCLUDED(mu_);
   // Marks the job cancelled (durably) and stops its study: its processes
-  // get SIGTERM. The job reads CANCELLING until they ended, then
-  // CANCELLED. FailedPrecondition for a job that already ended.
+  // get SIGTERM, then SIGKILL after cairnd's grace period. The job reads
+  // CANCELLING until they ended, then CANCELLED. A CANCELLING job may be
+  // cancelled again (its study is stopped again). FailedPrecondition for a
+  // job that already ended.
   absl::StatusOr<cairn::v1::Job> Cancel(const std::string& job_id)
       ABSL_LOCKS_EXCLUDED(mu_);
   // Cancels every job past its scheduling limits; returns how many.

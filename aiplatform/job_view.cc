@@ -17,7 +17,6 @@ namespace {
 
 using cairn::v1::Job;
 using cairn::v1::Trial;
-using cairn::v1::TrialJob;
 using google::protobuf::Timestamp;
 using google::protobuf::util::TimeUtil;
 
@@ -34,13 +33,6 @@ std::string NumberText(double v) {
   return buf;
 }
 
-// A process of the trial's job is alive.
-bool HasProcess(const Trial& t) {
-  return api::IsPendingState(t.state()) &&
-         (t.job().state() == TrialJob::RUNNING ||
-          t.job().state() == TrialJob::STOPPING);
-}
-
 Job::State TrialState(const Trial& t) {
   switch (t.state()) {
     case Trial::SUCCEEDED:
@@ -51,7 +43,7 @@ Job::State TrialState(const Trial& t) {
     case Trial::CANCELLED:
       return Job::CANCELLED;
     default:
-      return HasProcess(t) ? Job::RUNNING : Job::QUEUED;
+      return api::HasLiveJob(t) ? Job::RUNNING : Job::QUEUED;
   }
 }
 
@@ -117,8 +109,9 @@ Job::State DeriveState(const cairn::v1::JobRecord& record,
   bool pending = false, process = false, started = false;
   for (const Trial* t : own) {
     pending |= api::IsPendingState(t->state());
-    process |= HasProcess(*t);
-    started |= HasProcess(*t) || !api::IsPendingState(t->state());
+    // A process may outlive its trial (completed through the API).
+    process |= api::HasLiveJob(*t);
+    started |= api::HasLiveJob(*t) || !api::IsPendingState(t->state());
   }
   if (record.cancel_requested()) {
     return process ? Job::CANCELLING : Job::CANCELLED;

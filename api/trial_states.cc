@@ -10,4 +10,9 @@ bool IsPendingState(Trial::State state) {
          state == Trial::STOPPING;
 }
 
+bool HasLiveJob(const Trial& trial) {
+  return trial.job().state() == cairn::v1::TrialJob::RUNNING ||
+         trial.job().state() == cairn::v1::TrialJob::STOPPING;
+}
+
 }  // namespace cairn::api

@@ -73,4 +73,18 @@ absl::StatusOr<std::string> StudyClient::ResolveStudyName(
   return study->name();
 }
 
+absl::StatusOr<cairn::v1::ListTrialsResponse> StudyClient::ListAllTrials(
+    const std::string& study_name) {
+  cairn::v1::ListTrialsResponse all;
+  cairn::v1::ListTrialsRequest request;
+  request.set_parent(study_name);
+  do {
+    auto response = Call(&Stub::ListTrials, request);
+    if (!response.ok()) return response.status();
+    all.mutable_trials()->MergeFrom(response->trials());
+    request.set_page_token(response->next_page_token());
+  } while (!request.page_token().empty());
+  return all;
+}
+
 }  // namespace cairn::cli

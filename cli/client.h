@@ -83,6 +83,10 @@ class StudyClient {
   // Resolves a STUDY argument to its name; only display names need an RPC.
   absl::StatusOr<std::string> ResolveStudyName(const std::string& arg);
 
+  // Every trial of study `study_name` (a resource name), page by page.
+  absl::StatusOr<cairn::v1::ListTrialsResponse> ListAllTrials(
+      const std::string& study_name);
+
   const std::string& target() const { return target_; }
 
  private:

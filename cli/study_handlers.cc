@@ -151,8 +151,20 @@ absl::Status StudyStop(Context& c) {
   auto study = c.Client().Call(&Stub::SetStudyState, request);
   if (!study.ok()) return study.status();
   if (study->state() != v1::Study::INACTIVE) {
+    // Finished: cairnd still stops jobs that run after their trial ended.
+    auto trials = c.Client().ListAllTrials(study->name());
+    if (!trials.ok()) return trials.status();
+    int stopping = 0;
+    for (const v1::Trial& t : trials->trials()) {
+      stopping += t.job().state() == v1::TrialJob::STOPPING ? 1 : 0;
+    }
     *c.out << study->name() << " is already "
-           << v1::Study::State_Name(study->state()) << "; nothing to stop\n";
+           << v1::Study::State_Name(study->state());
+    if (stopping == 0) {
+      *c.out << "; nothing to stop\n";
+    } else {
+      *c.out << "; " << stopping << " job(s) still running are being stopped\n";
+    }
     return absl::OkStatus();
   }
   *c.out << study->name() << " stopped (INACTIVE); its running jobs are "

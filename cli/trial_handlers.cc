@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "api/formats/trials_csv.h"
+#include "api/trial_states.h"
 #include "cli/args.h"
 #include "cli/client.h"
 #include "cli/format.h"
@@ -136,15 +137,9 @@ absl::Status TrialList(Context& c) {
   const api::formats::ParameterKinds kinds =
       api::formats::ParameterKindsOf(study->spec());
   // Every page in one ListTrialsResponse (--json prints it).
-  v1::ListTrialsResponse all;
-  v1::ListTrialsRequest request;
-  request.set_parent(study->name());
-  do {
-    auto response = c.Client().Call(&Stub::ListTrials, request);
-    if (!response.ok()) return response.status();
-    all.mutable_trials()->MergeFrom(response->trials());
-    request.set_page_token(response->next_page_token());
-  } while (!request.page_token().empty());
+  auto listed = c.Client().ListAllTrials(study->name());
+  if (!listed.ok()) return listed.status();
+  const v1::ListTrialsResponse& all = *listed;
   const std::vector<v1::Trial> trials(all.trials().begin(), all.trials().end());
   if (c.opt.json) {
     if (absl::Status s = WriteJson(all, *c.out); !s.ok()) return s;
@@ -181,8 +176,12 @@ absl::Status TrialStop(Context& c) {
   request.set_name(*name);
   auto trial = c.Client().Call(&Stub::StopTrial, request);
   if (!trial.ok()) return trial.status();
-  *c.out << trial->name() << " " << v1::Trial::State_Name(trial->state())
-         << "\n";
+  *c.out << trial->name() << " " << v1::Trial::State_Name(trial->state());
+  if (!api::IsPendingState(trial->state()) &&
+      trial->job().state() == v1::TrialJob::STOPPING) {
+    *c.out << "; its job still runs and is being stopped";
+  }
+  *c.out << "\n";
   return absl::OkStatus();
 }
 

@@ -137,6 +137,12 @@ absl::StatusOr<std::string> SageMakerApi::Describe(const Call& call) const {
   if (!name.ok()) return name.status();
   absl::StatusOr<JobRecord> job = FindAnyJob(stub_.get(), call.http, *name);
   if (!job.ok()) return job.status();
+  if (job->trial) {
+    // Its measurements: a stopped job's final metrics may be among them.
+    auto measured = WithMeasurements(stub_.get(), call.http, *job->trial);
+    if (!measured.ok()) return measured.status();
+    job->trial = *std::move(measured);
+  }
   if (!job->of_tuning_job) {
     return sagemaker::DescribeTrainingJobJson(
                job->study, job->trial ? &*job->trial : nullptr)

@@ -167,13 +167,14 @@ absl::Status StopJobTrial(Stub* stub, const HttpRequest& http,
                           const cairn::v1::Trial& trial) {
   cairn::v1::StopTrialRequest stop;
   stop.set_name(trial.name());
-  auto stopped = Rpc(stub, http, &Stub::StopTrial, stop);
-  if (!stopped.ok()) return stopped.status();
-  cairn::v1::CompleteTrialRequest complete;
-  complete.set_name(trial.name());
-  complete.set_trial_infeasible(true);
-  complete.set_infeasible_reason(sagemaker::kStoppedReason);
-  return Rpc(stub, http, &Stub::CompleteTrial, complete).status();
+  return Rpc(stub, http, &Stub::StopTrial, stop).status();
+}
+
+absl::StatusOr<cairn::v1::Trial> WithMeasurements(
+    Stub* stub, const HttpRequest& http, const cairn::v1::Trial& trial) {
+  cairn::v1::GetTrialRequest get;
+  get.set_name(trial.name());
+  return Rpc(stub, http, &Stub::GetTrial, get);
 }
 
 }  // namespace cairn::http::sagemaker_calls

@@ -110,11 +110,19 @@ absl::StatusOr<std::vector<cairn::v1::Study>> AllStudies(
 std::string PageBody(std::vector<nlohmann::json> summaries,
                      const sagemaker::ListQuery& query, const char* member);
 
-// Stops the training job run by `trial`: the job runner then ends its
-// container (SIGTERM, then SIGKILL after the grace); the job is Stopped
-// from now on.
+// Stops the training job run by `trial` (StopTrial): the job runner ends
+// its container (SIGTERM, then SIGKILL after the grace), packs what it
+// wrote to /opt/ml/model and ends the trial with its last measurement. The
+// job is Stopping until then, Stopped after. Also reaches a job whose trial
+// ended while its container runs; FailedPrecondition when nothing runs.
 absl::Status StopJobTrial(Stub* stub, const HttpRequest& http,
                           const cairn::v1::Trial& trial);
+
+// `trial` read again with its measurements (GetTrial), for the
+// FinalMetricDataList of a job stopped before its last measurement became
+// final.
+absl::StatusOr<cairn::v1::Trial> WithMeasurements(
+    Stub* stub, const HttpRequest& http, const cairn::v1::Trial& trial);
 
 }  // namespace sagemaker_calls
 }  // namespace cairn::http

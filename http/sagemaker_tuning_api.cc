@@ -127,21 +127,25 @@ absl::StatusOr<std::string> SageMakerApi::ListTuning(const Call& call) const {
 absl::StatusOr<std::string> SageMakerApi::StopTuning(const Call& call) const {
   auto job = FindTuningJob(stub_.get(), call.http, call.http.body);
   if (!job.ok()) return job.status();
-  if (job->study.state() != cairn::v1::Study::ACTIVE) {
+  // Stopping (jobs still running) may be asked again.
+  const std::string status =
+      sagemaker::TuningJobStatus(job->study, job->trials);
+  if (status != "InProgress" && status != "Stopping") {
     return sagemaker::InvalidField(
         "HyperParameterTuningJobName", job->study.display_name(),
-        absl::StrCat("the tuning job is ",
-                     sagemaker::TuningJobStatus(job->study),
-                     ", not InProgress"));
+        absl::StrCat("the tuning job is ", status, ", not InProgress"));
   }
-  // No new training jobs first, then the running ones end.
+  // No new training jobs first, then the running ones end: the job runner
+  // stops the jobs of a paused study; StopJobTrial also reaches a job whose
+  // trial already ended.
   cairn::v1::SetStudyStateRequest pause;
   pause.set_name(job->study.name());
   pause.set_state(cairn::v1::Study::INACTIVE);
   auto paused = Rpc(stub_.get(), call.http, &Stub::SetStudyState, pause);
   if (!paused.ok()) return paused.status();
   for (const cairn::v1::Trial& trial : job->trials) {
-    if (sagemaker::TrainingJobStatus(&trial) != "InProgress") continue;
+    const std::string one = sagemaker::TrainingJobStatus(&trial);
+    if (one != "InProgress" && one != "Stopping") continue;
     absl::Status s = StopJobTrial(stub_.get(), call.http, trial);
     if (!s.ok() && s.code() != absl::StatusCode::kFailedPrecondition) return s;
   }

@@ -9,7 +9,12 @@
 //  - ends jobs that time out, whose trial was stopped (early stopping or a
 //    user) or whose study is no longer ACTIVE (SIGTERM, then SIGKILL after
 //    the grace period); the trials of a stopped study end as stopped (see
-//    EndStopped), never FAILED;
+//    EndStopped), never FAILED. A job whose trial ended while it runs
+//    (completed through the API) runs on until it exits, unless its study
+//    is deleted or a stop is asked for after the trial ended (its job
+//    record then says STOPPING: StudyManager::StopTrial, SetStudyState);
+//    such a job ends CANCELLED and the trial keeps its result. A job's
+//    slot (and GPUs) is free once its last process is gone;
 //  - on a job's exit: completes the trial with its last measurement,
 //    restarts a failed job (same job dir, CAIRN_RESUME=1) up to
 //    max_restarts after a backoff, or marks the trial FAILED; a job that

@@ -55,7 +55,11 @@ void JobRunner::RecordOutcome(const Running& r, const Trial& trial,
                               const GroupExit& group_exit, TrialJob& job) {
   const JobExit& exit = group_exit.exit;
   const std::string how = group_exit.ToString();
-  if (!api::IsPendingState(trial.state())) {
+  if (!api::IsPendingState(trial.state()) && r.stop.has_value()) {
+    job.set_state(TrialJob::CANCELLED);
+    job.set_message(absl::StrCat(StopReasonText(*r.stop),
+                                 " after the trial ended; job ", how));
+  } else if (!api::IsPendingState(trial.state())) {
     job.set_state(TrialJob::SUCCEEDED);
     job.set_message(absl::StrCat("trial completed by the program; job ", how));
   } else if (r.stop == StopReason::kCancelled) {

@@ -69,9 +69,12 @@ std::optional<StopReason> JobRunner::StopReasonFor(const Running& r,
   if (clock_->Now() - r.started > r.timeout) return StopReason::kTimeout;
   if (view == nullptr) {
     // No longer pending: completed through the API (the job ends on its
-    // own) or deleted with its study (NotFound: end the job).
-    if (manager_->GetTrialBasic(r.trial_name).ok()) return std::nullopt;
-    return StopReason::kCancelled;
+    // own, unless a stop was asked for since: its job record says
+    // STOPPING) or deleted with its study (NotFound: end the job).
+    absl::StatusOr<Trial> now = manager_->GetTrialBasic(r.trial_name);
+    if (!now.ok()) return StopReason::kCancelled;
+    if (now->job().state() == TrialJob::STOPPING) return StopReason::kStopped;
+    return std::nullopt;
   }
   if (view->study.state() != Study::ACTIVE) return StopReason::kCancelled;
   if (trial != nullptr && trial->state() == Trial::STOPPING) {

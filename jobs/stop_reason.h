@@ -11,7 +11,8 @@ namespace cairn::jobs {
 enum class StopReason {
   kTimeout,    // Ran longer than job_template.max_running_time.
   kCancelled,  // Its study stopped, or the trial was deleted with it.
-  kStopped,    // Its trial is STOPPING (early stopping or a user).
+  kStopped,    // Its trial is STOPPING (early stopping or a user), or its
+               // trial ended and a user asked to stop the job still running.
 };
 
 // The failure reason of a trial whose job ran longer than

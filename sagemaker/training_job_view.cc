@@ -1,6 +1,8 @@
 // See training_job_view.h.
 #include "sagemaker/training_job_view.h"
 
+#include <optional>
+
 #include "absl/strings/ascii.h"
 #include "api/trial_states.h"
 #include "google/protobuf/util/json_util.h"
@@ -18,18 +20,34 @@ namespace {
 
 using cairn::v1::Trial;
 
-// The FinalMetricDataList: the final measurement's value of each metric.
+// The value of metric `id` in the final measurement, else in the latest of
+// `trial.measurements()` holding it (a job stopped, or timed out, before
+// its last measurement could become final); nullopt if none has it.
+std::optional<double> FinalValue(const Trial& trial, const std::string& id) {
+  for (const auto& m : trial.final_measurement().metrics()) {
+    if (m.metric_id() == id) return m.value();
+  }
+  for (auto it = trial.measurements().rbegin();
+       it != trial.measurements().rend(); ++it) {
+    for (const auto& m : it->metrics()) {
+      if (m.metric_id() == id) return m.value();
+    }
+  }
+  return std::nullopt;
+}
+
+// The FinalMetricDataList: the final value of each metric (FinalValue).
 nlohmann::json FinalMetrics(const cairn::v1::Study& study, const Trial& trial) {
   nlohmann::json out = nlohmann::json::array();
   const auto& request = study.spec().sagemaker_training_job();
   for (const auto& def :
        request.algorithm_specification().metric_definitions()) {
-    for (const auto& m : trial.final_measurement().metrics()) {
-      if (m.metric_id() != MetricIdOf(def.name())) continue;
-      out.push_back({{"MetricName", def.name()},
-                     {"Value", m.value()},
-                     {"Timestamp", EpochSeconds(trial.end_time())}});
-    }
+    const std::optional<double> value =
+        FinalValue(trial, MetricIdOf(def.name()));
+    if (!value.has_value()) continue;
+    out.push_back({{"MetricName", def.name()},
+                   {"Value", *value},
+                   {"Timestamp", EpochSeconds(trial.end_time())}});
   }
   return out;
 }
@@ -149,6 +167,8 @@ cairn::v1::Study TrainingJobStudy(
 
 std::string TrainingJobStatus(const Trial* trial) {
   if (trial == nullptr) return "InProgress";
+  // Stopped after its trial ended: Stopping until its container is gone.
+  if (trial->job().state() == cairn::v1::TrialJob::STOPPING) return "Stopping";
   switch (trial->state()) {
     case Trial::STOPPING:
       return "Stopping";

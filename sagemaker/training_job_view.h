@@ -25,8 +25,10 @@ cairn::v1::Study TrainingJobStudy(
     const cairn::v1::SageMakerCreateTrainingJobRequest& request);
 
 // SageMaker's TrainingJobStatus of the job whose trial is `trial` (nullptr
-// before it exists): InProgress, Stopping, Completed, Failed or Stopped (a
-// trial stopped early, its last measurement final, is Stopped).
+// before it exists): InProgress, Stopping, Completed, Failed or Stopped.
+// Stopping while the trial is STOPPING or its job is being ended (job
+// record STOPPING); Stopped once ended by a stop (stopped early with its
+// last measurement, CANCELLED without one) or by MaxRuntimeInSeconds.
 std::string TrainingJobStatus(const cairn::v1::Trial* trial);
 
 // TrainingJobStatus of a training job: its trial's, or Stopped when its
@@ -56,7 +58,9 @@ std::string MetricIdOf(const std::string& name);
 
 // DescribeTrainingJob's response for `study` (a training job's) and its
 // trial (nullptr if none yet), with the times of training_job_times.h
-// from the trial's job dir.
+// from the trial's job dir. FinalMetricDataList holds each metric's value
+// in the final measurement, else in the latest of the trial's measurements
+// (pass them: GetTrial) that has it.
 nlohmann::json DescribeTrainingJobJson(const cairn::v1::Study& study,
                                        const cairn::v1::Trial* trial);
 

@@ -65,9 +65,10 @@ json ParameterRangesJson(const StudySpec& spec) {
   return ranges;
 }
 
-// Whether the tuning job has ended (no longer InProgress).
-bool Ended(const Study& study) {
-  return TuningJobStatus(study) != "InProgress";
+// Whether the tuning job has ended (neither InProgress nor Stopping).
+bool Ended(const Study& study, const std::vector<Trial>& trials) {
+  const std::string status = TuningJobStatus(study, trials);
+  return status != "InProgress" && status != "Stopping";
 }
 
 // The latest end among its own training jobs; nullopt when none ended.
@@ -95,7 +96,7 @@ void AddTimes(const Study& study, const std::vector<Trial>& trials, json* out) {
   if (last_end) modified = std::max(modified, *last_end);
   (*out)["CreationTime"] = created;
   (*out)["LastModifiedTime"] = modified;
-  if (Ended(study)) {
+  if (Ended(study, trials)) {
     (*out)["HyperParameterTuningEndTime"] = last_end.value_or(modified);
   }
 }
@@ -120,7 +121,7 @@ json TuningJobHead(const Study& study, const std::vector<Trial>& trials) {
   json out = TuningCounters(trials, ObjectiveOfStudy(study));
   out["HyperParameterTuningJobName"] = study.display_name();
   out["HyperParameterTuningJobArn"] = TuningJobArn(study.display_name());
-  out["HyperParameterTuningJobStatus"] = TuningJobStatus(study);
+  out["HyperParameterTuningJobStatus"] = TuningJobStatus(study, trials);
   AddTimes(study, trials, &out);
   return out;
 }

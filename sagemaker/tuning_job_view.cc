@@ -156,13 +156,19 @@ bool IsTuningJobStudy(const cairn::v1::Study& study) {
          label->second == kTuningJobLabel;
 }
 
-std::string TuningJobStatus(const cairn::v1::Study& study) {
+std::string TuningJobStatus(const cairn::v1::Study& study,
+                            const std::vector<cairn::v1::Trial>& trials) {
   switch (study.state()) {
     case cairn::v1::Study::COMPLETED:
       return "Completed";
     case cairn::v1::Study::FAILED:
       return "Failed";
     case cairn::v1::Study::INACTIVE:
+      for (const cairn::v1::Trial& t : trials) {
+        if (api::IsPendingState(t.state()) || api::HasLiveJob(t)) {
+          return "Stopping";
+        }
+      }
       return "Stopped";
     default:
       return "InProgress";

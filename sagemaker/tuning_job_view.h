@@ -70,10 +70,12 @@ std::string TuningJobArn(const std::string& name);
 // Whether `study` is a tuning job's (labels["sagemaker"] == kTuningJobLabel).
 bool IsTuningJobStudy(const cairn::v1::Study& study);
 
-// HyperParameterTuningJobStatus of a tuning job's study: ACTIVE InProgress,
-// COMPLETED Completed, FAILED Failed, INACTIVE (StopHyperParameterTuningJob)
-// Stopped.
-std::string TuningJobStatus(const cairn::v1::Study& study);
+// HyperParameterTuningJobStatus of a tuning job's study and its `trials`:
+// ACTIVE InProgress, COMPLETED Completed, FAILED Failed, INACTIVE
+// (StopHyperParameterTuningJob) Stopping while a trial is pending or its
+// job still runs (api::HasLiveJob), then Stopped.
+std::string TuningJobStatus(const cairn::v1::Study& study,
+                            const std::vector<cairn::v1::Trial>& trials);
 
 // What the view needs of the tuning job besides its trials.
 struct TuningObjective {

@@ -126,7 +126,9 @@ absl::Status CheckIdentical(const Study& parent, const Study& child) {
 absl::Status CheckParent(const WarmStartConfig& config, const Study& parent,
                          const Study& child) {
   const std::string& name = parent.display_name();
-  if (TuningJobStatus(parent) == "InProgress") {
+  // Without its trials a stopping parent reads Stopped: not InProgress
+  // either way.
+  if (TuningJobStatus(parent, {}) == "InProgress") {
     return InvalidField(kParentsField, name,
                         "is InProgress; a parent must have finished");
   }

@@ -474,14 +474,37 @@ absl::Status StudyManager::DeleteStudy(const std::string& name) {
 
 namespace {
 
+// Asks the job runner to end every job of `st` that runs after its trial
+// ended (a finished study has no pending trial).
+absl::Status StopLiveJobs(StudyState& st, StudyDataStore* store,
+                          WriteScope* scope)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(st.mu) {
+  if (absl::Status s = EnsureLoaded(store, st); !s.ok()) return s;
+  std::vector<Trial> live;
+  for (const auto& [id, t] : st.trials) {
+    if (!api::IsPendingState(t.state()) && api::HasLiveJob(t)) {
+      live.push_back(t);
+    }
+  }
+  for (const Trial& t : live) {
+    if (absl::Status s = st.StopLiveJob(
+            store, t, "stop requested after the study ended", scope);
+        !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
 // SetStudyState under the study's lock.
 absl::StatusOr<Study> SetStateLocked(StudyState& st, const std::string& name,
                                      Study::State new_state,
                                      StudyDataStore* store, WriteScope* scope)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(st.mu) {
-  // Stopping a finished study changes nothing: it keeps its outcome.
+  // Stopping a finished study keeps its outcome; jobs still running end.
   if (new_state == Study::INACTIVE && (st.study.state() == Study::COMPLETED ||
                                        st.study.state() == Study::FAILED)) {
+    if (absl::Status s = StopLiveJobs(st, store, scope); !s.ok()) return s;
     return st.View();
   }
   const StudySpec& spec = st.study.spec();

@@ -221,8 +221,9 @@ class StudyManager {
   absl::Status DeleteStudy(const std::string& name);
   // ACTIVE, INACTIVE or COMPLETED. FailedPrecondition to reactivate a study
   // whose max_trials is already reached. INACTIVE (stop) on a COMPLETED or
-  // FAILED study is OK and changes nothing: the study keeps its state and
-  // inactive_reason, which the result shows.
+  // FAILED study is OK: the study keeps its state and inactive_reason,
+  // which the result shows, and the jobs of its trials that still run are
+  // ended (as StopTrial ends an ended trial's job).
   absl::StatusOr<cairn::v1::Study> SetStudyState(const std::string& name,
                                                  cairn::v1::Study::State state);
   // Sets `labels` and removes `remove_keys` from the study's
@@ -291,7 +292,11 @@ class StudyManager {
       const std::string& name,
       const std::optional<cairn::v1::Measurement>& final_measurement,
       bool infeasible, const std::string& infeasible_reason);
-  // Asks a pending trial to stop (state STOPPING); its worker completes it.
+  // Asks a pending trial to stop (state STOPPING); its worker (or the job
+  // runner, once its job ended) completes it. On an ended trial whose job
+  // still runs (api::HasLiveJob), asks the job runner to end that job (its
+  // record becomes STOPPING) and returns the trial unchanged otherwise;
+  // FailedPrecondition ("already STATE") for an ended trial without one.
   absl::StatusOr<cairn::v1::Trial> StopTrial(const std::string& name);
   // Whether the trial should stop (it is STOPPING) and why: the early
   // stopping rule's reason, or "trial was asked to stop" (StopTrial).
@@ -313,7 +318,9 @@ class StudyManager {
   // --- Training jobs (used by the job runner). ---
   // Every study with a job template (job_template.command non-empty).
   std::vector<JobStudyView> JobStudies();
-  // Persists the job record of a trial (any state).
+  // Persists the job record of a trial (any state). A job that StopTrial
+  // or SetStudyState marked STOPPING after its trial ended stays STOPPING
+  // when `job` says RUNNING (the runner's copy may predate the stop).
   absl::Status UpdateTrialJob(const std::string& trial_name,
                               const cairn::v1::TrialJob& job);
   // The step_count of the last measurement stored for a pending trial, or -1

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "api/trial_states.h"
 #include "trials/study_manager.h"
 #include "trials/study_manager_internal.h"
 #include "trials/study_state.h"
@@ -20,6 +21,9 @@ using study_manager_internal::Deps;
 using study_manager_internal::Finish;
 
 namespace {
+
+// The job message of an ended trial's job stopped by StopTrial.
+constexpr char kStopAfterEnd[] = "stop requested after the trial ended";
 
 // `final_m` is a valid final measurement of the spec's metrics and no other.
 absl::Status ValidateGivenFinal(const StudySpec& spec,
@@ -138,8 +142,20 @@ absl::StatusOr<Trial> StopLocked(StudyState& st, int64_t trial_id,
                                  const std::string& name, StudyDataStore* store,
                                  WriteScope* scope)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(st.mu) {
-  absl::StatusOr<const Trial*> found = st.FindPendingTrial(trial_id, name);
+  absl::StatusOr<const Trial*> found = st.FindTrial(trial_id, name);
   if (!found.ok()) return found.status();
+  if (!api::IsPendingState((*found)->state())) {
+    // Ended, but its job may still run: that job is what stops now.
+    if (!api::HasLiveJob(**found)) {
+      return st.FindPendingTrial(trial_id, name).status();
+    }
+    const Trial ended = **found;
+    if (absl::Status s = st.StopLiveJob(store, ended, kStopAfterEnd, scope);
+        !s.ok()) {
+      return s;
+    }
+    return st.trials.find(ended.id())->second;
+  }
   if ((*found)->state() == Trial::STOPPING) return **found;
   Trial t = **found;
   t.set_state(Trial::STOPPING);

@@ -29,9 +29,7 @@ absl::Status UpdateJobLocked(StudyState& st, int64_t trial_id,
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(st.mu) {
   absl::StatusOr<const Trial*> found = st.FindTrial(trial_id, name);
   if (!found.ok()) return found.status();
-  Trial t = **found;
-  *t.mutable_job() = job;
-  return st.WriteTrial(store, std::move(t), scope);
+  return st.WriteTrial(store, WithJob(**found, job), scope);
 }
 
 // FailTrial (`end` FAILED, outcome "failed") and CancelTrial (CANCELLED,

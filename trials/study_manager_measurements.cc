@@ -245,9 +245,7 @@ absl::Status QueueBatch(
   }
   if (job_study == nullptr) return absl::OkStatus();
   job_study->mu.AssertHeld();
-  Trial t = *job_trial;
-  *t.mutable_job() = *job;
-  return job_study->WriteTrial(store, std::move(t), scope);
+  return job_study->WriteTrial(store, WithJob(*job_trial, *job), scope);
 }
 
 using FindStudyFn =

@@ -114,6 +114,33 @@ absl::Status StudyState::WriteTrial(StudyStore* store, Trial trial,
   return absl::OkStatus();
 }
 
+Trial WithJob(Trial t, const cairn::v1::TrialJob& job) {
+  const bool stop_asked = !api::IsPendingState(t.state()) &&
+                          t.job().state() == cairn::v1::TrialJob::STOPPING &&
+                          job.state() == cairn::v1::TrialJob::RUNNING;
+  if (!stop_asked) {
+    *t.mutable_job() = job;
+    return t;
+  }
+  std::string why = t.job().message();
+  *t.mutable_job() = job;
+  t.mutable_job()->set_state(cairn::v1::TrialJob::STOPPING);
+  t.mutable_job()->set_message(std::move(why));
+  return t;
+}
+
+absl::Status StudyState::StopLiveJob(StudyStore* store, const Trial& t,
+                                     const std::string& why,
+                                     WriteScope* scope) {
+  if (!api::HasLiveJob(t) || t.job().state() == cairn::v1::TrialJob::STOPPING) {
+    return absl::OkStatus();
+  }
+  Trial stopping = t;
+  stopping.mutable_job()->set_state(cairn::v1::TrialJob::STOPPING);
+  stopping.mutable_job()->set_message(why);
+  return WriteTrial(store, std::move(stopping), scope);
+}
+
 bool StudyState::NextState(Study::State* state, std::string* reason) const {
   if (study.state() != Study::ACTIVE) return false;
   const StudySpec& spec = study.spec();

@@ -140,6 +140,15 @@ struct StudyState {
   absl::Status WriteTrial(StudyStore* store, cairn::v1::Trial trial,
                           WriteScope* scope) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
 
+  // Asks the job runner to end the job of ended trial `t` that still runs
+  // (api::HasLiveJob): its job record becomes STOPPING with `why` as its
+  // message, queued in `scope`; the runner sends SIGTERM, SIGKILL after the
+  // grace, and records the job's end. A job already STOPPING, and a trial
+  // without a live job, are left as they are. REQUIRES: loaded.
+  absl::Status StopLiveJob(StudyStore* store, const cairn::v1::Trial& t,
+                           const std::string& why, WriteScope* scope)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
+
   // The state the study should move to given its trials, if it changes:
   // FAILED when FailureLimitReached (trials/failure_policy.h), COMPLETED when
   // the budget is spent (or the space exhausted) and nothing is pending.
@@ -150,6 +159,11 @@ struct StudyState {
   absl::Status AdvanceState(StudyStore* store, WriteScope* scope)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
 };
+
+// `t` with job record `job`, except that a stop asked for after `t` ended
+// (StudyState::StopLiveJob) holds: a RUNNING `job` (the job runner's copy,
+// which may predate the stop) keeps the stored STOPPING and its message.
+cairn::v1::Trial WithJob(cairn::v1::Trial t, const cairn::v1::TrialJob& job);
 
 // Holds a study's mutex for one critical section of a StudyManager call,
 // once no deletion of the study is in flight (AwaitNoDeletion). On release

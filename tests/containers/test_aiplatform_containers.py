@@ -130,12 +130,33 @@ def test_cancel_removes_the_container_within_the_grace(rest_server, jobs):
     while not containers_of(rest_server.data_dir):
         assert time.monotonic() < deadline, rest_server.log()
         time.sleep(0.1)
-    jobs.cancel(name="projects/p/jobs/tfx_cancel", body={}).execute()
+    cancelled_ones = containers_of(rest_server.data_dir)
+    # The server's one GPU is taken: this job waits for its slot.
+    after = "projects/p/jobs/tfx_after_cancel"
+    jobs.create(parent="projects/p", body=tfx_body(
+        "tfx_after_cancel", job_dir + "_after", [])).execute()
+    name = "projects/p/jobs/tfx_cancel"
+    jobs.cancel(name=name, body={}).execute()
     cancelled = time.monotonic()
-    while containers_of(rest_server.data_dir):
+    # SIGTERM is ignored: CANCELLING until the grace's SIGKILL, and the
+    # job may be cancelled again meanwhile.
+    assert jobs.get(name=name).execute()["state"] == "CANCELLING"
+    assert jobs.cancel(name=name, body={}).execute() == {}
+    while True:
+        # The waiting job starts only once the cancelled one has ended.
+        waiting = jobs.get(name=after).execute()["state"]
+        state = jobs.get(name=name).execute()["state"]
+        assert waiting in ("QUEUED", "PREPARING") or state == "CANCELLED", \
+            (waiting, state)
+        if state == "CANCELLED":
+            break
+        assert state == "CANCELLING", state
         assert time.monotonic() - cancelled < 6, rest_server.log()  # grace 2 s
         time.sleep(0.1)
-    assert poll(jobs, "projects/p/jobs/tfx_cancel")["state"] == "CANCELLED"
+    left = set(containers_of(rest_server.data_dir)) & set(cancelled_ones)
+    assert not left, left
+    status = poll(jobs, after)
+    assert status["state"] == "SUCCEEDED", status
 
 
 def test_a_root_owned_job_dir_is_given_to_the_job_user(rest_server, jobs):

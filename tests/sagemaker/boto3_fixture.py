@@ -83,8 +83,11 @@ def remove_containers(cairnd):
 
 
 @pytest.fixture(scope="module")
-def server(objects, image):
-    s = webui.Cairnd(BIN, ["--object-root", objects, *SERVER_ARGS])
+def server(request, objects, image):
+    """A cairnd for the test module, with the module's SERVER_ARGS if it
+    has its own."""
+    args = getattr(request.module, "SERVER_ARGS", SERVER_ARGS)
+    s = webui.Cairnd(BIN, ["--object-root", objects, *args])
     yield s
     s.stop()
     remove_containers(s)
@@ -213,14 +216,14 @@ def tuning(name, objects, **config):
                 TrainingJobDefinition=definition)
 
 
-def finished_tuning(sm, name, seconds=120):
-    """DescribeHyperParameterTuningJob once the job is no longer
-    InProgress."""
+def finished_tuning(sm, name, seconds=120, running=("InProgress",)):
+    """DescribeHyperParameterTuningJob once the job's status is not one of
+    `running`."""
     deadline = time.time() + seconds
     while True:
         d = sm.describe_hyper_parameter_tuning_job(
             HyperParameterTuningJobName=name)
-        if d["HyperParameterTuningJobStatus"] != "InProgress":
+        if d["HyperParameterTuningJobStatus"] not in running:
             return d
         assert time.time() < deadline, d["TrainingJobStatusCounters"]
         time.sleep(0.5)

@@ -159,8 +159,8 @@ def test_stop_tuning_job_stops_its_training_jobs(editor, objects):
         time.sleep(0.3)
     editor.stop_hyper_parameter_tuning_job(
         HyperParameterTuningJobName="tune-s")
-    d = editor.describe_hyper_parameter_tuning_job(
-        HyperParameterTuningJobName="tune-s")
+    # Stopping until its containers are gone (boto3_stop_test.py).
+    d = finished_tuning(editor, "tune-s", 30, ("InProgress", "Stopping"))
     assert d["HyperParameterTuningJobStatus"] == "Stopped"
     counters = d["TrainingJobStatusCounters"]
     assert counters["InProgress"] == 0 and counters["Stopped"] >= 1, counters

@@ -4,6 +4,7 @@
 #include "sagemaker/training_job_view.h"
 
 #include "gtest/gtest.h"
+#include "jobs/stop_reason.h"
 #include "sagemaker/list_query.h"
 #include "sagemaker/training_job_request.h"
 
@@ -57,6 +58,45 @@ TEST(TrainingJobViewTest, StatusOfEachTrialState) {
   t.set_state(Trial::SUCCEEDED);
   t.set_stopped_early(true);
   EXPECT_EQ(TrainingJobStatus(&t), "Stopped");
+}
+
+TEST(TrainingJobViewTest, StoppingUntilTheJobEndedThenStopped) {
+  Trial t;
+  t.set_state(Trial::STOPPING);  // StopTrainingJob asked; container runs
+  t.mutable_job()->set_state(cairn::v1::TrialJob::STOPPING);
+  EXPECT_EQ(TrainingJobStatus(&t), "Stopping");
+  EXPECT_EQ(DescribeTrainingJobJson(JobStudy(), &t)["SecondaryStatus"],
+            "Stopping");
+  // Ended by the runner with its last measurement: Stopped, not Completed.
+  t.set_state(Trial::SUCCEEDED);
+  t.set_stopped_early(true);
+  t.mutable_job()->set_state(cairn::v1::TrialJob::CANCELLED);
+  EXPECT_EQ(TrainingJobStatus(&t), "Stopped");
+  // A trial that ended while its container runs, stopped since.
+  t.set_stopped_early(false);
+  t.mutable_job()->set_state(cairn::v1::TrialJob::STOPPING);
+  EXPECT_EQ(TrainingJobStatus(&t), "Stopping");
+  t.mutable_job()->set_state(cairn::v1::TrialJob::CANCELLED);
+  EXPECT_EQ(TrainingJobStatus(&t), "Completed");
+}
+
+TEST(TrainingJobViewTest, StoppedOrTimedOutJobKeepsItsLastMetrics) {
+  Trial t;
+  t.set_state(Trial::FAILED);  // MaxRuntimeInSeconds: no final measurement
+  t.set_infeasible_reason(jobs::kTimeoutMessage);
+  t.mutable_end_time()->set_seconds(1700000100);
+  for (double v : {0.9, 0.5}) {
+    auto* m = t.add_measurements()->add_metrics();
+    m->set_metric_id("validation_loss");
+    m->set_value(v);
+  }
+  t.add_measurements()->add_metrics()->set_metric_id("other");
+  const json d = DescribeTrainingJobJson(JobStudy(), &t);
+  EXPECT_EQ(d["TrainingJobStatus"], "Stopped");
+  EXPECT_EQ(d["SecondaryStatus"], "MaxRuntimeExceeded");
+  EXPECT_EQ(d["FinalMetricDataList"],
+            json::parse(R"([{"MetricName": "validation:loss", "Value": 0.5,
+                             "Timestamp": 1700000100.0}])"));
 }
 
 TEST(TrainingJobViewTest, AJobStoppedBeforeItsTrialIsStopped) {

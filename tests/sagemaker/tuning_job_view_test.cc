@@ -70,6 +70,25 @@ TEST(TuningJobViewTest, CountersAddUp) {
   EXPECT_EQ(objectives["Failed"], 3);  // failed, no metric, stopped
 }
 
+TEST(TuningJobViewTest, StoppedTuningJobIsStoppingWhileAJobRuns) {
+  cairn::v1::Study study;
+  study.set_state(cairn::v1::Study::ACTIVE);
+  EXPECT_EQ(TuningJobStatus(study, {}), "InProgress");
+  study.set_state(cairn::v1::Study::INACTIVE);
+  Trial ending = Job(1, Trial::ACTIVE);  // its container gets SIGTERM
+  ending.mutable_job()->set_state(cairn::v1::TrialJob::STOPPING);
+  Trial done = Job(2, Trial::SUCCEEDED, 0.5);
+  done.mutable_job()->set_state(cairn::v1::TrialJob::SUCCEEDED);
+  EXPECT_EQ(TuningJobStatus(study, {ending, done}), "Stopping");
+  // Ended, but its job still runs (stopped after the trial ended).
+  ending.set_state(Trial::SUCCEEDED);
+  EXPECT_EQ(TuningJobStatus(study, {ending, done}), "Stopping");
+  ending.mutable_job()->set_state(cairn::v1::TrialJob::CANCELLED);
+  EXPECT_EQ(TuningJobStatus(study, {ending, done}), "Stopped");
+  study.set_state(cairn::v1::Study::COMPLETED);
+  EXPECT_EQ(TuningJobStatus(study, {ending, done}), "Completed");
+}
+
 TEST(TuningJobViewTest, BestJobFollowsTheObjectiveDirection) {
   const nlohmann::json lowest = BestTrainingJob(LossStudy(true), Trials());
   ASSERT_TRUE(lowest.is_object());
