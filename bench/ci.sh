@@ -6,7 +6,7 @@
 # value). Prints every bench's own output, then one line per ratio:
 #   ci-bench NAME VALUE OP THRESHOLD ok|FAILED
 # and exits 1 if a ratio misses its threshold or a bench gave none.
-# About 2-3 minutes on 2 cores.
+# About 1-2 minutes on 2 cores (72-80 s on the shared VM under other builds).
 #
 #   core        cairn_bench_core (2 s per figure, 1 and 8 clients, a study of
 #               2,000 trials) and optuna_bench.py: round trips and streamed
