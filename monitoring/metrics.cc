@@ -69,6 +69,11 @@ const Histogram::BucketBoundaries kSuggestionBuckets = {
 const Histogram::BucketBoundaries kRpcBuckets = {
     0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
     0.05,   0.1,     0.25,   0.5,   1,      2.5,   5,    10};
+// Parts of a call: a microsecond (a lock taken at once) to seconds (a GP
+// designer, a stalled disk).
+const Histogram::BucketBoundaries kPhaseBuckets = {
+    0.000001, 0.00001, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025,
+    0.005,    0.01,    0.025,   0.05,   0.1,     0.25,   1,     10};
 // Synced RocksDB writes: tens of microseconds (tmpfs) to tens of ms (disk).
 const Histogram::BucketBoundaries kStoreWriteBuckets = {
     0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
@@ -151,6 +156,13 @@ class MetricsImpl final : public Metrics {
                                 "call to its status.")
                           .Register(*registry_),
                       {"method"}, AddHistogram(kRpcBuckets)),
+        call_phase_seconds_(
+            prometheus::BuildHistogram()
+                .Name("cairn_call_phase_duration_seconds")
+                .Help("Latency of each part of a call (auth, limits, "
+                      "study_lock, designer, append, sync, audit).")
+                .Register(*registry_),
+            {"method", "phase"}, AddHistogram(kPhaseBuckets)),
         store_write_seconds_(
             prometheus::BuildHistogram()
                 .Name("cairn_store_write_duration_seconds")
@@ -224,6 +236,12 @@ class MetricsImpl final : public Metrics {
                  double seconds) override {
     grpc_requests_.Apply({method, code}, [](Counter& c) { c.Increment(); });
     grpc_seconds_.Apply({method}, [&](Histogram& h) { h.Observe(seconds); });
+  }
+
+  void RecordCallPhase(std::string_view method, std::string_view phase,
+                       double seconds) override {
+    call_phase_seconds_.Apply({method, phase},
+                              [&](Histogram& h) { h.Observe(seconds); });
   }
 
   void SetSnapshotProvider(std::function<Snapshot()> provider) override {
@@ -313,6 +331,7 @@ class MetricsImpl final : public Metrics {
   SeriesCache<Counter> job_restarts_;
   SeriesCache<Counter> grpc_requests_;
   SeriesCache<Histogram> grpc_seconds_;
+  SeriesCache<Histogram> call_phase_seconds_;
   Histogram& store_write_seconds_;
   Counter& measurements_written_;
 

@@ -17,6 +17,7 @@
 //   cairn_early_stopping_decisions_total{study,rule,decision}      counter
 //   cairn_grpc_requests_total{method,code}                         counter
 //   cairn_grpc_request_duration_seconds{method}                    histogram
+//   cairn_call_phase_duration_seconds{method,phase}                histogram
 //   cairn_store_write_duration_seconds                             histogram
 //   cairn_store_bytes                                              gauge
 //   cairn_store_writable                                           gauge
@@ -219,6 +220,13 @@ class Metrics {
   // `seconds`. grpc_metrics_interceptor.h records this for every call.
   virtual void RecordRpc(std::string_view method, std::string_view code,
                          double seconds) = 0;
+
+  // One part of a call of `method` (e.g. "SuggestTrials") took `seconds`;
+  // `phase` is one of trials/observer.h's call_phase names ("auth",
+  // "limits", "study_lock", "designer", "append", "sync", "audit"), so
+  // that a slow method shows which of its parts is slow.
+  virtual void RecordCallPhase(std::string_view method, std::string_view phase,
+                               double seconds) = 0;
 
   // Sets the function called at each scrape to produce the gauges above;
   // nullptr (the default) exports no study, job, GPU or store gauges.

@@ -43,4 +43,9 @@ void MetricsStudyObserver::OnJobRestart(const ObservedStudy& study) {
   metrics_->RecordJobRestart(study.display_name);
 }
 
+void MetricsStudyObserver::OnCallPhase(std::string_view call,
+                                       std::string_view phase, double seconds) {
+  metrics_->RecordCallPhase(call, phase, seconds);
+}
+
 }  // namespace cairn::monitoring

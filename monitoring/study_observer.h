@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "monitoring/metrics.h"
 #include "trials/observer.h"
@@ -30,6 +31,8 @@ class MetricsStudyObserver final : public StudyObserver {
   void OnEarlyStoppingDecision(const ObservedStudy& study,
                                const std::string& rule, bool stop) override;
   void OnJobRestart(const ObservedStudy& study) override;
+  void OnCallPhase(std::string_view call, std::string_view phase,
+                   double seconds) override;
 
  private:
   Metrics* const metrics_;

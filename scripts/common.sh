@@ -153,7 +153,8 @@ cairn_require_bins() {
 
 # cairn_start_cairnd BIN_DIR DIR [FLAG...]: starts BIN_DIR/cairnd (with the
 # extra FLAGs) on a free loopback
-# port (metrics off) with its store in DIR/data and its log in DIR/cairnd.log;
+# port (metrics off, or on $CAIRN_METRICS_LISTEN if set) with its store in
+# DIR/data and its log in DIR/cairnd.log;
 # sets CAIRND_PID and exports CAIRN_SERVER and CAIRN_TOKEN_FILE (the admin
 # token cairnd wrote to DIR/data/admin.token), so that cairn and the Python
 # clients started after it authenticate. cairn_stop_cairnd stops it.
@@ -164,7 +165,7 @@ cairn_start_cairnd() {
   # mktemp -d makes DIR 0700; a root cairnd runs trial jobs as nobody, and
   # they must reach their job dirs in DIR/data/jobs (search, not list).
   chmod 711 "$dir"
-  "$bin/cairnd" --data-dir "$dir/data" --listen 127.0.0.1:0 --metrics-listen "" --http-listen "" \
+  "$bin/cairnd" --data-dir "$dir/data" --listen 127.0.0.1:0 --metrics-listen "${CAIRN_METRICS_LISTEN:-}" --http-listen "" \
     --port-file "$dir/port" "$@" >"$dir/cairnd.log" 2>&1 &
   CAIRND_PID=$!
   for _ in $(seq 1 300); do

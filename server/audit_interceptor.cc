@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -28,9 +29,11 @@ bool HasProtoMessages(absl::string_view method) {
 class AuditInterceptor final : public grpc::experimental::Interceptor {
  public:
   AuditInterceptor(audit::AuditLog* log, const auth::Authorizer* authorizer,
-                   grpc::ServerContextBase* context, std::string method)
+                   StudyObserver* observer, grpc::ServerContextBase* context,
+                   std::string method)
       : log_(log),
         authorizer_(authorizer),
+        observer_(observer),
         context_(context),
         method_(std::move(method)),
         read_messages_(HasProtoMessages(method_)) {}
@@ -68,6 +71,8 @@ class AuditInterceptor final : public grpc::experimental::Interceptor {
   void OnStatus(const grpc::Status& status) {
     const int code = static_cast<int>(status.error_code());
     if (!log_->ShouldRecord(method_, code)) return;
+    // Only cairn.v1's methods (registered, so a bounded label set).
+    PhaseClock clock(read_messages_ ? observer_ : nullptr, ShortMethod());
     cairn::v1::AuditEvent event;
     if (std::optional<auth::Principal> who = Identify(); who.has_value()) {
       event.set_principal(std::move(who->name));
@@ -84,6 +89,14 @@ class AuditInterceptor final : public grpc::experimental::Interceptor {
       spdlog::error("audit log: cannot record a call of {}: {}", method_,
                     std::string(s.message()));
     }
+    clock.Lap(call_phase::kAudit);
+  }
+
+  // "SuggestTrials" of "/cairn.v1.StudyService/SuggestTrials".
+  std::string_view ShortMethod() const {
+    std::string_view m = method_;
+    const size_t slash = m.rfind('/');
+    return slash == std::string_view::npos ? m : m.substr(slash + 1);
   }
 
   std::optional<auth::Principal> Identify() const {
@@ -100,6 +113,7 @@ class AuditInterceptor final : public grpc::experimental::Interceptor {
 
   audit::AuditLog* const log_;
   const auth::Authorizer* const authorizer_;
+  StudyObserver* const observer_;
   grpc::ServerContextBase* const context_;
   const std::string method_;
   const bool read_messages_;
@@ -114,7 +128,8 @@ class AuditInterceptor final : public grpc::experimental::Interceptor {
 grpc::experimental::Interceptor*
 AuditInterceptorFactory::CreateServerInterceptor(
     grpc::experimental::ServerRpcInfo* info) {
-  return new AuditInterceptor(log_, authorizer_, info->server_context(),
+  return new AuditInterceptor(log_, authorizer_, observer_,
+                              info->server_context(),
                               info->method() == nullptr ? "" : info->method());
 }
 

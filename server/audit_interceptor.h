@@ -16,6 +16,7 @@
 #include "audit/audit_log.h"
 #include "auth/authorizer.h"
 #include "grpcpp/support/server_interceptor.h"
+#include "trials/observer.h"
 
 namespace cairn {
 
@@ -32,9 +33,12 @@ namespace cairn {
 class AuditInterceptorFactory final
     : public grpc::experimental::ServerInterceptorFactoryInterface {
  public:
+  // `observer` (may be null) gets the time of each recorded call's audit
+  // write, as the call's "audit" phase (trials/observer.h).
   AuditInterceptorFactory(audit::AuditLog* log,
-                          const auth::Authorizer* authorizer)
-      : log_(log), authorizer_(authorizer) {}
+                          const auth::Authorizer* authorizer,
+                          StudyObserver* observer = nullptr)
+      : log_(log), authorizer_(authorizer), observer_(observer) {}
 
   grpc::experimental::Interceptor* CreateServerInterceptor(
       grpc::experimental::ServerRpcInfo* info) override;
@@ -42,6 +46,7 @@ class AuditInterceptorFactory final
  private:
   audit::AuditLog* const log_;
   const auth::Authorizer* const authorizer_;
+  StudyObserver* const observer_;
 };
 
 }  // namespace cairn

@@ -271,7 +271,7 @@ Cairnd::Interceptors() {
   }
   if (audit_log_ != nullptr) {
     interceptors.push_back(std::make_unique<AuditInterceptorFactory>(
-        audit_log_.get(), authorizer_.get()));
+        audit_log_.get(), authorizer_.get(), observer_.get()));
   }
   for (auto& metrics :
        monitoring::MakeGrpcMetricsInterceptors(metrics_.get())) {
@@ -285,6 +285,7 @@ void Cairnd::MakeServices(const CairndOptions& options) {
   admin_service_ =
       std::make_unique<AdminServiceImpl>(store_.get(), options.data_dir);
   service_->set_authorizer(authorizer_.get());
+  service_->set_observer(observer_.get());
   job_service_ = std::make_unique<JobServiceImpl>(job_manager_.get());
   job_service_->set_authorizer(authorizer_.get());
   admin_service_->set_authorizer(authorizer_.get());

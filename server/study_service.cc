@@ -128,10 +128,13 @@ grpc::Status StudyServiceImpl::SuggestTrials(
     grpc::ServerContext* context,
     const cairn::v1::SuggestTrialsRequest* request,
     cairn::v1::SuggestTrialsResponse* response) {
+  PhaseClock clock(observer_, "SuggestTrials");
   absl::StatusOr<auth::Principal> caller =
       Authorize(context, "SuggestTrials", "");
+  clock.Lap(call_phase::kAuth);
   if (!caller.ok()) return ToGrpcStatus(caller.status());
   if (grpc::Status s = CheckLimits(*request); !s.ok()) return s;
+  clock.Lap(call_phase::kLimits);
   const int count =
       request->suggestion_count() == 0 ? 1 : request->suggestion_count();
   absl::StatusOr<SuggestResult> result =
@@ -270,10 +273,13 @@ grpc::Status StudyServiceImpl::CompleteTrial(
     grpc::ServerContext* context,
     const cairn::v1::CompleteTrialRequest* request,
     cairn::v1::Trial* response) {
+  PhaseClock clock(observer_, "CompleteTrial");
   absl::StatusOr<auth::Principal> caller =
       Authorize(context, "CompleteTrial", request->name());
+  clock.Lap(call_phase::kAuth);
   if (!caller.ok()) return ToGrpcStatus(caller.status());
   if (grpc::Status s = CheckLimits(*request); !s.ok()) return s;
+  clock.Lap(call_phase::kLimits);
   std::optional<cairn::v1::Measurement> final_measurement;
   if (request->has_final_measurement()) {
     final_measurement = request->final_measurement();

@@ -8,6 +8,7 @@
 #include "auth/authorizer.h"
 #include "cairn/v1/study_service.grpc.pb.h"
 #include "jobs/job_runner.h"
+#include "trials/observer.h"
 #include "trials/study_manager.h"
 
 namespace cairn {
@@ -24,6 +25,9 @@ class StudyServiceImpl final : public cairn::v1::StudyService::Service {
   void set_authorizer(const auth::Authorizer* authorizer) {
     authorizer_ = authorizer;
   }
+  // Receives the auth and limits phases of SuggestTrials and CompleteTrial
+  // (trials/observer.h). Not owned; optional; call before serving.
+  void set_observer(StudyObserver* observer) { observer_ = observer; }
 
   grpc::Status CreateStudy(grpc::ServerContext*,
                            const cairn::v1::CreateStudyRequest* request,
@@ -104,6 +108,7 @@ class StudyServiceImpl final : public cairn::v1::StudyService::Service {
 
   jobs::JobRunner* runner_ = nullptr;
   const auth::Authorizer* authorizer_ = nullptr;
+  StudyObserver* observer_ = nullptr;
 };
 
 }  // namespace cairn

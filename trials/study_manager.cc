@@ -166,6 +166,22 @@ absl::Status StudyManager::AwaitScope(const WriteScope& scope) {
   return AwaitWrites(scope.pending, scope.wrote);
 }
 
+absl::Status StudyManager::AwaitAndReport(std::string_view call,
+                                          const WriteScope& scope,
+                                          bool designs) {
+  double sync = 0;
+  absl::Status status = Timed(&sync, [&] { return AwaitScope(scope); });
+  if (observer_ != nullptr) {
+    observer_->OnCallPhase(call, call_phase::kStudyLock, scope.times.lock_wait);
+    if (designs) {
+      observer_->OnCallPhase(call, call_phase::kDesigner, scope.times.designer);
+    }
+    observer_->OnCallPhase(call, call_phase::kAppend, scope.times.append);
+    observer_->OnCallPhase(call, call_phase::kSync, sync);
+  }
+  return status;
+}
+
 namespace {
 
 // Writes the summary record of a study recovered without one (a store

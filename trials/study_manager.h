@@ -94,6 +94,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -414,6 +415,11 @@ class StudyManager {
       const std::vector<std::shared_ptr<PendingWrite>>& writes, bool timed);
   // AwaitWrites of the writes `scope` collected, timed if the call wrote.
   absl::Status AwaitScope(const WriteScope& scope);
+  // AwaitScope, then reports the call's phases (scope.times and the wait)
+  // to the observer as `call`'s (OnCallPhase); `designs`: the call runs a
+  // designer (its phase is reported, 0 when none ran).
+  absl::Status AwaitAndReport(std::string_view call, const WriteScope& scope,
+                              bool designs);
   // A trial name's study and trial id. InvalidArgument for a malformed
   // name (naming `field`), NotFound for an unknown study. The trial itself
   // is not looked up.
@@ -428,10 +434,11 @@ class StudyManager {
   absl::StatusOr<std::shared_ptr<StudyState>> PeekStudyByName(
       const std::string& name, const char* field) const;
   // Answers `asks` (all of `st`) with one designer run for their total
-  // count (see SuggestTrials); `deadline_fallback`: with the quasi-random
-  // designer instead of the study's, without waiting at its gate.
+  // count (see SuggestTrials), collecting in `scope` the writes the answers
+  // rest on (not awaited here); `deadline_fallback`: with the quasi-random
+  // designer instead of the study's.
   void AnswerAsks(StudyState& st, const std::vector<SuggestAsk*>& asks,
-                  bool deadline_fallback);
+                  bool deadline_fallback, WriteScope* scope);
   // The suggest pool's batch: AnswerAsks on study `study_id`.
   void AnswerPooledAsks(int64_t study_id, const std::vector<SuggestAsk*>& asks);
   // Whether `st`'s suggestions go through suggest_pool_ (GP_BANDIT).

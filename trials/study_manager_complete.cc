@@ -180,7 +180,8 @@ absl::StatusOr<Trial> StudyManager::CompleteTrial(
                             infeasible_reason, Deps{store_, clock_, observer_},
                             &scope);
   }
-  return Finish(AwaitScope(scope), std::move(result));
+  return Finish(AwaitAndReport("CompleteTrial", scope, /*designs=*/false),
+                std::move(result));
 }
 
 absl::StatusOr<Trial> StudyManager::StopTrial(const std::string& name) {

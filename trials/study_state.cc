@@ -104,8 +104,10 @@ absl::Status StudyState::WriteTrial(StudyStore* store, Trial trial,
                                     WriteScope* scope) {
   std::vector<Trial> batch = {std::move(trial)};
   TrialSummary after = SummaryAfterPut(study.spec(), trials, summary, batch);
-  if (absl::Status s = Queued(store->EnqueuePutTrials(id, batch, &after),
-                              &last_write, scope);
+  if (absl::Status s = Queued(
+          Timed(&scope->times.append,
+                [&] { return store->EnqueuePutTrials(id, batch, &after); }),
+          &last_write, scope);
       !s.ok()) {
     return s;
   }
@@ -191,8 +193,12 @@ void StudyState::AwaitNoDeletion() {
 
 LockedStudy::LockedStudy(StudyState& study, WriteScope* scope)
     : study_(study), scope_(scope) {
+  const auto start = std::chrono::steady_clock::now();
   study_.mu.Lock();
   study_.AwaitNoDeletion();
+  scope_->times.lock_wait +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
 }
 
 LockedStudy::~LockedStudy() {

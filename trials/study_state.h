@@ -22,20 +22,11 @@
 #include "store/store.h"
 #include "trials/trial_summary.h"
 #include "trials/trial_table.h"
+#include "trials/write_scope.h"
 #include "tuner/designer.h"
 #include "tuner/early_stopping.h"
 
 namespace cairn {
-
-// The store writes of one call. `pending` collects, for each study the call
-// locked, the study's latest queued write at the moment the lock was released
-// (awaited before the call returns, so that nothing the call returns rests on
-// a write that is not durable yet); `wrote` says the call queued a write
-// itself (then the wait is reported to the observer as a store write).
-struct WriteScope {
-  std::vector<std::shared_ptr<PendingWrite>> pending;
-  bool wrote = false;
-};
 
 // Records a write just queued for a study (call under the study's mutex, in
 // the same critical section that changes its in-memory state): it becomes
@@ -49,9 +40,10 @@ struct StudyState {
   explicit StudyState(int64_t study_id) : id(study_id) {}
 
   const int64_t id;
-  // The suggestion gate: held through a whole SuggestTrials (designer run
-  // included), so one suggestion at a time runs per study. Lock order:
-  // suggest_mu before mu.
+  // The suggestion gate of a designer that is not quick (GP_BANDIT): held
+  // through its snapshot, its run and its commit (never across a store
+  // sync), so one such suggestion at a time runs per study. Quick
+  // designers run under mu alone. Lock order: suggest_mu before mu.
   absl::Mutex suggest_mu;
   absl::Mutex mu;
   // State below is protected by mu.
@@ -68,7 +60,8 @@ struct StudyState {
   TrialTable trials ABSL_GUARDED_BY(mu);
   int64_t max_trial_id ABSL_GUARDED_BY(mu) = 0;
   // Shared so that a suggestion can run it outside mu (one at a time, under
-  // suggest_mu) while a rebuild after a failed write replaces it.
+  // suggest_mu) while a rebuild after a failed write replaces it. A quick
+  // designer (tuner::Designer::quick) runs under mu instead.
   std::shared_ptr<tuner::Designer> designer ABSL_GUARDED_BY(mu);
   // Latest measurement of each pending trial (the default final one).
   std::map<int64_t, cairn::v1::Measurement> last_measurement
@@ -166,9 +159,10 @@ struct StudyState {
 cairn::v1::Trial WithJob(cairn::v1::Trial t, const cairn::v1::TrialJob& job);
 
 // Holds a study's mutex for one critical section of a StudyManager call,
-// once no deletion of the study is in flight (AwaitNoDeletion). On release
-// it records the study's latest queued write in `scope`, so the call
-// can await it (after unlocking) before returning.
+// once no deletion of the study is in flight (AwaitNoDeletion), adding the
+// wait to scope->times.lock_wait. On release it records the study's latest
+// queued write in `scope`, so the call can await it (after unlocking)
+// before returning.
 //
 //   StudyState& st = **found;  // found: StatusOr<shared_ptr<StudyState>>
 //   WriteScope scope;

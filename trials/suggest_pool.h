@@ -20,7 +20,8 @@
 // taken is waited for to the end (the designer's own deadline bounds that).
 //
 // Thread-safe. The batch function runs on the pool's threads, one batch per
-// study at a time, and must answer every ask it is given.
+// study at a time, and must answer every ask it is given; the store writes
+// of its answers are awaited by each asker after Submit returns.
 #ifndef CAIRN_TRIALS_SUGGEST_POOL_H_
 #define CAIRN_TRIALS_SUGGEST_POOL_H_
 
@@ -38,6 +39,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "trials/suggest_result.h"
+#include "trials/write_scope.h"
 
 namespace cairn {
 
@@ -48,6 +50,10 @@ struct SuggestAsk {
   std::string client_id;
   // Set by the batch function.
   absl::StatusOr<SuggestResult> result = absl::UnknownError("not answered");
+  // Set by the batch function: the writes `result` rests on, which the
+  // asker awaits (the batch does not, so that neither the pool's thread nor
+  // the study's turn waits for a store sync), and where its time went.
+  WriteScope scope;
 };
 
 struct SuggestPoolOptions {

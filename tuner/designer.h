@@ -3,6 +3,7 @@
 #ifndef CAIRN_TUNER_DESIGNER_H_
 #define CAIRN_TUNER_DESIGNER_H_
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -35,6 +36,11 @@ struct DesignerContext {
   // avoid pending points never scan every trial; other callers fill it with
   // PendingAmong(trials).
   std::vector<const cairn::v1::Trial*> pending;
+  // How many trials the study has, and the largest id among them: set by
+  // the study controller, which leaves `trials` empty for a designer whose
+  // reads() is kPending. Callers that fill `trials` may leave them 0.
+  int64_t trial_count = 0;
+  int64_t last_trial_id = 0;
 };
 
 // The pending trials (REQUESTED, ACTIVE, STOPPING) among `trials`, same order.
@@ -48,7 +54,25 @@ std::vector<const cairn::v1::Trial*> PendingAmong(
 // A Designer is not thread-safe; the caller serializes calls per study.
 class Designer {
  public:
+  // What a designer reads of the study, so that the controller hands it no
+  // more than that.
+  enum class Reads {
+    // context.pending and the counts only (context.trials left empty): a
+    // suggestion costs the same in a study of ten trials or a million.
+    kPending,
+    // Every trial in context.trials.
+    kAllTrials,
+  };
+
   virtual ~Designer() = default;
+
+  // What Suggest reads. Default: kAllTrials.
+  virtual Reads reads() const { return Reads::kAllTrials; }
+  // Whether Suggest is quick (no model to fit: microseconds per point and
+  // per trial it reads), so that the controller may run it under the
+  // study's lock on the study as it is, instead of on a copy made for a
+  // long computation. Default: false.
+  virtual bool quick() const { return false; }
 
   // Proposes up to `count` (>= 1) new assignments that differ from the
   // pending trials. Returning fewer (possibly none) means the search space is

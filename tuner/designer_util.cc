@@ -7,11 +7,13 @@ namespace cairn::tuner::internal {
 
 uint64_t NextPointIndex(const DesignerContext& context) {
   // Trials come in id order: the last one has the largest id.
-  uint64_t next = context.trials.size();
-  if (!context.trials.empty() && context.trials.back()->id() > 0) {
-    next = std::max<uint64_t>(next, context.trials.back()->id());
+  int64_t next =
+      std::max<int64_t>({static_cast<int64_t>(context.trials.size()),
+                         context.trial_count, context.last_trial_id, 0});
+  if (!context.trials.empty()) {
+    next = std::max<int64_t>(next, context.trials.back()->id());
   }
-  return next;
+  return static_cast<uint64_t>(next);
 }
 
 absl::flat_hash_set<std::string> PendingTrialKeys(

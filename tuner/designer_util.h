@@ -16,9 +16,10 @@ namespace cairn::tuner::internal {
 
 // Position of the study's next point in a designer's sequence: the number of
 // trials ever created, i.e. the largest trial id (ids start at 1 and are never
-// reused, so deleted trials still count) or the number of trials if larger.
-// A pure function of the context, so a restarted cairnd continues the
-// sequence where it stopped.
+// reused, so deleted trials still count) or the number of trials if larger,
+// from `trials` or, when it is left empty, from trial_count and
+// last_trial_id. A pure function of the context, so a restarted cairnd
+// continues the sequence where it stopped.
 uint64_t NextPointIndex(const DesignerContext& context);
 
 // Canonical keys (SearchSpace::CanonicalKey) of the pending trials

@@ -50,6 +50,8 @@ class GridDesigner final : public Designer {
 
   absl::StatusOr<std::vector<Suggestion>> Suggest(
       const DesignerContext& context, int count) override;
+  Reads reads() const override { return Reads::kAllTrials; }
+  bool quick() const override { return true; }
 
   // Number of grid points (UINT64_MAX if it does not fit).
   uint64_t size() const { return total_; }

@@ -33,6 +33,8 @@ class QuasiRandomDesigner final : public Designer {
 
   absl::StatusOr<std::vector<Suggestion>> Suggest(
       const DesignerContext& context, int count) override;
+  Reads reads() const override { return Reads::kPending; }
+  bool quick() const override { return true; }
 
   // Unit point number `index` of the scrambled sequence, in [0, 1)^d.
   std::vector<double> Point(uint64_t index) const;

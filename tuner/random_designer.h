@@ -31,6 +31,8 @@ class RandomDesigner final : public Designer {
 
   absl::StatusOr<std::vector<Suggestion>> Suggest(
       const DesignerContext& context, int count) override;
+  Reads reads() const override { return Reads::kPending; }
+  bool quick() const override { return true; }
 
   // Unit point number `index` (attempt 0 is the first draw).
   std::vector<double> Point(uint64_t index, uint64_t attempt) const;

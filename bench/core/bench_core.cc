@@ -19,6 +19,13 @@
 //                                      figure "floors", or "empty_rpc" alone
 //   floor_durable_append_us            mean latency of a 200-byte append plus
 //                                      fdatasync() to a file in --fsync-dir
+//   cairn_phase_us[_cN|_large] METHOD PHASE  with --metrics HOST:PORT (cairnd's
+//                                      /metrics): the mean microseconds per
+//                                      call of each part of SuggestTrials and
+//                                      CompleteTrial (auth, limits,
+//                                      study_lock, designer, append, sync,
+//                                      audit; "server" is the whole call as
+//                                      cairnd timed it) during the figure
 // The two floors bound one sequential client: a round trip is two RPCs that
 // each wait for one durable append, so it cannot beat
 // 2 x (floor_empty_rpc_us + floor_durable_append_us) on this machine.
@@ -33,7 +40,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
+#include <regex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -43,6 +53,7 @@
 #include "auth/client_token.h"
 #include "cairn/v1/study_service.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
+#include "httplib.h"
 
 namespace {
 
@@ -61,6 +72,8 @@ struct Options {
   std::string fsync_dir = ".";
   // Trials in the study of the large_study figure.
   int64_t large_study = 10000;
+  // cairnd's /metrics address, for the phases of each call ("": none).
+  std::string metrics;
 
   bool Wants(const std::string& figure) const {
     return std::find(figures.begin(), figures.end(), figure) != figures.end();
@@ -194,6 +207,12 @@ double RunClients(int n, double duration, Body body) {
   return total / elapsed;
 }
 
+// Sum and count of each call phase's histogram ("METHOD PHASE" keys; the
+// whole call is "METHOD server"), from one scrape of `o.metrics` (none
+// without one).
+using PhaseTotals = std::map<std::string, std::pair<double, double>>;
+PhaseTotals ScrapePhases(const Options& o);
+
 // Mean latencies of the two RPCs of the round trip, summed over clients.
 struct RoundTripLatency {
   std::atomic<int64_t> suggest_ns{0};
@@ -252,7 +271,9 @@ double SuggestCompleteRate(const Options& o, int clients,
 // One-client round trips on a study that already holds `o.large_study`
 // completed trials (filled by 8 clients), to show the cost of a call does
 // not grow with the study.
-double LargeStudyRate(const Options& o, RoundTripLatency* latency) {
+// `*phases`: the phase totals once the study is filled.
+double LargeStudyRate(const Options& o, RoundTripLatency* latency,
+                      PhaseTotals* phases) {
   auto admin = NewStub(o.server);
   const std::string study = CreateStudy(*admin, "large");
   std::atomic<int64_t> left{o.large_study};
@@ -266,6 +287,7 @@ double LargeStudyRate(const Options& o, RoundTripLatency* latency) {
     });
   }
   for (auto& t : fillers) t.join();
+  *phases = ScrapePhases(o);
   const double rate = RoundTripRate(o, study, 1, latency);
   DeleteStudy(*admin, study);
   return rate;
@@ -402,6 +424,59 @@ double DurableAppendMicros(const Options& o) {
   return 1e6 / rate;
 }
 
+PhaseTotals ScrapePhases(const Options& o) {
+  PhaseTotals totals;
+  if (o.metrics.empty()) return totals;
+  httplib::Client client("http://" + o.metrics);
+  httplib::Result got = client.Get("/metrics");
+  if (!got || got->status != 200) {
+    std::fprintf(stderr, "cairn_bench_core: cannot read http://%s/metrics\n",
+                 o.metrics.c_str());
+    std::exit(1);
+  }
+  static const std::regex phase(
+      R"re(^cairn_call_phase_duration_seconds_(sum|count)\{method="(\w+)",phase="(\w+)"\} (\S+))re");
+  static const std::regex rpc(
+      R"re(^cairn_grpc_request_duration_seconds_(sum|count)\{method="(\w+)"\} (\S+))re");
+  std::istringstream lines(got->body);
+  std::string line;
+  std::smatch m;
+  while (std::getline(lines, line)) {
+    std::string key, which, value;
+    if (std::regex_match(line, m, phase)) {
+      which = m[1], key = m[2].str() + " " + m[3].str(), value = m[4];
+    } else if (std::regex_match(line, m, rpc)) {
+      which = m[1], key = m[2].str() + " server", value = m[3];
+    } else {
+      continue;
+    }
+    auto& [sum, count] = totals[key];
+    (which == "sum" ? sum : count) = std::strtod(value.c_str(), nullptr);
+  }
+  return totals;
+}
+
+// Prints the mean microseconds per call of each phase of SuggestTrials and
+// CompleteTrial between two scrapes, in the order the parts run.
+void PrintPhases(const PhaseTotals& before, const PhaseTotals& after,
+                 const std::string& suffix) {
+  for (const char* method : {"SuggestTrials", "CompleteTrial"}) {
+    for (const char* phase : {"auth", "limits", "study_lock", "designer",
+                              "append", "sync", "audit", "server"}) {
+      const std::string key = std::string(method) + " " + phase;
+      auto now = after.find(key);
+      if (now == after.end()) continue;
+      auto was = before.find(key);
+      const auto [sum0, n0] =
+          was == before.end() ? std::pair<double, double>{0, 0} : was->second;
+      const double n = now->second.second - n0;
+      if (n <= 0) continue;
+      std::printf("cairn_phase_us%s %s %.1f\n", suffix.c_str(), key.c_str(),
+                  1e6 * (now->second.first - sum0) / n);
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -427,14 +502,19 @@ int main(int argc, char** argv) {
                  "trials in the study of the large_study figure")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, int64_t{10000000}));
+  app.add_option("--metrics", o.metrics,
+                 "cairnd's /metrics address HOST:PORT: print the phases of "
+                 "each call");
   CLI11_PARSE(app, argc, argv);
 
   for (int c : o.clients) {
     if (!o.Wants("round_trips")) break;
     const std::string suffix = c == 1 ? "" : "_c" + std::to_string(c);
     RoundTripLatency latency;
+    const PhaseTotals before = ScrapePhases(o);
     std::printf("cairn_suggest_complete_per_s%s %.1f\n", suffix.c_str(),
                 SuggestCompleteRate(o, c, &latency));
+    PrintPhases(before, ScrapePhases(o), suffix);
     const double n = std::max<int64_t>(1, latency.count.load());
     std::printf("cairn_suggest_ms%s %.3f\ncairn_complete_ms%s %.3f\n",
                 suffix.c_str(), latency.suggest_ns / n / 1e6, suffix.c_str(),
@@ -443,8 +523,10 @@ int main(int argc, char** argv) {
   }
   if (o.Wants("large_study")) {
     RoundTripLatency latency;
+    PhaseTotals filled;
     std::printf("cairn_suggest_complete_per_s_large %.1f\n",
-                LargeStudyRate(o, &latency));
+                LargeStudyRate(o, &latency, &filled));
+    PrintPhases(filled, ScrapePhases(o), "_large");
     const double n = std::max<int64_t>(1, latency.count.load());
     std::printf("cairn_large_study_trials %lld\n",
                 static_cast<long long>(o.large_study));

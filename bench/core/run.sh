@@ -38,7 +38,9 @@ cairn_require_bins "$BIN" cairnd cairn_bench_core
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/cairn-bench-core.XXXXXX")"
 trap 'cairn_stop_cairnd; rm -rf "$WORK"' EXIT
-cairn_start_cairnd "$BIN" "$WORK"
+# cairnd's /metrics on a free loopback port: where each call's time goes.
+METRICS="127.0.0.1:$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+CAIRN_METRICS_LISTEN="$METRICS" cairn_start_cairnd "$BIN" "$WORK"
 SERVER="$CAIRN_SERVER"
 echo "cairnd at $SERVER, data in $WORK/data; ${DURATION}s per figure" >&2
 
@@ -70,7 +72,7 @@ done
 # worker processes (one study, one SQLite storage) as Cairn has clients.
 # shellcheck disable=SC2086
 "$BIN/cairn_bench_core" --server "$SERVER" --duration "$DURATION" \
-  --clients $CLIENTS --fsync-dir "$WORK" | tee "$WORK/cairn.txt" >&2
+  --clients $CLIENTS --fsync-dir "$WORK" --metrics "$METRICS" | tee "$WORK/cairn.txt" >&2
 cairn_stop_cairnd
 # shellcheck disable=SC2086
 "$PYTHON" "$ROOT/bench/core/optuna_bench.py" --duration "$DURATION" \
@@ -82,6 +84,8 @@ cairn_stop_cairnd
 } | awk -v clients="$CLIENTS" '
   $1 == "round" { n_rounds++; rc[n_rounds] = $3; ro[n_rounds] = $4;
                   rr[n_rounds] = ($4 > 0) ? $3 / $4 : 0; st[n_rounds] = $5; next }
+  $1 ~ /^cairn_phase_us/ { k = $2 " " $3; if (!(k in seen)) { seen[k] = 1; keys[++n_keys] = k }
+                           ph[substr($1, 15), k] = $4; next }
   { v[$1] = $2 }
   function row(label, cairn, optuna,   r) {
     r = (optuna > 0) ? cairn / optuna : 0
@@ -149,4 +153,20 @@ cairn_stop_cairnd
     }
     printf "measurements, ReportMeasurements stream vs trial.report: %.1fx (target >= 20x: %s)\n",
            ms, verdict(ms)
+    if (n_keys > 0) {
+      # Where the time goes: cairnd times each part of the two calls
+      # (cairn_call_phase_duration_seconds); "server" is the whole call.
+      printf "mean us per call, as cairnd timed its parts (server: the whole call)\n"
+      printf "%-28s", "call part"
+      for (i = 1; i <= n; i++) printf " %10s", cs[i] " cl."
+      printf " %10s\n", v["cairn_large_study_trials"] " tr."
+      for (j = 1; j <= n_keys; j++) {
+        printf "%-28s", keys[j]
+        for (i = 1; i <= n; i++) {
+          k = (cs[i] == 1) ? "" : "_c" cs[i]
+          printf " %10s", ((k, keys[j]) in ph) ? ph[k, keys[j]] : "-"
+        }
+        printf " %10s\n", (("_large", keys[j]) in ph) ? ph["_large", keys[j]] : "-"
+      }
+    }
   }'

@@ -260,6 +260,7 @@ uint64_t FaultFileSystem::SizeOf(const std::string& path) const {
 
 void FaultFileSystem::Synced(const std::string& path, uint64_t size) {
   absl::MutexLock lock(&mu_);
+  ++syncs_[KindOfFile(path)];
   auto it = files_.find(Normalize(path));
   if (it != files_.end() && it->second.synced < size) it->second.synced = size;
 }
@@ -278,6 +279,15 @@ void FaultFileSystem::DirectorySynced(const std::string& dir) {
   for (auto& [path, state] : files_) {
     if (ParentOf(path) == normalized) state.entry_synced = true;
   }
+}
+
+int64_t FaultFileSystem::Syncs(uint32_t kinds) const {
+  absl::MutexLock lock(&mu_);
+  int64_t n = 0;
+  for (const auto& [kind, count] : syncs_) {
+    if ((kind & kinds) != 0) n += count;
+  }
+  return n;
 }
 
 int64_t FaultFileSystem::SyncedBytes(const std::string& path) const {

@@ -136,6 +136,10 @@ class FaultFileSystem final : public rocksdb::FileSystemWrapper {
     return DropUnsyncedData(PowerLoss());
   }
 
+  // Successful syncs (Sync, Fsync) so far of the files of the FileKind bits
+  // `kinds` (e.g. kWalFile: one per group commit the store made durable).
+  int64_t Syncs(uint32_t kinds) const ABSL_LOCKS_EXCLUDED(mu_);
+
   // Bytes of `path` made durable so far, or -1 if the file is not tracked.
   int64_t SyncedBytes(const std::string& path) const ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -210,6 +214,8 @@ class FaultFileSystem final : public rocksdb::FileSystemWrapper {
   // syncs wait now.
   uint32_t stall_kinds_ ABSL_GUARDED_BY(mu_) = 0;
   int stalled_syncs_ ABSL_GUARDED_BY(mu_) = 0;
+  // Successful syncs by FileKind.
+  std::map<uint32_t, int64_t> syncs_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace cairn::testing
