@@ -164,10 +164,12 @@ void CheckDurableMark(const std::string& path, const Recovered& r,
 }
 
 // The newest WAL ending in the middle of a record (`cut`), when the mark
-// says that its file was preallocated (see wal_tail.h).
+// says that its file was preallocated and that cairnd did not close it
+// (see wal_tail.h; a cut WAL of a closed store loses writes the closing
+// mark names).
 void CheckCutWal(const std::optional<CutWal>& cut, const DurableMark& mark,
                  std::vector<std::string>* problems) {
-  if (!mark.wal_preallocated || !cut.has_value() ||
+  if (!mark.wal_preallocated || mark.closed || !cut.has_value() ||
       cut->file != WalName(mark.wal_number)) {
     return;
   }

@@ -1,5 +1,6 @@
 // See durable_mark.h. File format: one line "wal <number> seq <sequence>",
-// followed by " preallocated" when the WAL is (older readers ignore it).
+// followed by " preallocated" and " closed" when the mark says so (older
+// readers ignore them).
 #include "store/durable_mark.h"
 
 #include <fcntl.h>
@@ -70,14 +71,21 @@ absl::StatusOr<std::optional<DurableMark>> ReadDurableMark(
   const std::vector<std::string> words =
       absl::StrSplit(line, ' ', absl::SkipEmpty());
   DurableMark mark;
-  if ((words.size() != 4 && words.size() != 5) || words[0] != "wal" ||
-      words[2] != "seq" || !absl::SimpleAtoi(words[1], &mark.wal_number) ||
-      !absl::SimpleAtoi(words[3], &mark.sequence) ||
-      (words.size() == 5 && words[4] != "preallocated")) {
+  bool parsed = words.size() >= 4 && words.size() <= 6 && words[0] == "wal" &&
+                words[2] == "seq" &&
+                absl::SimpleAtoi(words[1], &mark.wal_number) &&
+                absl::SimpleAtoi(words[3], &mark.sequence);
+  for (size_t i = 4; parsed && i < words.size(); ++i) {
+    bool* flag = words[i] == "preallocated" ? &mark.wal_preallocated
+                 : words[i] == "closed"     ? &mark.closed
+                                            : nullptr;
+    parsed = flag != nullptr && !*flag;
+    if (parsed) *flag = true;
+  }
+  if (!parsed) {
     return absl::DataLossError(
         absl::StrCat("file ", kDurableMarkFile, " is corrupt"));
   }
-  mark.wal_preallocated = words.size() == 5;
   return mark;
 }
 
@@ -86,7 +94,8 @@ absl::Status WriteDurableMark(const std::string& dir, const DurableMark& mark) {
   const std::string tmp = path + ".tmp";
   absl::Status s = WriteSynced(
       tmp, absl::StrCat("wal ", mark.wal_number, " seq ", mark.sequence,
-                        mark.wal_preallocated ? " preallocated" : "", "\n"));
+                        mark.wal_preallocated ? " preallocated" : "",
+                        mark.closed ? " closed" : "", "\n"));
   if (!s.ok()) return s;
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     return Errno("cannot rename to", path);
@@ -108,11 +117,22 @@ absl::Status DurableMarkWriter::WalStarted(uint64_t wal_number,
   return AdvanceLocked(DurableMark{wal_number, sequence, preallocated});
 }
 
-absl::Status DurableMarkWriter::AdvanceLocked(const DurableMark& mark) {
-  if (has_written_ && mark.sequence <= written_) return absl::OkStatus();
+absl::Status DurableMarkWriter::Close() {
+  absl::MutexLock lock(&mu_);
+  if (!written_.has_value() || written_->closed) return absl::OkStatus();
+  DurableMark mark = *written_;
+  mark.closed = true;
   if (absl::Status s = WriteDurableMark(dir_, mark); !s.ok()) return s;
-  has_written_ = true;
-  written_ = mark.sequence;
+  written_ = mark;
+  return absl::OkStatus();
+}
+
+absl::Status DurableMarkWriter::AdvanceLocked(const DurableMark& mark) {
+  if (written_.has_value() && mark.sequence <= written_->sequence) {
+    return absl::OkStatus();
+  }
+  if (absl::Status s = WriteDurableMark(dir_, mark); !s.ok()) return s;
+  written_ = mark;
   return absl::OkStatus();
 }
 
@@ -131,6 +151,7 @@ DurableMarkRecorder::~DurableMarkRecorder() {
   }
   thread_.join();
   Record();
+  (void)writer_->Close();
 }
 
 void DurableMarkRecorder::Record() {

@@ -1,12 +1,13 @@
 // The durable mark: a small file (CAIRN-DURABLE) in the store directory that
 // records a RocksDB sequence number known to be durable and the WAL that was
-// current then (the WAL that holds it, or a newer one). RocksDB 7.8 does not track the live WAL in its MANIFEST, so
-// an emptied or deleted newest WAL opens silently with the writes it held
-// gone; comparing the sequence number RocksDB recovers with the mark catches
-// that. The mark only ever names a sequence number that was fsynced before
-// the mark was written, and the file is replaced atomically (temp file,
-// fsync, rename, fsync of the directory), so a kill -9 at any point leaves a
-// mark that the WALs on disk cover: it never raises a false alarm.
+// current then (the WAL that holds it, or a newer one). RocksDB 7.8 does not
+// track the live WAL in its MANIFEST, so an emptied or deleted newest WAL opens
+// silently with the writes it held gone; comparing the sequence number RocksDB
+// recovers with the mark catches that. The mark only ever names a sequence
+// number that was fsynced before the mark was written, and the file is replaced
+// atomically (temp file, fsync, rename, fsync of the directory), so a kill -9
+// at any point leaves a mark that the WALs on disk cover: it never raises a
+// false alarm.
 //
 // Two writers keep it current: a recorder about once a second (and at
 // close), and the first write of each new WAL (wal_first_write.h), which is
@@ -44,6 +45,10 @@ struct DurableMark {
   // The WAL's file was preallocated: it runs past its records, so that a
   // crash leaves zeros after them, never the file's end (wal_tail.h).
   bool wal_preallocated = false;
+  // Written when cairnd closed the store, after its last write. RocksDB
+  // then truncates the newest WAL to what it wrote, preallocated or not, so
+  // it may end in part of a record that a failed append left.
+  bool closed = false;
 };
 
 // Reads <dir>/CAIRN-DURABLE. nullopt if there is none (a store written by an
@@ -71,14 +76,17 @@ class DurableMarkWriter {
   absl::Status WalStarted(uint64_t wal_number, uint64_t sequence,
                           bool preallocated);
 
+  // The store is closing after its last write: rewrites the mark as
+  // closed (see DurableMark::closed). Nothing may be written after.
+  absl::Status Close();
+
  private:
   absl::Status AdvanceLocked(const DurableMark& mark)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::string dir_;
   absl::Mutex mu_;
-  bool has_written_ ABSL_GUARDED_BY(mu_) = false;
-  uint64_t written_ ABSL_GUARDED_BY(mu_) = 0;
+  std::optional<DurableMark> written_ ABSL_GUARDED_BY(mu_);
   uint64_t preallocated_wal_ ABSL_GUARDED_BY(mu_) = 0;  // 0: none known.
 };
 
@@ -101,7 +109,7 @@ class DurableMarkRecorder {
   DurableMarkRecorder(rocksdb::DB* db,
                       std::shared_ptr<DurableMarkWriter> writer,
                       std::function<WalSyncState()> sync_state);
-  // Stops the thread and records a last time.
+  // Stops the thread, records a last time and marks the store closed.
   ~DurableMarkRecorder();
 
   // Records the mark now if the sequence number moved since the last one.

@@ -26,11 +26,13 @@
 // past the end of the file (or the file ending between a record's
 // fragments). A crash leaves no such WAL when the file was preallocated:
 // the zeros of the preallocation follow whatever the writer got out. So a
-// preallocated WAL that ends so lost its end after the fact (truncated), and
-// the writes in it from that record on are gone; the damage check reports it
-// (store/damage_check.h). A WAL that was not preallocated (a file system
-// without fallocate) may end so after a crash; RocksDB then drops the
-// record, as it would a torn one.
+// preallocated WAL that ends so, in a store that cairnd did not close, lost
+// its end after the fact (truncated), and the writes in it from that record
+// on are gone; the damage check reports it (store/damage_check.h). A WAL
+// that was not preallocated (a file system without fallocate) may end so
+// after a crash, and one that RocksDB closed (truncating it to what it
+// wrote) after a failed append; RocksDB then drops the record, as it would
+// a torn one.
 //
 // Limitation: an acknowledged last record whose end a disk fault turned
 // into zeros looks the same as a torn one. When its write was older than

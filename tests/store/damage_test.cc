@@ -99,6 +99,15 @@ TEST_F(DamageTest, DeletedNewestWal) {
   ExpectVerifyAndRepair(kFirst);
 }
 
+// The WAL of a store closed cleanly, cut in the middle of its data: the
+// mark written at the close names its last write.
+TEST_F(DamageTest, CutWalOfAClosedStore) {
+  const fs::path wal = NewestWal();
+  fs::resize_file(wal, fs::file_size(wal) / 2);
+  ExpectRefusal(wal.filename().string(), "ends early");
+  ExpectVerifyAndRepair(kFirst);
+}
+
 TEST_F(DamageTest, ManifestCutInHalf) {
   const fs::path manifest = FilesEndingIn(dir_, "MANIFEST-").back();
   fs::resize_file(manifest, fs::file_size(manifest) / 2);
