@@ -103,6 +103,14 @@ absl::StatusOr<std::string> OrphanSstLoss(
   return absl::StrCat("writes (", absl::CHexEscape(**missing), " among them)");
 }
 
+// The MANIFEST that CURRENT names, or "the MANIFEST".
+std::string CurrentManifest(const std::string& path) {
+  std::ifstream in(fs::path(path) / "CURRENT");
+  std::string name;
+  if (!std::getline(in, name) || name.empty()) return "the MANIFEST";
+  return absl::StrCat("file ", name);
+}
+
 // The orphan SSTs (see FindStoreDamage) that hold data nothing else holds.
 absl::Status CheckOrphanSsts(const std::string& path, const Recovered& r,
                              rocksdb::DB& manifest_db,
@@ -120,18 +128,10 @@ absl::Status CheckOrphanSsts(const std::string& path, const Recovered& r,
     if (!loss.ok()) return loss.status();
     if (loss->empty()) continue;
     problems->push_back(absl::StrCat(
-        "the MANIFEST does not reference ", name, ", which holds ", *loss,
-        " that no other file holds (the MANIFEST is damaged or old)"));
+        CurrentManifest(path), " does not reference ", name, ", which holds ",
+        *loss, " that no other file holds (the MANIFEST is damaged or old)"));
   }
   return absl::OkStatus();
-}
-
-// The MANIFEST that CURRENT names, or "the MANIFEST".
-std::string CurrentManifest(const std::string& path) {
-  std::ifstream in(fs::path(path) / "CURRENT");
-  std::string name;
-  if (!std::getline(in, name) || name.empty()) return "the MANIFEST";
-  return absl::StrCat("file ", name);
 }
 
 // Writes between those the MANIFEST's SSTs hold and the first the WALs it
@@ -151,20 +151,47 @@ void CheckManifestGap(const std::string& path, const Recovered& r,
 
 // Durable writes that the WALs no longer hold.
 void CheckDurableMark(const std::string& path, const Recovered& r,
+                      const DurableMark& mark,
                       std::vector<std::string>* problems) {
+  if (mark.sequence <= r.last_seqno) return;
+  const std::string wal = WalName(mark.wal_number);
+  std::error_code ec;
+  const uintmax_t size = fs::file_size(fs::path(path) / wal, ec);
+  const char* kind = ec ? "is missing" : size == 0 ? "is empty" : "ends early";
+  problems->push_back(absl::StrCat(
+      "file ", wal, " ", kind, ": writes up to ", mark.sequence,
+      " were durable, the WALs on disk hold writes only up to ", r.last_seqno));
+}
+
+// The newest WAL ending in the middle of a record (`cut`), when the mark
+// says that its file was preallocated and that cairnd did not close it
+// (see wal_tail.h; a cut WAL of a closed store loses writes the closing
+// mark names).
+void CheckCutWal(const std::optional<CutWal>& cut, const DurableMark& mark,
+                 std::vector<std::string>* problems) {
+  if (!mark.wal_preallocated || mark.closed || !cut.has_value() ||
+      cut->file != WalName(mark.wal_number)) {
+    return;
+  }
+  problems->push_back(absl::StrCat(
+      "file ", cut->file, " is cut short: it ends at byte ", cut->size,
+      " in the middle of the record at byte ", cut->cut_at,
+      ", where a preallocated WAL never ends; the writes from there on are "
+      "lost"));
+}
+
+// The checks that need the durable mark (a garbled mark is damage too).
+void CheckWalsAgainstMark(const std::string& path, const Recovered& r,
+                          const std::optional<CutWal>& cut,
+                          std::vector<std::string>* problems) {
   absl::StatusOr<std::optional<DurableMark>> mark = ReadDurableMark(path);
   if (!mark.ok()) {
     problems->push_back(std::string(mark.status().message()));
     return;
   }
-  if (!mark->has_value() || (*mark)->sequence <= r.last_seqno) return;
-  const std::string wal = WalName((*mark)->wal_number);
-  std::error_code ec;
-  const uintmax_t size = fs::file_size(fs::path(path) / wal, ec);
-  const char* kind = ec ? "is missing" : size == 0 ? "is empty" : "ends early";
-  problems->push_back(absl::StrCat(
-      "file ", wal, " ", kind, ": writes up to ", (*mark)->sequence,
-      " were durable, the WALs on disk hold writes only up to ", r.last_seqno));
+  if (!mark->has_value()) return;
+  CheckDurableMark(path, r, **mark, problems);
+  CheckCutWal(cut, **mark, problems);
 }
 
 // "file 000008.sst is missing" when a failed open says that an SST the
@@ -177,12 +204,36 @@ std::string MissingSst(const std::string& status) {
                       status, ")");
 }
 
+// "file MANIFEST-000012, which CURRENT names, is missing" when a failed
+// open says so; empty otherwise.
+std::string MissingManifest(const std::string& status) {
+  const size_t at = status.find("/MANIFEST-");
+  if (at == std::string::npos ||
+      status.find("No such file") == std::string::npos) {
+    return "";
+  }
+  const size_t end = status.find_first_of(": ", at + 1);
+  return absl::StrCat("file ", status.substr(at + 1, end - at - 1),
+                      ", which CURRENT names, is missing (", status, ")");
+}
+
 std::string DescribeCorruption(const DamageReport& damage,
                                const rocksdb::Status& s) {
   if (const std::string missing = MissingSst(s.ToString()); !missing.empty()) {
     return missing;
   }
-  if (damage.file.empty()) return s.ToString();
+  if (std::string missing = MissingManifest(s.ToString()); !missing.empty()) {
+    return missing;
+  }
+  if (damage.file.empty()) {
+    // RocksDB names the file it failed on at the end: "... in file DIR/F".
+    const std::string status = s.ToString();
+    const size_t at = status.rfind(" in file ");
+    if (at == std::string::npos) return status;
+    return absl::StrCat("file ",
+                        fs::path(status.substr(at + 9)).filename().string(),
+                        " is corrupt (", status.substr(0, at), ")");
+  }
   return absl::StrCat("file ", damage.file, " is corrupt (", damage.detail,
                       ")");
 }
@@ -191,7 +242,9 @@ std::string DescribeCorruption(const DamageReport& damage,
 
 absl::StatusOr<std::vector<std::string>> FindStoreDamage(
     const std::string& path) {
-  absl::StatusOr<std::unique_ptr<rocksdb::Env>> env = NewStoreEnv(path);
+  std::optional<CutWal> cut;
+  absl::StatusOr<std::unique_ptr<rocksdb::Env>> env =
+      NewStoreEnv(path, nullptr, nullptr, &cut);
   if (!env.ok()) return env.status();
   rocksdb::Options options = StoreDbOptions(env->get());
   auto damage_log = std::make_shared<DamageLog>(NewDiscardingLogger());
@@ -218,7 +271,7 @@ absl::StatusOr<std::vector<std::string>> FindStoreDamage(
       CheckOrphanSsts(path, recovered, *manifest->db, &problems);
   if (!checked.ok()) return checked;
   CheckManifestGap(path, recovered, &problems);
-  CheckDurableMark(path, recovered, &problems);
+  CheckWalsAgainstMark(path, recovered, cut, &problems);
   return problems;
 }
 

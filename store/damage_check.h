@@ -10,7 +10,9 @@
 //  - writes that neither the MANIFEST's SSTs nor the WALs it replays hold,
 //    below the first write of those WALs (the MANIFEST is damaged or old);
 //  - writes that were durable (store/durable_mark.h) but that RocksDB no
-//    longer recovers: the WAL that held them is missing, empty or cut short.
+//    longer recovers: the WAL that held them is missing, empty or cut short;
+//  - the newest WAL ending in the middle of a record when the mark says
+//    that its file was preallocated (cut short after the fact: wal_tail.h).
 #ifndef CAIRN_STORE_DAMAGE_CHECK_H_
 #define CAIRN_STORE_DAMAGE_CHECK_H_
 
@@ -22,9 +24,9 @@
 namespace cairn {
 
 // Returns one line per damage found in the store at `path`, each naming the
-// file and the kind of damage ("file 000012.log is missing: ...", "the
-// MANIFEST does not reference 000010.sst: ..."); empty when none is found.
-// Never writes to the directory.
+// file and the kind of damage ("file 000012.log is missing: ...", "file
+// MANIFEST-000012 does not reference 000010.sst: ..."); empty when none is
+// found. Never writes to the directory.
 //
 // RocksDB reads a MANIFEST cut short as if its writer had died in the middle
 // of a record: the edits before the cut are the store, the rest is dropped

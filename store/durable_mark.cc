@@ -1,4 +1,6 @@
-// See durable_mark.h. File format: one line "wal <number> seq <sequence>".
+// See durable_mark.h. File format: one line "wal <number> seq <sequence>",
+// followed by " preallocated" and " closed" when the mark says so (older
+// readers ignore them).
 #include "store/durable_mark.h"
 
 #include <fcntl.h>
@@ -9,10 +11,12 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <utility>
+#include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "rocksdb/transaction_log.h"
 
@@ -62,11 +66,23 @@ absl::StatusOr<std::optional<DurableMark>> ReadDurableMark(
     if (!std::filesystem::exists(path)) return std::nullopt;
     return Errno("cannot read", path);
   }
-  std::string wal_word;
-  std::string seq_word;
+  std::string line;
+  std::getline(in, line);
+  const std::vector<std::string> words =
+      absl::StrSplit(line, ' ', absl::SkipEmpty());
   DurableMark mark;
-  if (!(in >> wal_word >> mark.wal_number >> seq_word >> mark.sequence) ||
-      wal_word != "wal" || seq_word != "seq") {
+  bool parsed = words.size() >= 4 && words.size() <= 6 && words[0] == "wal" &&
+                words[2] == "seq" &&
+                absl::SimpleAtoi(words[1], &mark.wal_number) &&
+                absl::SimpleAtoi(words[3], &mark.sequence);
+  for (size_t i = 4; parsed && i < words.size(); ++i) {
+    bool* flag = words[i] == "preallocated" ? &mark.wal_preallocated
+                 : words[i] == "closed"     ? &mark.closed
+                                            : nullptr;
+    parsed = flag != nullptr && !*flag;
+    if (parsed) *flag = true;
+  }
+  if (!parsed) {
     return absl::DataLossError(
         absl::StrCat("file ", kDurableMarkFile, " is corrupt"));
   }
@@ -77,7 +93,9 @@ absl::Status WriteDurableMark(const std::string& dir, const DurableMark& mark) {
   const std::string path = absl::StrCat(dir, "/", kDurableMarkFile);
   const std::string tmp = path + ".tmp";
   absl::Status s = WriteSynced(
-      tmp, absl::StrCat("wal ", mark.wal_number, " seq ", mark.sequence, "\n"));
+      tmp, absl::StrCat("wal ", mark.wal_number, " seq ", mark.sequence,
+                        mark.wal_preallocated ? " preallocated" : "",
+                        mark.closed ? " closed" : "", "\n"));
   if (!s.ok()) return s;
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     return Errno("cannot rename to", path);
@@ -85,9 +103,43 @@ absl::Status WriteDurableMark(const std::string& dir, const DurableMark& mark) {
   return SyncDir(dir);
 }
 
+absl::Status DurableMarkWriter::Advance(DurableMark mark) {
+  absl::MutexLock lock(&mu_);
+  mark.wal_preallocated = mark.wal_number == preallocated_wal_;
+  return AdvanceLocked(mark);
+}
+
+absl::Status DurableMarkWriter::WalStarted(uint64_t wal_number,
+                                           uint64_t sequence,
+                                           bool preallocated) {
+  absl::MutexLock lock(&mu_);
+  if (preallocated) preallocated_wal_ = wal_number;
+  return AdvanceLocked(DurableMark{wal_number, sequence, preallocated});
+}
+
+absl::Status DurableMarkWriter::Close() {
+  absl::MutexLock lock(&mu_);
+  if (!written_.has_value() || written_->closed) return absl::OkStatus();
+  DurableMark mark = *written_;
+  mark.closed = true;
+  if (absl::Status s = WriteDurableMark(dir_, mark); !s.ok()) return s;
+  written_ = mark;
+  return absl::OkStatus();
+}
+
+absl::Status DurableMarkWriter::AdvanceLocked(const DurableMark& mark) {
+  if (written_.has_value() && mark.sequence <= written_->sequence) {
+    return absl::OkStatus();
+  }
+  if (absl::Status s = WriteDurableMark(dir_, mark); !s.ok()) return s;
+  written_ = mark;
+  return absl::OkStatus();
+}
+
 DurableMarkRecorder::DurableMarkRecorder(
-    rocksdb::DB* db, std::string dir, std::function<WalSyncState()> sync_state)
-    : db_(db), dir_(std::move(dir)), sync_state_(std::move(sync_state)) {
+    rocksdb::DB* db, std::shared_ptr<DurableMarkWriter> writer,
+    std::function<WalSyncState()> sync_state)
+    : db_(db), writer_(std::move(writer)), sync_state_(std::move(sync_state)) {
   Record();
   thread_ = std::thread([this] { Loop(); });
 }
@@ -99,6 +151,7 @@ DurableMarkRecorder::~DurableMarkRecorder() {
   }
   thread_.join();
   Record();
+  (void)writer_->Close();
 }
 
 void DurableMarkRecorder::Record() {
@@ -117,8 +170,7 @@ void DurableMarkRecorder::Record() {
     case WalSyncState::kFailed:
       return;
   }
-  const DurableMark mark{CurrentWalNumber(db_), seq};
-  if (!WriteDurableMark(dir_, mark).ok()) return;
+  if (!writer_->Advance(DurableMark{CurrentWalNumber(db_), seq}).ok()) return;
   recorded_ = seq;
   has_recorded_ = true;
 }

@@ -26,6 +26,7 @@
 #include "store/rocksdb_store_util.h"
 #include "store/store_lock.h"
 #include "store/summary_record.h"
+#include "store/wal_first_write.h"
 #include "store/wal_tail.h"
 
 namespace cairn {
@@ -143,9 +144,19 @@ absl::StatusOr<std::unique_ptr<Store>> RocksDbStore::Open(
     return absl::InvalidArgumentError("store path must be non-empty");
   }
   if (absl::Status st = CheckBeforeOpen(path); !st.ok()) return st;
+  // The first write of each WAL records the durable mark before it is
+  // acknowledged (wal_first_write.h). Its sync goes through the
+  // fault-injecting wrapper of tests, which must see every sync.
+  auto mark_writer = std::make_shared<DurableMarkWriter>(path);
+  auto wrap = [&](std::shared_ptr<rocksdb::FileSystem> base) {
+    if (options.wrap_file_system) {
+      base = options.wrap_file_system(std::move(base));
+    }
+    return NewWalFirstWriteMarkingFileSystem(std::move(base), mark_writer);
+  };
   std::optional<TornWalTail> torn;
   absl::StatusOr<std::unique_ptr<rocksdb::Env>> store_env =
-      NewStoreEnv(path, options.wrap_file_system, &torn);
+      NewStoreEnv(path, wrap, &torn);
   if (!store_env.ok()) return store_env.status();
   std::unique_ptr<rocksdb::Env> env = std::move(*store_env);
   rocksdb::Options db_options = StoreDbOptions(env.get());
@@ -172,7 +183,7 @@ absl::StatusOr<std::unique_ptr<Store>> RocksDbStore::Open(
   // about a second.
   RocksDbStore* raw_store = store.get();
   store->durable_mark_ = std::make_unique<DurableMarkRecorder>(
-      store->db_.get(), path, [s = raw_store, sync = options.sync] {
+      store->db_.get(), mark_writer, [s = raw_store, sync = options.sync] {
         if (!s->writable_.load(std::memory_order_acquire) ||
             s->unsynced_write_failed_.load(std::memory_order_acquire)) {
           return WalSyncState::kFailed;

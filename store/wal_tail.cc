@@ -1,97 +1,38 @@
-// FindTornRecord and FindTornWalTail: see wal_tail.h. The log format is
-// RocksDB's (db/log_format.h): 32 KiB blocks of physical records, each a
-// 7-byte header (masked CRC32C of type and payload, little-endian; payload
-// length, 2 bytes little-endian; type) and its payload; fewer than 7 bytes
-// left in a block are zero padding.
+// FindTornRecord, FindCutRecord and FindTornWalTail: see wal_tail.h. The
+// log format: store/wal_format.h.
 #include "store/wal_tail.h"
 
 #include <algorithm>
-#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "store/wal_format.h"
 
 namespace cairn {
 namespace {
 
 namespace fs = std::filesystem;
 
-constexpr uint64_t kBlockSize = 32768;
-constexpr uint64_t kHeaderSize = 7;
-constexpr uint8_t kFullType = 1;
-constexpr uint8_t kFirstType = 2;
-constexpr uint8_t kMiddleType = 3;
-constexpr uint8_t kLastType = 4;
-
-// CRC32C (Castagnoli, reflected polynomial 0x82F63B78), as RocksDB's.
-std::array<uint32_t, 256> MakeCrcTable() {
-  std::array<uint32_t, 256> table{};
-  for (uint32_t i = 0; i < 256; ++i) {
-    uint32_t c = i;
-    for (int k = 0; k < 8; ++k) c = (c >> 1) ^ ((c & 1) ? 0x82F63B78u : 0);
-    table[i] = c;
-  }
-  return table;
-}
-
-uint32_t Crc32c(std::string_view data) {
-  static const std::array<uint32_t, 256> kTable = MakeCrcTable();
-  uint32_t crc = 0xFFFFFFFFu;
-  for (unsigned char byte : data) {
-    crc = kTable[(crc ^ byte) & 0xFF] ^ (crc >> 8);
-  }
-  return crc ^ 0xFFFFFFFFu;
-}
-
-// RocksDB stores record checksums masked (crc32c::Mask).
-uint32_t Masked(uint32_t crc) {
-  return ((crc >> 15) | (crc << 17)) + 0xa282ead8u;
-}
-
-uint32_t Fixed32At(std::string_view b, uint64_t pos) {
-  uint32_t v = 0;
-  for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(b[pos + i]);
-  return v;
-}
-
-// One past the payload the header at `pos` declares (its length field: 2
-// bytes, little-endian).
-uint64_t DeclaredEnd(std::string_view b, uint64_t pos) {
-  const uint64_t length =
-      static_cast<uint8_t>(b[pos + 4]) |
-      (static_cast<uint64_t>(static_cast<uint8_t>(b[pos + 5])) << 8);
-  return pos + kHeaderSize + length;
-}
-
-struct Physical {
-  uint8_t type = 0;
-  uint64_t end = 0;  // One past the payload.
-};
-
-// The physical record at `pos` when it is intact: a known type, inside its
-// block and the file, checksum matching.
-std::optional<Physical> IntactAt(std::string_view b, uint64_t pos) {
-  if (pos + kHeaderSize > b.size()) return std::nullopt;
-  const uint8_t type = static_cast<uint8_t>(b[pos + 6]);
-  if (type < kFullType || type > kLastType) return std::nullopt;
-  const uint64_t end = DeclaredEnd(b, pos);
-  const uint64_t block_end = (pos / kBlockSize + 1) * kBlockSize;
-  if (end > block_end || end > b.size()) return std::nullopt;
-  // The checksum covers the type byte and the payload.
-  const uint32_t crc = Crc32c(b.substr(pos + 6, end - (pos + 6)));
-  if (Masked(crc) != Fixed32At(b, pos)) return std::nullopt;
-  return Physical{type, end};
-}
+using wal_format::DeclaredEnd;
+using wal_format::IntactAt;
+using wal_format::kBlockSize;
+using wal_format::kFirstType;
+using wal_format::kFullType;
+using wal_format::kHeaderSize;
+using wal_format::kLastType;
+using wal_format::kMiddleType;
+using wal_format::Physical;
+using wal_format::RecordWalker;
 
 // One past the last non-zero byte (0 when all are zero).
 uint64_t EndOfData(std::string_view b) {
@@ -147,35 +88,44 @@ std::string NewestWal(const std::string& dir, std::error_code& ec) {
   return newest;
 }
 
-}  // namespace
+// How the records of a WAL end: see wal_tail.h.
+enum class EndKind { kClean, kTorn, kCut, kOther };
+struct WalEnd {
+  EndKind kind = EndKind::kOther;
+  uint64_t at = 0;  // Where the torn or cut record starts.
+};
 
-std::optional<uint64_t> FindTornRecord(std::string_view b) {
-  uint64_t pos = 0;
-  uint64_t record_start = 0;
-  bool in_record = false;  // After a first fragment, before its last.
-  while (pos < b.size()) {
-    const uint64_t left_in_block = kBlockSize - pos % kBlockSize;
-    if (left_in_block < kHeaderSize) {
-      pos += left_in_block;
-      continue;
-    }
-    std::optional<Physical> r = IntactAt(b, pos);
-    if (!r.has_value()) break;
-    const bool starts = r->type == kFullType || r->type == kFirstType;
-    if (starts == in_record) return std::nullopt;  // Damage: RocksDB's call.
-    if (starts) record_start = pos;
-    in_record = r->type == kFirstType || r->type == kMiddleType;
-    pos = r->end;
-  }
-  if (pos >= b.size()) return std::nullopt;  // Ends at the file's end.
-  const uint64_t z = EndOfData(b);
-  if (!in_record && z <= pos) return std::nullopt;  // Clean: zeros follow.
-  if (!CutShortByZeros(b, pos, z, in_record)) return std::nullopt;
-  return in_record ? record_start : pos;
+// Whether the broken record at `pos`, which CutShortByZeros accepted, is cut
+// short by the end of the file rather than by zeros.
+bool RunsPastEnd(std::string_view b, uint64_t pos, uint64_t z) {
+  if (z <= pos) return false;  // Zeros follow the record's first fragments.
+  if (pos + kHeaderSize > b.size()) return true;
+  return z > pos + kHeaderSize && DeclaredEnd(b, pos) > b.size();
 }
 
-absl::StatusOr<std::optional<TornWalTail>> FindTornWalTail(
-    const std::string& dir) {
+WalEnd InspectEnd(std::string_view b) {
+  wal_format::RecordWalker walker(b);
+  RecordWalker::Step step;
+  while ((step = walker.Next()) == RecordWalker::Step::kRecord) {
+  }
+  if (step == RecordWalker::Step::kMisordered) return {};  // RocksDB's call.
+  const uint64_t pos = walker.pos();
+  const bool in_record = walker.in_record();
+  if (step == RecordWalker::Step::kEnd) {
+    // The file ends after whole records, or between a record's fragments.
+    return in_record ? WalEnd{EndKind::kCut, walker.record_start()}
+                     : WalEnd{EndKind::kClean, pos};
+  }
+  const uint64_t z = EndOfData(b);
+  if (!in_record && z <= pos) return {EndKind::kClean, pos};  // Zeros follow.
+  if (!CutShortByZeros(b, pos, z, in_record)) return {};
+  return {RunsPastEnd(b, pos, z) ? EndKind::kCut : EndKind::kTorn,
+          in_record ? walker.record_start() : pos};
+}
+
+// The newest WAL of `dir` (name and bytes); nullopt when there is none.
+absl::StatusOr<std::optional<std::pair<std::string, std::string>>>
+ReadNewestWal(const std::string& dir) {
   std::error_code ec;
   if (!fs::exists(dir, ec)) return std::nullopt;
   const std::string newest = NewestWal(dir, ec);
@@ -184,15 +134,53 @@ absl::StatusOr<std::optional<TornWalTail>> FindTornWalTail(
         absl::StrCat("cannot list ", dir, ": ", ec.message()));
   }
   if (newest.empty()) return std::nullopt;
-  std::ifstream in(fs::path(dir) / newest, std::ios::binary);
-  const std::string bytes((std::istreambuf_iterator<char>(in)), {});
-  if (in.bad()) {
+  // One read: a preallocated WAL is about 18 MB, mostly zeros.
+  std::ifstream in(fs::path(dir) / newest, std::ios::binary | std::ios::ate);
+  const std::streamoff size = in.tellg();
+  std::string bytes(size > 0 ? static_cast<size_t>(size) : 0, '\0');
+  in.seekg(0);
+  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (!in || size < 0) {
     return absl::InternalError(absl::StrCat("cannot read ", dir, "/", newest));
   }
-  std::optional<uint64_t> torn_at = FindTornRecord(bytes);
-  if (!torn_at.has_value()) return std::nullopt;
-  const uint64_t z = EndOfData(bytes);
-  return TornWalTail{newest, *torn_at, z - std::min(z, *torn_at)};
+  return std::make_pair(newest, std::move(bytes));
+}
+
+}  // namespace
+
+std::optional<uint64_t> FindTornRecord(std::string_view b) {
+  const WalEnd end = InspectEnd(b);
+  if (end.kind != EndKind::kTorn) return std::nullopt;
+  return end.at;
+}
+
+std::optional<uint64_t> FindCutRecord(std::string_view b) {
+  const WalEnd end = InspectEnd(b);
+  if (end.kind != EndKind::kCut) return std::nullopt;
+  return end.at;
+}
+
+absl::StatusOr<NewestWalEnd> InspectNewestWal(const std::string& dir) {
+  auto wal = ReadNewestWal(dir);
+  if (!wal.ok()) return wal.status();
+  NewestWalEnd found;
+  if (!wal->has_value()) return found;
+  const std::string& bytes = (*wal)->second;
+  const WalEnd end = InspectEnd(bytes);
+  if (end.kind == EndKind::kTorn) {
+    const uint64_t z = EndOfData(bytes);
+    found.torn = TornWalTail{(*wal)->first, end.at, z - std::min(z, end.at)};
+  } else if (end.kind == EndKind::kCut) {
+    found.cut = CutWal{(*wal)->first, end.at, bytes.size()};
+  }
+  return found;
+}
+
+absl::StatusOr<std::optional<TornWalTail>> FindTornWalTail(
+    const std::string& dir) {
+  absl::StatusOr<NewestWalEnd> end = InspectNewestWal(dir);
+  if (!end.ok()) return end.status();
+  return end->torn;
 }
 
 std::string DescribeTornTail(const TornWalTail& tail) {

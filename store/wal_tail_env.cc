@@ -145,9 +145,11 @@ absl::StatusOr<std::unique_ptr<rocksdb::Env>> NewStoreEnv(
     const std::string& dir,
     const std::function<std::shared_ptr<rocksdb::FileSystem>(
         std::shared_ptr<rocksdb::FileSystem>)>& wrap,
-    std::optional<TornWalTail>* torn) {
-  absl::StatusOr<std::optional<TornWalTail>> tail = FindTornWalTail(dir);
-  if (!tail.ok()) return tail.status();
+    std::optional<TornWalTail>* torn, std::optional<CutWal>* cut) {
+  absl::StatusOr<NewestWalEnd> end = InspectNewestWal(dir);
+  if (!end.ok()) return end.status();
+  if (cut != nullptr) *cut = end->cut;
+  const std::optional<TornWalTail>* tail = &end->torn;
   if (torn != nullptr) *torn = *tail;
   if (!tail->has_value()) return NewStableSizeWalEnv(wrap);
   return NewStableSizeWalEnv([&](std::shared_ptr<rocksdb::FileSystem> base) {

@@ -130,14 +130,9 @@ TEST(StoreRepairTest, VerifyAndRepairADeletedNewestWal) {
 // The files of `store` whose names contain `part`, sorted.
 std::vector<fs::path> StoreFiles(const fs::path& store,
                                  const std::string& part) {
-  std::vector<fs::path> out;
-  for (const auto& e : fs::directory_iterator(store)) {
-    if (e.path().filename().string().find(part) != std::string::npos) {
-      out.push_back(e.path());
-    }
-  }
-  std::sort(out.begin(), out.end());
-  return out;
+  const std::vector<std::string> paths =
+      testing::FilesContaining(store.string(), part);
+  return {paths.begin(), paths.end()};
 }
 
 // The restart flushes the first trials into an SST, which RocksDB soon

@@ -225,5 +225,39 @@ TEST_F(WalTailTest, LengthRunningOverAnIntactRecordIsDamage) {
   ExpectDamage();
 }
 
+// A WAL cut short after the fact (truncated in its last record, so no
+// preallocated zeros follow it): damage, never a torn tail.
+TEST_F(WalTailTest, CutInsideTheLastRecordIsDamage) {
+  fs::resize_file(wal_, end_ - 100);
+  EXPECT_EQ(FindTornRecord(ReadFile(wal_)), std::nullopt);
+  EXPECT_NE(FindCutRecord(ReadFile(wal_)), std::nullopt);
+  ExpectDamage();
+  auto store = Store::Open(StoreOptions(), store_.string());
+  EXPECT_THAT(store.status().message(), HasSubstr("is cut short"));
+}
+
+// Cut where the last record's next fragment would start.
+TEST_F(WalTailTest, CutBetweenFragmentsIsDamage) {
+  fs::resize_file(wal_, LastBlock());
+  EXPECT_NE(FindCutRecord(ReadFile(wal_)), std::nullopt);
+  ExpectDamage();
+}
+
+// Cut inside the header of a record.
+TEST_F(WalTailTest, CutInsideAHeaderIsDamage) {
+  fs::resize_file(wal_, LastBlock() + 3);
+  EXPECT_NE(FindCutRecord(ReadFile(wal_)), std::nullopt);
+  ExpectDamage();
+}
+
+// Torn and intact WALs are not cut.
+TEST_F(WalTailTest, TornOrIntactIsNotCut) {
+  EXPECT_EQ(FindCutRecord(bytes_), std::nullopt);
+  EXPECT_EQ(FindCutRecord(bytes_.substr(0, end_)), std::nullopt)
+      << "a WAL closed after its last record (truncated there) is not cut";
+  Zero(LastBlock(), end_);
+  EXPECT_EQ(FindCutRecord(ReadFile(wal_)), std::nullopt);
+}
+
 }  // namespace
 }  // namespace cairn

@@ -149,6 +149,11 @@ bool HaveTorch();
 // The text of the file at `path`, or "" when it cannot be read.
 std::string ReadFile(const std::string& path);
 
+// The paths of the entries of directory `dir` whose names contain `part`,
+// sorted.
+std::vector<std::string> FilesContaining(const std::string& dir,
+                                         const std::string& part);
+
 // `cairn study create` of examples/pytorch_gloo/study.yaml (master + 2
 // workers) against cairnd at `address`, made short and runnable from any
 // directory: the trainer's absolute path (the checkout: CAIRN_SOURCE_DIR,
