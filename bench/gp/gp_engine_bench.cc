@@ -9,6 +9,8 @@
 //   seeds 1..N, as through the service; GP_SUITE=name,... picks them)
 //   gp_engine_bench compare [seeds] [budget] (the same, power warp off
 //   against on: medians and per-seed wins/losses)
+//   gp_engine_bench points FILE [first] [step] [seed] (a study's
+//   observations replayed, each suggestion diagnosed; points_replay.h)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -19,6 +21,7 @@
 #include <vector>
 
 #include "bench/gp/bench_functions.h"
+#include "bench/gp/points_replay.h"
 #include "bench/gp/service_replay.h"
 #include "tuner/gp/gp_bandit.h"
 
@@ -341,6 +344,14 @@ void Timing(const std::vector<int>& sizes) {
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "regret";
+  if (mode == "points" && argc > 2) {
+    return cairn::gp_bench::ReplayPoints(
+               argv[2], argc > 3 ? std::atoi(argv[3]) : 20,
+               argc > 4 ? std::atoi(argv[4]) : 10,
+               argc > 5 ? std::atoi(argv[5]) : 1, Options())
+               ? 0
+               : 1;
+  }
   if (mode == "compare") {
     CompareWarp(argc > 2 ? std::atoi(argv[2]) : 30,
                 argc > 3 ? std::atoi(argv[3]) : 100);
