@@ -438,9 +438,10 @@ def main():
                                      "trials, %.1f s\n" % (
                                          m, task, seed, r.at(BUDGET)[0],
                                          len(r.trials), r.seconds))
-                    if args.save:
-                        with open(args.save, "w") as f:
+                    if args.save:  # Atomically: readers may load it.
+                        with open(args.save + ".tmp", "w") as f:
                             json.dump([x.to_json() for x in runs.values()], f)
+                        os.replace(args.save + ".tmp", args.save)
     selected = [r for r in runs.values() if r.task in tasks and
                 r.seed in seeds]
     methods = [CAIRN] + OPTUNA
