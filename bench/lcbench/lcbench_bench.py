@@ -348,10 +348,11 @@ def print_wins(runs, tasks, args, out):
 
 def print_corners(runs, methods, tasks, space, out):
     out.write("\nCorner suggestions (>= 3 of 6 continuous hyperparameters "
-              "within 2% of a bound) and corner incumbents\n")
-    out.write("%-8s %-26s %8s %9s %10s %14s %8s\n" % (
-        "task", "method", "trials", "corners", "share", "corner incumb.",
-        "seconds"))
+              "within 2% of a bound; within 5%: the same with 5%) and corner "
+              "incumbents\n")
+    out.write("%-8s %-26s %8s %9s %10s %10s %14s %8s\n" % (
+        "task", "method", "trials", "corners", "share", "within 5%",
+        "corner incumb.", "seconds"))
     for task in tasks + (["all"] if len(tasks) > 1 else []):
         for m in methods:
             rs = [r for r in runs if r.method == m and task in (r.task, "all")]
@@ -359,10 +360,14 @@ def print_corners(runs, methods, tasks, space, out):
                 continue
             trials = sum(len(r.trials) for r in rs)
             corners = sum(t["corner"] for r in rs for t in r.trials)
+            wide = sum(lcbench.is_corner(space, t["config"], share=0.05)
+                       for r in rs for t in r.trials)
             inc = sum(r.trials[r.at(BUDGET)[2]]["corner"] for r in rs)
-            out.write("%-8s %-26s %8d %9d %9.1f%% %8d of %-3d %8.1f\n" % (
-                task, m, trials, corners, 100.0 * corners / max(trials, 1),
-                inc, len(rs), median([r.seconds for r in rs])))
+            out.write("%-8s %-26s %8d %9d %9.1f%% %9.1f%% %8d of %-3d %8.1f\n"
+                      % (task, m, trials, corners,
+                         100.0 * corners / max(trials, 1),
+                         100.0 * wide / max(trials, 1), inc, len(rs),
+                         median([r.seconds for r in rs])))
 
 
 def main():
