@@ -48,7 +48,7 @@
 //    rounds (after Siivola et al. 2018, virtual derivative observations).
 //    Data that keep rising up to a face outweigh them, so an optimum on
 //    the boundary is still reached. On LCBench this took GP_BANDIT's
-//    corner suggestions from 52% to 6% (bench/lcbench/README.md).
+//    corner suggestions from 54% to 6% (bench/lcbench/README.md).
 //  - Restarts (off by default, an option): after N completed trials without
 //    a real improvement, one suggestion searches the whole space away from
 //    the incumbent (see GpBanditOptions::restart_after_stalled_trials), so a
