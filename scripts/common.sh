@@ -15,7 +15,7 @@ CAIRN_PACKAGES=(
   prometheus python3 python3-grpcio python3-grpc-tools python3-numpy
   python3-sklearn
   python3-pip python3-setuptools python3-venv python3-protobuf python3-yaml python3-pytest
-  python3-optuna
+  python3-optuna python3-onnx
   libcivetweb-dev libcpp-httplib-dev libssl-dev libjs-chart.js chromium chromium-driver python3-selenium
   python3-torch
   python3-googleapi python3-boto3 awscli
@@ -185,4 +185,19 @@ cairn_stop_cairnd() {
     wait "$CAIRND_PID" 2>/dev/null || true
   fi
   CAIRND_PID=""
+}
+
+# cairn_start_cairnd_no_gp_deadline BIN_DIR DIR: cairn_start_cairnd with
+# --gp-suggest-deadline 0 when that cairnd has the flag, so that GP
+# suggestions always wait for the model and bench results do not depend on
+# the machine's load. The help text is read whole first: with pipefail,
+# `cairnd --help | grep -q` fails whenever grep exits before cairnd has
+# written the rest (SIGPIPE).
+cairn_start_cairnd_no_gp_deadline() {
+  local bin="$1" dir="$2" help flags=()
+  help="$("$bin/cairnd" --help 2>/dev/null || true)"
+  if [[ "$help" == *--gp-suggest-deadline* ]]; then
+    flags=(--gp-suggest-deadline 0)
+  fi
+  cairn_start_cairnd "$bin" "$dir" "${flags[@]}"
 }

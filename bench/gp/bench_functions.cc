@@ -67,19 +67,77 @@ std::vector<std::vector<double>> Rotation(int dims, double angle) {
   return m;
 }
 
-Objective RotatedBowl(double power, std::vector<double> offsets,
-                      std::vector<double> scales, double angle) {
+// ill_scaled.rotated: z_i = scales[i] * (R (x - offsets))_i.
+std::function<std::vector<double>(const std::vector<double>&)> Rotated(
+    std::vector<double> offsets, std::vector<double> scales, double angle) {
   const auto r = Rotation(static_cast<int>(offsets.size()), angle);
   return [=](const std::vector<double>& x) {
     const std::vector<double> d = Shifted(x, offsets);
-    std::vector<double> t;
+    std::vector<double> z;
     for (size_t i = 0; i < r.size(); ++i) {
       std::vector<double> dot;
       for (size_t j = 0; j < d.size(); ++j) dot.push_back(r[i][j] * d[j]);
-      t.push_back(std::pow(scales[i] * Sum(dot), power));
+      z.push_back(scales[i] * Sum(dot));
+    }
+    return z;
+  };
+}
+
+Objective RotatedBowl(double power, std::vector<double> offsets,
+                      std::vector<double> scales, double angle) {
+  const auto z_of = Rotated(offsets, scales, angle);
+  return [=](const std::vector<double>& x) {
+    std::vector<double> t;
+    for (double z : z_of(x)) t.push_back(std::pow(z, power));
+    return Sum(t);
+  };
+}
+
+Objective DifferentPowers(std::vector<double> offsets,
+                          std::vector<double> scales, double angle) {
+  const auto z_of = Rotated(offsets, scales, angle);
+  const double n = static_cast<double>(offsets.size());
+  return [=](const std::vector<double>& x) {
+    const std::vector<double> z = z_of(x);
+    std::vector<double> t;
+    for (size_t i = 0; i < z.size(); ++i) {
+      t.push_back(
+          std::pow(std::abs(z[i]), 2 + 4 * static_cast<double>(i) / (n - 1)));
     }
     return Sum(t);
   };
+}
+
+Objective ExpEllipsoid(double rate, std::vector<double> offsets,
+                       std::vector<double> scales, double angle) {
+  const auto z_of = Rotated(offsets, scales, angle);
+  return [=](const std::vector<double>& x) {
+    std::vector<double> t;
+    for (double z : z_of(x)) t.push_back(z * z);
+    return std::expm1(rate * Sum(t));
+  };
+}
+
+Objective Rosenbrock(std::vector<double> offsets, std::vector<double> scales,
+                     double angle) {
+  const auto z_of = Rotated(offsets, scales, angle);
+  return [=](const std::vector<double>& x) {
+    std::vector<double> v;
+    for (double z : z_of(x)) v.push_back(z + 1);
+    std::vector<double> t;
+    for (size_t i = 0; i + 1 < v.size(); ++i) {
+      t.push_back(100 * std::pow(v[i + 1] - v[i] * v[i], 2.0) +
+                  std::pow(1 - v[i], 2.0));
+    }
+    return Sum(t);
+  };
+}
+
+// Powers 10^(step * i), i = 0..5.
+std::vector<double> Geometric(double step) {
+  std::vector<double> v;
+  for (int i = 0; i < 6; ++i) v.push_back(std::pow(10.0, step * i));
+  return v;
 }
 
 Objective ProductBowl(std::vector<double> offsets) {
@@ -102,6 +160,7 @@ Bounds Box(int dims, double lo, double hi) { return Bounds(dims, {lo, hi}); }
 
 std::vector<BenchFunction> MakeFunctions() {
   const std::vector<double> c6 = {1.7, -2.3, 0.9, -1.1, 2.6, -0.4};
+  const std::vector<double> hard = {4.1, -3.2, 1.3, -4.6, 2.2, -0.7};
   std::vector<double> scales;
   for (int i = 0; i < 6; ++i) scales.push_back(std::pow(10.0, i / 2.0));
   return {
@@ -122,6 +181,14 @@ std::vector<BenchFunction> MakeFunctions() {
       {"product3", Box(3, -5.0, 5.0), ProductBowl({2.1, -1.4, 0.6}), 0.0},
       {"exp8", Box(8, -3.0, 3.0),
        ExpBowl(0.1, {0.9, -1.6, 0.3, 1.2, -0.7, 2.0, -1.1, 0.4}), 0.0},
+      {"rotated_ellipsoid6", Box(6, -5.0, 5.0),
+       RotatedBowl(2, hard, Geometric(0.6), 0.7), 0.0},
+      {"different_powers6", Box(6, -5.0, 5.0),
+       DifferentPowers(hard, Geometric(0.2), 0.5), 0.0},
+      {"exp_ellipsoid6", Box(6, -5.0, 5.0),
+       ExpEllipsoid(5e-4, hard, Geometric(0.25), 0.9), 0.0},
+      {"rosenbrock6", Box(6, -5.0, 5.0),
+       Rosenbrock(hard, std::vector<double>(6, 0.4), 0.3), 0.0},
   };
 }
 

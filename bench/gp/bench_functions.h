@@ -25,7 +25,8 @@ struct BenchFunction {
 
 // gp_bench.py's functions: branin, hartmann6, the multimodal set
 // (styblinski_tang4, rastrigin4, ackley5, levy6, michalewicz5) and the
-// ill-scaled bowls of ill_scaled.py, in that order.
+// ill-scaled bowls and the hard set (ill_scaled.HARD) of ill_scaled.py, in
+// that order.
 const std::vector<BenchFunction>& ServiceFunctions();
 
 // Branin, usable on the unit square too (gp_engine_bench's own modes).

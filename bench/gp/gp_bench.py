@@ -17,13 +17,17 @@ Runs studies on SFU test functions (minimized; regret = best found - f*):
     ill-conditioned 6-D quartic, an 8th-power 4-D bowl, a 4-D quartic with
     weights 1 to 1000, a 3-D product and an 8-D exponential; with
     --optuna random,tpe,mtpe,cmaes beside Optuna's four samplers;
+  * --functions hard: smooth, steep, ill-conditioned and rotated 6-D
+    objectives with off-center optima (ill_scaled.HARD: an ellipsoid,
+    different powers, an exponential of an ellipsoid, a Rosenbrock valley),
+    where GP_BANDIT must do at least as well as random search;
   * multi-objective: BraninCurrin hypervolume after 100 trials (reference
     point (18, 6), both minimized), Cairn GP_BANDIT vs Optuna NSGA-II.
 Prints one table. Python stubs are generated at run time from proto/.
 
 Usage: gp_bench.py --server HOST:PORT [--seeds 10] [--budgets 50,100]
                    [--parts regret,timing,mo] [--timing-sizes 100,300,1000]
-                   [--functions branin,hartmann6|multimodal|illscaled]
+                   [--functions branin,hartmann6|multimodal|illscaled|hard]
                    [--cairn GP_BANDIT,...] [--optuna random,tpe,mtpe,cmaes]
                    [--quick]
 """
@@ -140,6 +144,8 @@ MULTIMODAL = "styblinski_tang4,rastrigin4,ackley5,levy6,michalewicz5"
 # Ill-scaled bowls (bench/gp/ill_scaled.py).
 FUNCTIONS.update(ill_scaled.FUNCTIONS)
 ILLSCALED = ",".join(ill_scaled.FUNCTIONS)
+FUNCTIONS.update(ill_scaled.HARD)
+HARD = ",".join(ill_scaled.HARD)
 BC_REFERENCE = (18.0, 6.0)
 
 
@@ -517,7 +523,7 @@ def main():
     ap.add_argument("--budgets", default="50,100")
     ap.add_argument("--functions", default="branin,hartmann6",
                     help="comma-separated; 'multimodal' stands for " + MULTIMODAL +
-                    ", 'illscaled' for " + ILLSCALED)
+                    ", 'illscaled' for " + ILLSCALED + ", 'hard' for " + HARD)
     ap.add_argument("--cairn", default="GP_BANDIT,QUASI_RANDOM_SEARCH,RANDOM_SEARCH",
                     help="Cairn algorithms of the regret part (comma-separated, may be empty)")
     ap.add_argument("--optuna", default="tpe,mtpe,cmaes",
@@ -535,7 +541,8 @@ def main():
         args.timing_reps = min(args.timing_reps, 5)
     args.budgets = [int(b) for b in args.budgets.split(",")]
     args.functions = [f for f in args.functions.replace(
-        "multimodal", MULTIMODAL).replace("illscaled", ILLSCALED).split(",") if f]
+        "multimodal", MULTIMODAL).replace("illscaled", ILLSCALED).replace(
+            "hard", HARD).split(",") if f]
     args.cairn = [a for a in args.cairn.split(",") if a]
     args.optuna = [o for o in args.optuna.split(",") if o]
     args.timing_sizes = [int(n) for n in args.timing_sizes.split(",")]

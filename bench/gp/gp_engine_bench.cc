@@ -9,6 +9,10 @@
 //   seeds 1..N, as through the service; GP_SUITE=name,... picks them)
 //   gp_engine_bench compare [seeds] [budget] (the same, power warp off
 //   against on: medians and per-seed wins/losses)
+//   gp_engine_bench vsrandom [seeds] [budget] (the replay's functions, GP
+//   against uniform random search: medians and per-seed wins/losses)
+//   gp_engine_bench points FILE [first] [step] [seed] (a study's
+//   observations replayed, each suggestion diagnosed; points_replay.h)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -19,6 +23,7 @@
 #include <vector>
 
 #include "bench/gp/bench_functions.h"
+#include "bench/gp/points_replay.h"
 #include "bench/gp/service_replay.h"
 #include "tuner/gp/gp_bandit.h"
 
@@ -85,6 +90,12 @@ cairn::gp::GpBanditOptions Options() {
   if (const char* e = std::getenv("GP_BETA")) o.ucb_coefficient = std::atof(e);
   if (const char* e = std::getenv("GP_INIT")) {
     o.num_initial_points = std::atoi(e);
+  }
+  if (const char* e = std::getenv("GP_BOUNDARY_ROUNDS")) {
+    o.boundary_rounds = std::atoi(e);
+  }
+  if (const char* e = std::getenv("GP_BOUNDARY_MARGIN")) {
+    o.boundary_margin = std::atof(e);
   }
   if (const char* e = std::getenv("GP_REFINE")) {
     o.refine_iterations = o.late_refine_iterations = std::atoi(e);
@@ -295,6 +306,52 @@ void CompareWarp(int seeds, int budget) {
     std::fflush(stdout);
   }
 }
+// Regret of uniform random search on `fn` for study seed s at budget / 2
+// and budget (its own random stream, not the service's RANDOM_SEARCH).
+std::pair<double, double> RandomRegret(const cairn::gp_bench::BenchFunction& fn,
+                                       int s, int budget) {
+  cairn::gp::Rng rng(cairn::gp::MixSeed(static_cast<uint64_t>(s), 0x5EA7));
+  double best = INFINITY, half = INFINITY;
+  for (int t = 0; t < budget; ++t) {
+    std::vector<double> x;
+    for (const auto& [lo, hi] : fn.bounds)
+      x.push_back(Scale(rng.Uniform(), lo, hi));
+    best = std::min(best, fn.f(x));
+    if (t + 1 == budget / 2) half = best;
+  }
+  return {half - fn.optimum, best - fn.optimum};
+}
+
+// GP_BANDIT (current options) against uniform random search on the
+// replay's single-objective functions: medians at budget / 2 and budget and
+// per-seed wins/ties/losses of the GP with the sign test's p.
+void VersusRandom(int seeds, int budget) {
+  std::printf("%-18s %6s %11s %11s %9s %6s\n", "function", "trials", "random",
+              "GP_BANDIT", "w/t/l", "p");
+  const int offset = SeedOffset();
+  for (const cairn::gp_bench::BenchFunction& fn :
+       cairn::gp_bench::ServiceFunctions()) {
+    if (!Selected(fn.name.c_str())) continue;
+    const auto gp =
+        cairn::gp_bench::Replay(fn.name, Options(), seeds, budget, offset);
+    std::vector<double> rh, rf;
+    for (int s = offset + 1; s <= offset + seeds; ++s) {
+      const auto [h, f] = RandomRegret(fn, s, budget);
+      rh.push_back(h);
+      rf.push_back(f);
+    }
+    for (const bool half : {true, false}) {
+      const std::vector<double>& r = half ? rh : rf;
+      const std::vector<double>& g = half ? gp.half : gp.full;
+      const auto c = cairn::gp_bench::Compare(r, g, false);
+      std::printf("%-18s %6d %11.4g %11.4g %3d/%2d/%2d %6.3f\n",
+                  fn.name.c_str(), half ? budget / 2 : budget, Median(r),
+                  Median(g), c.wins, c.ties, c.losses, c.p);
+    }
+    std::fflush(stdout);
+  }
+}
+
 void Timing(const std::vector<int>& sizes) {
   for (int n : sizes) {
     cairn::gp::Rng rng(n);
@@ -341,7 +398,18 @@ void Timing(const std::vector<int>& sizes) {
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "regret";
-  if (mode == "compare") {
+  if (mode == "points" && argc > 2) {
+    return cairn::gp_bench::ReplayPoints(
+               argv[2], argc > 3 ? std::atoi(argv[3]) : 20,
+               argc > 4 ? std::atoi(argv[4]) : 10,
+               argc > 5 ? std::atoi(argv[5]) : 1, Options())
+               ? 0
+               : 1;
+  }
+  if (mode == "vsrandom") {
+    VersusRandom(argc > 2 ? std::atoi(argv[2]) : 30,
+                 argc > 3 ? std::atoi(argv[3]) : 50);
+  } else if (mode == "compare") {
     CompareWarp(argc > 2 ? std::atoi(argv[2]) : 30,
                 argc > 3 ? std::atoi(argv[3]) : 100);
   } else if (mode == "service") {

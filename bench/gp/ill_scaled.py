@@ -2,6 +2,12 @@
 illscaled): smooth, unimodal bowls (f* = 0, the optimum off the center)
 whose values span 4 to 12 decades across the box. FUNCTIONS maps a name to
 (f, box, f*), as gp_bench.FUNCTIONS does.
+
+HARD (gp_bench.py --functions hard): smooth, steep objectives whose axes
+are rotated away from the parameters' and scaled differently (the
+ellipsoid's condition number is 1e6), with the optimum off the center, two
+coordinates within 10% of a face of the box: an ellipsoid, different
+powers, an exponential of an ellipsoid and a Rosenbrock valley, each 6-D.
 """
 import math
 
@@ -25,13 +31,41 @@ def rotation(dims, angle):
     return m
 
 
+def rotated(offsets, scales, angle):
+    """x -> z with z_i = scales[i] * (R (x - offsets))_i."""
+    r = rotation(len(offsets), angle)
+    return lambda x: [w * sum(rij * d for rij, d in zip(row, shifted(x, offsets)))
+                      for w, row in zip(scales, r)]
+
+
 def rotated_bowl(power, offsets, scales, angle):
     """sum_i (scales[i] * (R (x - offsets))_i) ** power: an ill-conditioned
     bowl whose axes are not the parameters'."""
-    r = rotation(len(offsets), angle)
-    return lambda x: sum(
-        (w * sum(rij * d for rij, d in zip(row, shifted(x, offsets)))) ** power
-        for w, row in zip(scales, r))
+    z_of = rotated(offsets, scales, angle)
+    return lambda x: sum(z ** power for z in z_of(x))
+
+
+def different_powers(offsets, scales, angle):
+    """sum_i |z_i| ** (2 + 4 i / (D - 1)): steeper along later axes."""
+    z_of = rotated(offsets, scales, angle)
+    n = len(offsets)
+    return lambda x: sum(abs(z) ** (2 + 4 * i / (n - 1))
+                         for i, z in enumerate(z_of(x)))
+
+
+def exp_ellipsoid(rate, offsets, scales, angle):
+    z_of = rotated(offsets, scales, angle)
+    return lambda x: math.expm1(rate * sum(z * z for z in z_of(x)))
+
+
+def rosenbrock(offsets, scales, angle):
+    """Rosenbrock's valley in z + 1 (f* = 0 at x = offsets)."""
+    z_of = rotated(offsets, scales, angle)
+
+    def f(x):
+        v = [z + 1 for z in z_of(x)]
+        return sum(100 * (b - a * a) ** 2 + (1 - a) ** 2 for a, b in zip(v, v[1:]))
+    return f
 
 
 def product_bowl(offsets):
@@ -54,4 +88,21 @@ FUNCTIONS = {
     "product3": (product_bowl([2.1, -1.4, 0.6]), [(-5.0, 5.0)] * 3, 0.0),
     "exp8": (exp_bowl(0.1, [0.9, -1.6, 0.3, 1.2, -0.7, 2.0, -1.1, 0.4]),
              [(-3.0, 3.0)] * 8, 0.0),
+}
+
+
+# Off-center optima, two coordinates within 10% of a face of [-5, 5].
+HARD_CENTER = [4.1, -3.2, 1.3, -4.6, 2.2, -0.7]
+HARD = {
+    "rotated_ellipsoid6": (rotated_bowl(2, HARD_CENTER,
+                                        [10 ** (0.6 * i) for i in range(6)], 0.7),
+                           [(-5.0, 5.0)] * 6, 0.0),
+    "different_powers6": (different_powers(HARD_CENTER,
+                                           [10 ** (0.2 * i) for i in range(6)], 0.5),
+                          [(-5.0, 5.0)] * 6, 0.0),
+    "exp_ellipsoid6": (exp_ellipsoid(5e-4, HARD_CENTER,
+                                     [10 ** (0.25 * i) for i in range(6)], 0.9),
+                       [(-5.0, 5.0)] * 6, 0.0),
+    "rosenbrock6": (rosenbrock(HARD_CENTER, [0.4] * 6, 0.3),
+                    [(-5.0, 5.0)] * 6, 0.0),
 }

@@ -19,17 +19,9 @@ cairn_require_bins "$BIN" cairnd
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/cairn-bench-gp.XXXXXX")"
 trap 'cairn_stop_cairnd; rm -rf "$WORK"' EXIT
-# Regret must not depend on the machine's load: GP suggestions always wait
-# for the model here (a cairnd older than the flag has no deadline anyway).
-# The help text is read whole first: with pipefail, `cairnd --help | grep -q`
-# fails whenever grep exits before cairnd has written the rest (SIGPIPE),
-# which on a busy machine left the default 0.5 s deadline on most runs.
-FLAGS=()
-HELP="$("$BIN/cairnd" --help 2>/dev/null || true)"
-if [[ "$HELP" == *--gp-suggest-deadline* ]]; then
-  FLAGS=(--gp-suggest-deadline 0)
-fi
-cairn_start_cairnd "$BIN" "$WORK" "${FLAGS[@]}"
+# GP suggestions always wait for the model here (no deadline), so results
+# do not depend on the machine's load.
+cairn_start_cairnd_no_gp_deadline "$BIN" "$WORK"
 SERVER="$CAIRN_SERVER"
 echo "cairnd at $SERVER, data in $WORK/data" >&2
 "$PYTHON" "$ROOT/bench/gp/gp_bench.py" --server "$SERVER" "$@"

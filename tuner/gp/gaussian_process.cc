@@ -7,10 +7,12 @@
 #include <cmath>
 #include <exception>
 #include <limits>
+#include <memory>
 #include <utility>
 
 #include "Eigen/Cholesky"
 #include "absl/strings/str_cat.h"
+#include "tuner/gp/derivative_kernel.h"
 #include "tuner/gp/mixed_space.h"
 
 namespace cairn::gp {
@@ -352,6 +354,13 @@ absl::StatusOr<GpHyperparameters> FitHyperparameters(
   return GpHyperparameters::Unpack(best_theta);
 }
 
+GaussianProcess::GaussianProcess()
+    : slopes_(std::make_shared<const SlopeObservations>()) {}
+
+int GaussianProcess::num_slopes() const {
+  return static_cast<int>(slopes_->points.size());
+}
+
 absl::StatusOr<GaussianProcess> GaussianProcess::Create(
     CategoricalMask categorical, Eigen::MatrixXd x, Eigen::VectorXd y,
     GpHyperparameters h) {
@@ -366,15 +375,105 @@ absl::StatusOr<GaussianProcess> GaussianProcess::Create(
   gp.categorical_ = std::move(categorical);
   gp.h_ = std::move(h);
   gp.x_ = std::move(x);
+  gp.y_ = std::move(y);
   gp.num_observed_ = static_cast<int>(gp.x_.rows());
   Eigen::MatrixXd k = Matern52(gp.categorical_, gp.x_, gp.x_, gp.h_);
   k.diagonal().array() += std::exp(gp.h_.log_noise_variance);
   absl::StatusOr<Eigen::MatrixXd> chol = CholeskyWithJitter(k);
   if (!chol.ok()) return chol.status();
   gp.chol_ = *std::move(chol);
-  gp.alpha_ = gp.chol_.triangularView<Eigen::Lower>().solve(y);
+  gp.alpha_ = gp.chol_.triangularView<Eigen::Lower>().solve(gp.y_);
   gp.chol_.transpose().triangularView<Eigen::Upper>().solveInPlace(gp.alpha_);
   return gp;
+}
+
+namespace {
+
+absl::Status ValidateSlopes(const SlopeObservations& slopes,
+                            const CategoricalMask& categorical) {
+  const size_t v = slopes.points.size();
+  if (slopes.values.size() != v || slopes.noise_variances.size() != v) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "WithSlopes: ", v, " points but ", slopes.values.size(), " values and ",
+        slopes.noise_variances.size(), " noise variances"));
+  }
+  const int dims = static_cast<int>(categorical.size());
+  for (size_t j = 0; j < v; ++j) {
+    const SlopePoint& p = slopes.points[j];
+    if (p.x.size() != dims || p.dim < 0 || p.dim >= dims ||
+        categorical[p.dim] || !(slopes.noise_variances[j] > 0.0) ||
+        !std::isfinite(slopes.values[j])) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "WithSlopes: slope ", j, " (dimension ", p.dim, " of a ", p.x.size(),
+          "-D point, noise ", slopes.noise_variances[j],
+          ") is not a finite slope along a continuous dimension"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<GaussianProcess> GaussianProcess::WithSlopes(
+    const SlopeObservations& more) const {
+  if (absl::Status valid = ValidateSlopes(more, categorical_); !valid.ok()) {
+    return valid;
+  }
+  auto all = std::make_shared<SlopeObservations>(*slopes_);
+  all->points.insert(all->points.end(), more.points.begin(), more.points.end());
+  all->values.insert(all->values.end(), more.values.begin(), more.values.end());
+  all->noise_variances.insert(all->noise_variances.end(),
+                              more.noise_variances.begin(),
+                              more.noise_variances.end());
+  const Eigen::Index n = num_observed_;
+  const Eigen::Index v = static_cast<Eigen::Index>(all->points.size());
+  // Joint covariance of (observed values, slopes).
+  Eigen::MatrixXd k(n + v, n + v);
+  const Eigen::MatrixXd xo = x_.topRows(n);
+  k.topLeftCorner(n, n) = Matern52(categorical_, xo, xo, h_);
+  k.topLeftCorner(n, n).diagonal().array() += std::exp(h_.log_noise_variance);
+  const Eigen::MatrixXd sv =
+      SlopeValueCovariance(categorical_, all->points, xo, h_);
+  k.bottomLeftCorner(v, n) = sv;
+  k.topRightCorner(n, v) = sv.transpose();
+  k.bottomRightCorner(v, v) =
+      SlopeSlopeCovariance(categorical_, all->points, h_);
+  for (Eigen::Index j = 0; j < v; ++j) {
+    k(n + j, n + j) += all->noise_variances[j];
+  }
+  absl::StatusOr<Eigen::MatrixXd> chol = CholeskyWithJitter(k);
+  if (!chol.ok()) return chol.status();
+  GaussianProcess gp;
+  gp.categorical_ = categorical_;
+  gp.h_ = h_;
+  gp.x_ = xo;
+  gp.y_ = y_;
+  gp.num_observed_ = num_observed_;
+  gp.chol_ = *std::move(chol);
+  Eigen::VectorXd target(n + v);
+  target.head(n) = y_;
+  for (Eigen::Index j = 0; j < v; ++j) target[n + j] = all->values[j];
+  gp.slopes_ = std::move(all);
+  gp.alpha_ = gp.chol_.triangularView<Eigen::Lower>().solve(target);
+  gp.chol_.transpose().triangularView<Eigen::Upper>().solveInPlace(gp.alpha_);
+  if (x_.rows() > n) {
+    absl::Status pending = gp.AddPendingPoints(x_.bottomRows(x_.rows() - n));
+    if (!pending.ok()) return pending;
+  }
+  return gp;
+}
+
+Eigen::MatrixXd GaussianProcess::CrossCovariance(
+    const Eigen::MatrixXd& xq) const {
+  const Eigen::Index v = num_slopes();
+  if (v == 0) return Matern52(categorical_, x_, xq, h_);
+  const Eigen::Index n = num_observed_, p = x_.rows() - n;
+  Eigen::MatrixXd k(n + v + p, xq.rows());
+  k.topRows(n) = Matern52(categorical_, x_.topRows(n), xq, h_);
+  k.middleRows(n, v) =
+      SlopeValueCovariance(categorical_, slopes_->points, xq, h_);
+  if (p > 0) k.bottomRows(p) = Matern52(categorical_, x_.bottomRows(p), xq, h_);
+  return k;
 }
 
 absl::Status GaussianProcess::AddPendingPoints(
@@ -385,9 +484,9 @@ absl::Status GaussianProcess::AddPendingPoints(
         absl::StrCat("AddPendingPoints: points have ", x_pending.cols(),
                      " columns, expected ", x_.cols()));
   }
-  const Eigen::Index n = x_.rows(), q = x_pending.rows();
-  // [L 0; B^T C] with L B = K(x, xp), C C^T = K(xp, xp) + noise - B^T B.
-  Eigen::MatrixXd b = Matern52(categorical_, x_, x_pending, h_);
+  const Eigen::Index rows = chol_.rows(), q = x_pending.rows();
+  // [L 0; B^T C] with L B = K(rows, xp), C C^T = K(xp, xp) + noise - B^T B.
+  Eigen::MatrixXd b = CrossCovariance(x_pending);
   chol_.triangularView<Eigen::Lower>().solveInPlace(b);
   Eigen::MatrixXd s = Matern52(categorical_, x_pending, x_pending, h_);
   s.diagonal().array() += std::exp(h_.log_noise_variance);
@@ -395,13 +494,13 @@ absl::Status GaussianProcess::AddPendingPoints(
   s = 0.5 * (s + s.transpose());
   absl::StatusOr<Eigen::MatrixXd> c = CholeskyWithJitter(s);
   if (!c.ok()) return c.status();
-  Eigen::MatrixXd chol(n + q, n + q);
-  chol.topLeftCorner(n, n) = chol_;
-  chol.topRightCorner(n, q).setZero();
-  chol.bottomLeftCorner(q, n) = b.transpose();
+  Eigen::MatrixXd chol(rows + q, rows + q);
+  chol.topLeftCorner(rows, rows) = chol_;
+  chol.topRightCorner(rows, q).setZero();
+  chol.bottomLeftCorner(q, rows) = b.transpose();
   chol.bottomRightCorner(q, q) = *c;
   chol_ = std::move(chol);
-  Eigen::MatrixXd x(n + q, x_.cols());
+  Eigen::MatrixXd x(x_.rows() + q, x_.cols());
   x << x_, x_pending;
   x_ = std::move(x);
   return absl::OkStatus();
@@ -409,9 +508,9 @@ absl::Status GaussianProcess::AddPendingPoints(
 
 void GaussianProcess::Predict(const Eigen::MatrixXd& xq, Eigen::VectorXd* mean,
                               Eigen::VectorXd* variance) const {
-  Eigen::MatrixXd kq = Matern52(categorical_, x_, xq, h_);  // N x m.
+  Eigen::MatrixXd kq = CrossCovariance(xq);  // Rows x m.
   if (mean != nullptr) {
-    *mean = kq.topRows(num_observed_).transpose() * alpha_;
+    *mean = kq.topRows(alpha_.size()).transpose() * alpha_;
   }
   if (variance != nullptr) {
     chol_.triangularView<Eigen::Lower>().solveInPlace(kq);

@@ -2,11 +2,13 @@
 // (an overlap distance for categorical dimensions), log marginal likelihood
 // with its analytic gradient, hyperparameter fitting by L-BFGS-B with priors
 // and restarts, and a posterior with cached Cholesky factor that can be
-// extended incrementally by pending points (fantasies for the variance).
+// extended incrementally by pending points (fantasies for the variance) and
+// conditioned on observed slopes (derivative_kernel.h).
 #ifndef CAIRN_TUNER_GP_GAUSSIAN_PROCESS_H_
 #define CAIRN_TUNER_GP_GAUSSIAN_PROCESS_H_
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "Eigen/Core"
@@ -107,6 +109,21 @@ absl::StatusOr<GpHyperparameters> FitHyperparameters(
     const Eigen::VectorXd& y, const GpFitOptions& options, uint64_t seed,
     const GpHyperparameters* warm_start = nullptr);
 
+// One slope: the partial derivative of the function along continuous
+// dimension `dim` at point `x` (covariances: derivative_kernel.h).
+struct SlopePoint {
+  Eigen::VectorXd x;
+  int dim = 0;
+};
+
+// Observed slopes: the derivative along points[j].dim at points[j].x is
+// values[j], with Gaussian noise of variance noise_variances[j].
+struct SlopeObservations {
+  std::vector<SlopePoint> points;
+  std::vector<double> values;
+  std::vector<double> noise_variances;
+};
+
 // A GP posterior with fixed hyperparameters. Copyable; thread-compatible
 // (const methods may be called concurrently).
 class GaussianProcess {
@@ -123,6 +140,14 @@ class GaussianProcess {
   // the cached Cholesky factor incrementally (O((n + p)^2 q)).
   absl::Status AddPendingPoints(const Eigen::MatrixXd& x_pending);
 
+  // This posterior also conditioned on `slopes` (mean and variance), with
+  // the same observed and pending points; slopes it already holds are kept.
+  // Refactorizes (O((n + v + p)^3)). FailedPrecondition when the joint
+  // covariance cannot be factorized, InvalidArgument on a malformed slope
+  // (sizes, a dimension out of range or categorical, a noise <= 0).
+  absl::StatusOr<GaussianProcess> WithSlopes(
+      const SlopeObservations& slopes) const;
+
   // Posterior mean (given the observed data) and latent variance (given the
   // observed and pending points) at the rows of xq. Either output may be null.
   void Predict(const Eigen::MatrixXd& xq, Eigen::VectorXd* mean,
@@ -131,16 +156,25 @@ class GaussianProcess {
   const GpHyperparameters& hyperparameters() const { return h_; }
   int num_observed() const { return num_observed_; }
   int num_points() const { return static_cast<int>(x_.rows()); }
+  int num_slopes() const;
 
  private:
-  GaussianProcess() = default;
+  GaussianProcess();
+
+  // Covariances of every row (observed, slopes, pending, in that order)
+  // with the function at the rows of xq: (n + v + p) x m.
+  Eigen::MatrixXd CrossCovariance(const Eigen::MatrixXd& xq) const;
 
   CategoricalMask categorical_;
   GpHyperparameters h_;
   Eigen::MatrixXd x_;  // Observed rows, then pending rows.
+  Eigen::VectorXd y_;  // Outputs of the observed rows.
   int num_observed_ = 0;
-  Eigen::MatrixXd chol_;   // Lower Cholesky factor over all rows of x_.
-  Eigen::VectorXd alpha_;  // K^-1 y over the observed rows.
+  // Shared (immutable once built), so copies of a posterior stay cheap.
+  std::shared_ptr<const SlopeObservations> slopes_;
+  // Lower Cholesky factor over observed, slope and pending rows.
+  Eigen::MatrixXd chol_;
+  Eigen::VectorXd alpha_;  // K^-1 (y, slope values) over observed and slopes.
 };
 
 }  // namespace cairn::gp

@@ -11,6 +11,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "tuner/gp/acquisition_optimizer.h"
+#include "tuner/gp/boundary_slopes.h"
 #include "tuner/gp/pareto.h"
 #include "tuner/gp/rows.h"
 
@@ -404,19 +405,40 @@ void ScoreCandidates(const AcquisitionState& state, bool pure_exploration,
   }
 }
 
-// Maximizes the acquisition of one batch member; when everything the search
-// saw was forbidden, tries random points. Nullopt when the space is
-// exhausted.
-std::optional<Eigen::VectorXd> ChooseBatchMember(const MixedSpace& space,
-                                                 const AcquisitionState& state,
+// Conditions every model on virtual slopes at x's projections onto `faces`
+// (boundary_slopes.h); a model that cannot take them stays as it was.
+void AddBoundarySlopes(const Eigen::VectorXd& x, const std::vector<Face>& faces,
+                       AcquisitionState& state) {
+  for (GaussianProcess& gp : state.models) {
+    absl::StatusOr<GaussianProcess> bent =
+        gp.WithSlopes(BoundarySlopes(gp.hyperparameters(), x, faces));
+    if (bent.ok()) gp = *std::move(bent);
+  }
+}
+
+// Maximizes the acquisition of one batch member, bending the models away
+// from the faces the argmax lies on for up to options.boundary_rounds
+// rounds (boundary_slopes.h); when everything the search saw was
+// forbidden, tries random points. Nullopt when the space is exhausted.
+std::optional<Eigen::VectorXd> ChooseBatchMember(const GpBanditOptions& options,
+                                                 const MixedSpace& space,
+                                                 AcquisitionState& state,
                                                  bool pure_exploration,
                                                  Rng& rng) {
   BatchScoreFn score = [&](const Eigen::MatrixXd& cand, Eigen::VectorXd* s) {
     ScoreCandidates(state, pure_exploration, cand, s);
   };
-  AcquisitionResult best =
-      MaximizeAcquisition(space, score, state.seeds, state.centers,
-                          state.trust_region.radius, state.acquisition, rng);
+  AcquisitionResult best;
+  for (int round = 0;; ++round) {
+    best =
+        MaximizeAcquisition(space, score, state.seeds, state.centers,
+                            state.trust_region.radius, state.acquisition, rng);
+    if (best.x.size() == 0 || round >= options.boundary_rounds) break;
+    const std::vector<Face> faces =
+        BoundaryFaces(space, best.x, options.boundary_margin);
+    if (faces.empty()) break;
+    AddBoundarySlopes(best.x, faces, state);
+  }
   if (best.x.size() > 0) return best.x;
   for (int tries = 0; tries < 2000; ++tries) {
     Eigen::VectorXd x = space.Sample(rng);
@@ -486,7 +508,7 @@ std::vector<Eigen::VectorXd> ChooseBatchMembers(
     Rng rng(MixSeed(seed, static_cast<uint64_t>(data.num_trials) * 4099 + n,
                     0xAC0 + b));
     std::optional<Eigen::VectorXd> x =
-        ChooseBatchMember(space, state, pure_exploration, rng);
+        ChooseBatchMember(options, space, state, pure_exploration, rng);
     if (!x.has_value()) break;  // The space is exhausted.
     out.push_back(*x);
     kinds->push_back(pure_exploration                ? "pure_exploration"
