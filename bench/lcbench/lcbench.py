@@ -42,8 +42,7 @@ def find_data_dir(path=None):
     the repository's directory."""
     env = os.environ.get("CAIRN_LCBENCH_DIR")
     candidates = [path] if path else [env] if env else [
-        os.path.join(os.path.dirname(ROOT), "shared", "benchmarks", "lcbench"),
-        "/work/shared/benchmarks/lcbench"]
+        os.path.join(os.path.dirname(ROOT), "shared", "benchmarks", "lcbench")]
     for c in candidates:
         if c and all(os.path.isfile(os.path.join(c, f)) for f in FILES):
             return c

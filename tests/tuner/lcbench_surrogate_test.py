@@ -303,8 +303,9 @@ def main():
     ok = unittest.TextTestRunner(verbosity=2).run(suite).wasSuccessful()
     data = lcbench.find_data_dir()
     if data is None:
-        print("SKIPPED part 2: LCBench data not found (%s); it is read at run "
-              "time from ../shared/benchmarks/lcbench or $CAIRN_LCBENCH_DIR"
+        print("SKIPPED: LCBench data not found (%s), so the checks against "
+              "the surrogate were not run; it is read at run time from "
+              "../shared/benchmarks/lcbench or $CAIRN_LCBENCH_DIR"
               % ", ".join(lcbench.FILES))
         return 1 if not ok else SKIP
     SurrogateTest.data = data
