@@ -43,8 +43,14 @@ cairn_install_packages() {
 }
 
 cairn_build_env() {
-  # Clones in different directories share ccache entries.
+  # Clones in different directories share ccache entries: paths below the
+  # root are hashed as relative, and so is the working directory, which
+  # ccache otherwise hashes into every object with debug info (the asan and
+  # tsan presets' -gline-tables-only), so that CI's clean clone missed the
+  # cache for both sanitizer builds. Such an object's line tables then name
+  # the clone that compiled it first.
   export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$CAIRN_ROOT}"
+  export CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
   if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
     export PATH="/usr/local/cuda/bin:$PATH"
   fi
