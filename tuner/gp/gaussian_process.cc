@@ -20,18 +20,20 @@ namespace {
 
 constexpr double kSqrt5 = 2.23606797749978969640;
 
-// Squared scaled distances r^2 between rows of a and rows of b.
-Eigen::MatrixXd ScaledSquaredDistances(const CategoricalMask& categorical,
-                                       const Eigen::MatrixXd& a,
-                                       const Eigen::MatrixXd& b,
-                                       const Eigen::VectorXd& inv_l2) {
+// Squared scaled distances r^2 between rows of a and rows of b, written to
+// r2 (m x n).
+void ScaledSquaredDistancesInto(const CategoricalMask& categorical,
+                                const Eigen::Ref<const Eigen::MatrixXd>& a,
+                                const Eigen::MatrixXd& b,
+                                const Eigen::VectorXd& inv_l2,
+                                Eigen::Ref<Eigen::MatrixXd> r2) {
   const int dims = static_cast<int>(a.cols());
   const Eigen::Index m = a.rows(), n = b.rows();
   std::vector<int> cont, cat;
   for (int d = 0; d < dims; ++d) {
     (categorical[d] ? cat : cont).push_back(d);
   }
-  Eigen::MatrixXd r2 = Eigen::MatrixXd::Zero(m, n);
+  r2.setZero();
   if (!cont.empty()) {
     Eigen::MatrixXd as(m, cont.size()), bs(n, cont.size());
     for (size_t c = 0; c < cont.size(); ++c) {
@@ -52,11 +54,36 @@ Eigen::MatrixXd ScaledSquaredDistances(const CategoricalMask& categorical,
       }
     }
   }
-  return r2.cwiseMax(0.0);
+  r2 = r2.cwiseMax(0.0);  // Coefficient-wise, in place.
+}
+
+Eigen::MatrixXd ScaledSquaredDistances(const CategoricalMask& categorical,
+                                       const Eigen::MatrixXd& a,
+                                       const Eigen::MatrixXd& b,
+                                       const Eigen::VectorXd& inv_l2) {
+  Eigen::MatrixXd r2(a.rows(), b.rows());
+  ScaledSquaredDistancesInto(categorical, a, b, inv_l2, r2);
+  return r2;
 }
 
 Eigen::VectorXd InverseSquaredLengthScales(const GpHyperparameters& h) {
   return (-2.0 * h.log_length_scales.array()).exp().matrix();
+}
+
+// Matern52(categorical, a, b, h) written to k (a.rows() x b.rows()), in
+// place: the acquisition search computes thousands of these per
+// suggestion, and every temporary of this size is an allocation the
+// allocator may hand back to the kernel and fault in again.
+void Matern52Into(const CategoricalMask& categorical,
+                  const Eigen::Ref<const Eigen::MatrixXd>& a,
+                  const Eigen::MatrixXd& b, const GpHyperparameters& h,
+                  Eigen::Ref<Eigen::MatrixXd> k) {
+  ScaledSquaredDistancesInto(categorical, a, b, InverseSquaredLengthScales(h),
+                             k);
+  const double s2 = std::exp(h.log_signal_variance);
+  // Coefficient-wise, so safe in place.
+  k.array() = s2 * (1.0 + kSqrt5 * k.array().sqrt() + (5.0 / 3.0) * k.array()) *
+              (-kSqrt5 * k.array().sqrt()).exp();
 }
 
 // Bounds of Pack() under the prior options.
@@ -102,13 +129,9 @@ GpHyperparameters GpHyperparameters::Unpack(const Eigen::VectorXd& packed) {
 Eigen::MatrixXd Matern52(const CategoricalMask& categorical,
                          const Eigen::MatrixXd& a, const Eigen::MatrixXd& b,
                          const GpHyperparameters& h) {
-  Eigen::MatrixXd r2 =
-      ScaledSquaredDistances(categorical, a, b, InverseSquaredLengthScales(h));
-  const double s2 = std::exp(h.log_signal_variance);
-  Eigen::ArrayXXd r = r2.array().sqrt();
-  return (s2 * (1.0 + kSqrt5 * r + (5.0 / 3.0) * r2.array()) *
-          (-kSqrt5 * r).exp())
-      .matrix();
+  Eigen::MatrixXd k(a.rows(), b.rows());
+  Matern52Into(categorical, a, b, h, k);
+  return k;
 }
 
 absl::StatusOr<Eigen::MatrixXd> CholeskyWithJitter(const Eigen::MatrixXd& k,
@@ -469,10 +492,12 @@ Eigen::MatrixXd GaussianProcess::CrossCovariance(
   if (v == 0) return Matern52(categorical_, x_, xq, h_);
   const Eigen::Index n = num_observed_, p = x_.rows() - n;
   Eigen::MatrixXd k(n + v + p, xq.rows());
-  k.topRows(n) = Matern52(categorical_, x_.topRows(n), xq, h_);
+  Matern52Into(categorical_, x_.topRows(n), xq, h_, k.topRows(n));
   k.middleRows(n, v) =
       SlopeValueCovariance(categorical_, slopes_->points, xq, h_);
-  if (p > 0) k.bottomRows(p) = Matern52(categorical_, x_.bottomRows(p), xq, h_);
+  if (p > 0) {
+    Matern52Into(categorical_, x_.bottomRows(p), xq, h_, k.bottomRows(p));
+  }
   return k;
 }
 
