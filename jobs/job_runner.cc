@@ -124,6 +124,11 @@ void JobRunner::Recover() {
     for (const Trial& t : view.pending) {
       if (!ReattachTrial(view, t)) RecoverTrial(t);
     }
+    for (const Trial& t : view.ended_with_live_job) {
+      if (!ReattachTrial(view, t)) {
+        SetJob(t.name(), EndOrphanedJobOfEndedTrial(executor_, t));
+      }
+    }
   }
 }
 

@@ -34,7 +34,9 @@
 // (TrialJob.replica_processes) so that Recover() kills them all.
 // Before the first pass, Recover() takes over from an earlier cairnd: jobs it
 // left running are killed (orphans, found by pid and start time, every
-// replica of a group) and resumed from their job dirs; with an executor whose
+// replica of a group) and resumed from their job dirs, except the jobs of
+// trials that had ended (running on, or STOPPING), which are killed and
+// recorded CANCELLED (the trial keeps its result); with an executor whose
 // jobs outlive cairnd (Executor::JobsOutliveServer, e.g. Slurm) they are
 // reattached instead.
 //

@@ -20,6 +20,14 @@ namespace cairn::jobs {
 std::optional<cairn::v1::TrialJob> RequeueOrphanedJob(
     Executor* executor, const cairn::v1::Trial& trial);
 
+// For an ended trial whose job an earlier cairnd left running (still
+// running on after its trial ended, or STOPPING: a stop asked for then):
+// kills its processes as RequeueOrphanedJob does and returns the record
+// to store, CANCELLED with no pid and no GPUs (the trial keeps its
+// result; nothing resumes). `executor` is not owned.
+cairn::v1::TrialJob EndOrphanedJobOfEndedTrial(Executor* executor,
+                                               const cairn::v1::Trial& trial);
+
 }  // namespace cairn::jobs
 
 #endif  // CAIRN_JOBS_ORPHAN_RECOVERY_H_

@@ -119,6 +119,10 @@ struct TrialSummary {
   // Best final value of each objective metric over the SUCCEEDED trials
   // (BestFinalValues in trials/optimal.h).
   std::map<std::string, double> best_by_metric;
+  // Ended trials whose job still runs (a job record RUNNING or STOPPING on a
+  // trial that is no longer pending: api::HasLiveJob), so that a restart
+  // loads such a study and ends the jobs an earlier cairnd left running.
+  int64_t live_jobs_of_ended = 0;
 
   int64_t total() const;
   // REQUESTED, ACTIVE and STOPPING trials.
@@ -126,7 +130,8 @@ struct TrialSummary {
   int64_t count(cairn::v1::Trial::State state) const;
   bool operator==(const TrialSummary& other) const {
     return count_by_state == other.count_by_state &&
-           best_by_metric == other.best_by_metric;
+           best_by_metric == other.best_by_metric &&
+           live_jobs_of_ended == other.live_jobs_of_ended;
   }
 };
 

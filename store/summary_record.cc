@@ -51,6 +51,15 @@ bool DecodeLine(absl::string_view line, TrialSummary* summary) {
     summary->count_by_state[state] = count;
     return true;
   }
+  if (f[0] == "j") {
+    int64_t count = 0;
+    if (f[2] != "live_jobs_of_ended" || !absl::SimpleAtoi(f[1], &count) ||
+        count < 0) {
+      return false;
+    }
+    summary->live_jobs_of_ended = count;
+    return true;
+  }
   if (f[0] == "b") {
     double value = 0;
     std::string metric;
@@ -69,6 +78,10 @@ std::string EncodeSummary(const TrialSummary& summary) {
   std::string out;
   for (const auto& [state, count] : summary.count_by_state) {
     if (count != 0) absl::StrAppend(&out, "s ", state, " ", count, "\n");
+  }
+  if (summary.live_jobs_of_ended != 0) {
+    absl::StrAppend(&out, "j ", summary.live_jobs_of_ended,
+                    " live_jobs_of_ended\n");
   }
   for (const auto& [metric, value] : summary.best_by_metric) {
     absl::StrAppend(&out, "b ", absl::StrFormat("%.17g", value), " ",

@@ -4,6 +4,7 @@
 // Text, one entry per line, so that `ldb` shows it readably:
 //   s <Trial::State number> <count>
 //   b <value, %.17g> <C-escaped metric id>
+//   j <count> live_jobs_of_ended      (only when not 0)
 #ifndef CAIRN_STORE_SUMMARY_RECORD_H_
 #define CAIRN_STORE_SUMMARY_RECORD_H_
 

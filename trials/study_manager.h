@@ -120,6 +120,10 @@ struct JobStudyView {
   cairn::v1::Study study;
   // Pending trials (REQUESTED, ACTIVE, STOPPING) in id order.
   std::vector<cairn::v1::Trial> pending;
+  // Ended trials whose job still runs (api::HasLiveJob), in id order: their
+  // jobs run on until they exit or a stop ends them, and after a restart
+  // JobRunner::Recover takes them over.
+  std::vector<cairn::v1::Trial> ended_with_live_job;
 };
 
 struct StudyManagerOptions {

@@ -70,8 +70,10 @@ std::vector<JobStudyView> StudyManager::JobStudies() {
     JobStudyView view;
     view.study_id = s->id;
     view.study = s->View();
-    // A study with nothing pending needs no trials: it stays unloaded.
-    if (!s->loaded && s->summary.pending() == 0) {
+    // A study with nothing pending and no live job needs no trials: it
+    // stays unloaded.
+    if (!s->loaded && s->summary.pending() == 0 &&
+        s->summary.live_jobs_of_ended == 0) {
       out.push_back(std::move(view));
       continue;
     }
@@ -81,7 +83,11 @@ std::vector<JobStudyView> StudyManager::JobStudies() {
       continue;
     }
     for (const auto& [id, t] : s->trials) {
-      if (api::IsPendingState(t.state())) view.pending.push_back(t);
+      if (api::IsPendingState(t.state())) {
+        view.pending.push_back(t);
+      } else if (api::HasLiveJob(t)) {
+        view.ended_with_live_job.push_back(t);
+      }
     }
     out.push_back(std::move(view));
   }

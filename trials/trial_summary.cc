@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "api/trial_states.h"
 #include "trials/optimal.h"
 
 namespace cairn {
@@ -14,10 +15,14 @@ using cairn::v1::MetricSpec;
 using cairn::v1::StudySpec;
 using cairn::v1::Trial;
 
-void AddCount(Trial::State state, int64_t delta, TrialSummary* summary) {
-  int64_t& n = summary->count_by_state[state];
+// Counts `trial` in `summary` (delta 1) or takes it out (-1).
+void AddCount(const Trial& trial, int64_t delta, TrialSummary* summary) {
+  int64_t& n = summary->count_by_state[trial.state()];
   n += delta;
-  if (n == 0) summary->count_by_state.erase(state);
+  if (n == 0) summary->count_by_state.erase(trial.state());
+  if (!api::IsPendingState(trial.state()) && api::HasLiveJob(trial)) {
+    summary->live_jobs_of_ended += delta;
+  }
 }
 
 // Merges the final values of SUCCEEDED `trial` into `best` by each metric's
@@ -46,7 +51,7 @@ bool SameFinal(const Trial& a, const Trial& b) {
 
 TrialSummary SummarizeTrials(const StudySpec& spec, const TrialTable& trials) {
   TrialSummary summary;
-  for (const auto& [id, t] : trials) AddCount(t.state(), 1, &summary);
+  for (const auto& [id, t] : trials) AddCount(t, 1, &summary);
   summary.best_by_metric = BestFinalValues(spec, trials.InIdOrder());
   return summary;
 }
@@ -60,13 +65,13 @@ TrialSummary SummaryAfterPut(const StudySpec& spec, const TrialTable& trials,
   for (const auto& [id, t] : latest) {
     auto old = trials.find(id);
     if (old != trials.end()) {
-      AddCount(old->second.state(), -1, &current);
+      AddCount(old->second, -1, &current);
       if (old->second.state() == Trial::SUCCEEDED &&
           (t->state() != Trial::SUCCEEDED || !SameFinal(old->second, *t))) {
         recompute_best = true;
       }
     }
-    AddCount(t->state(), 1, &current);
+    AddCount(*t, 1, &current);
     if (t->state() == Trial::SUCCEEDED) {
       MergeBest(spec, *t, &current.best_by_metric);
     }
@@ -86,7 +91,7 @@ TrialSummary SummaryAfterErase(const StudySpec& spec, const TrialTable& trials,
                                TrialSummary current, int64_t trial_id) {
   auto old = trials.find(trial_id);
   if (old == trials.end()) return current;
-  AddCount(old->second.state(), -1, &current);
+  AddCount(old->second, -1, &current);
   if (old->second.state() != Trial::SUCCEEDED) return current;
   std::vector<const Trial*> after;
   after.reserve(trials.size());

@@ -2,9 +2,10 @@
 // study or trial ends its job (SIGTERM with the grace, then the exit) and
 // frees its slot; a job still running after its trial ended stops when a
 // stop is asked for again (StopTrial, SetStudyState), and a deleted study's
-// jobs end.
+// jobs end; after a restart such a job is ended, not left running.
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -33,6 +34,41 @@ class JobRunnerStopTest : public JobRunnerUnitTest {
     EXPECT_TRUE(executor_.terminates().empty());
     EXPECT_EQ(Get(trial).job().state(), TrialJob::RUNNING);
     return starts.empty() ? FakeExecutor::Started() : starts[0];
+  }
+
+  // Completes a running trial through the API (and asks for a stop if
+  // `stop_asked`), then restarts: the new cairnd kills the job's orphan and
+  // records it CANCELLED; nothing resumes, and a third finds nothing to end.
+  void ExpectRestartEndsTheOrphan(bool stop_asked) {
+    const std::string trial = CreateStudy("max_trials: 1") + "/trials/1";
+    const FakeExecutor::Started started = CompleteWhileItRuns(trial);
+    if (stop_asked) ASSERT_TRUE(manager_->StopTrial(trial).ok());
+
+    OpenManager();  // A new cairnd on the same store.
+    FakeExecutor executor2;
+    NewRunner(Options(), &executor2);  // Recover()s.
+    EXPECT_EQ(executor2.orphans(),
+              (std::vector<std::pair<int64_t, int64_t>>{
+                  {started.handle.pid, started.handle.start_ticks}}));
+    const Trial t = Get(trial);
+    EXPECT_EQ(t.state(), Trial::SUCCEEDED) << "the trial keeps its result";
+    EXPECT_EQ(t.job().state(), TrialJob::CANCELLED);
+    EXPECT_EQ(t.job().pid(), 0);
+    EXPECT_EQ(t.job().message(),
+              std::string(stop_asked ? "stopped after the trial ended"
+                                     : "ran on after the trial ended") +
+                  "; cairnd restarted and ended the job (orphan pid " +
+                  std::to_string(started.handle.pid) + " killed)");
+    runner_->RunOnce();
+    EXPECT_TRUE(executor2.starts().empty()) << "nothing resumes";
+    EXPECT_EQ(runner_->Counts().running, 0);
+
+    OpenManager();
+    FakeExecutor executor3;
+    NewRunner(Options(), &executor3);
+    EXPECT_TRUE(executor3.orphans().empty());
+    EXPECT_EQ(Get(trial).job().state(), TrialJob::CANCELLED);
+    runner_.reset();  // Before the executors go.
   }
 
   // Two one-trial studies and one job slot: the first runs, the second's
@@ -189,6 +225,17 @@ TEST_F(JobRunnerStopTest, JobOfAnEndedTrialRunsOnUntilAStopIsAsked) {
   EXPECT_NE(again.status().message().find("already SUCCEEDED"),
             std::string::npos)
       << again.status();
+}
+
+// cairnd dies while the job of an ended trial runs (on, or STOPPING after
+// a stop was asked for): the next cairnd kills the orphan and records the
+// job's end, so it neither runs on unowned nor reads STOPPING forever.
+TEST_F(JobRunnerStopTest, RestartEndsTheOrphanOfAnEndedTrial) {
+  ExpectRestartEndsTheOrphan(/*stop_asked=*/false);
+}
+
+TEST_F(JobRunnerStopTest, RestartEndsTheOrphanOfAStoppingJob) {
+  ExpectRestartEndsTheOrphan(/*stop_asked=*/true);
 }
 
 TEST_F(JobRunnerStopTest, StoppingAFinishedStudyEndsJobsStillRunning) {

@@ -344,6 +344,7 @@ TEST(StoreSummaryRecordTest, RoundTripsOddMetricIdsAndRejectsGarbage) {
   summary.count_by_state[cairn::v1::Trial::ACTIVE] = 2;
   summary.best_by_metric["loss"] = 0.1 + 0.2;  // Needs all 17 digits.
   summary.best_by_metric["top 1\nacc"] = -1e-300;
+  summary.live_jobs_of_ended = 3;
   TrialSummary back;
   ASSERT_TRUE(keys::DecodeSummary(keys::EncodeSummary(summary), &back));
   EXPECT_EQ(back, summary);
@@ -353,6 +354,8 @@ TEST(StoreSummaryRecordTest, RoundTripsOddMetricIdsAndRejectsGarbage) {
   EXPECT_FALSE(keys::DecodeSummary("s 99 1\n", &back));
   EXPECT_FALSE(keys::DecodeSummary("x 4 1\n", &back));
   EXPECT_FALSE(keys::DecodeSummary("b nan? loss\n", &back));
+  EXPECT_FALSE(keys::DecodeSummary("j -1 live_jobs_of_ended\n", &back));
+  EXPECT_FALSE(keys::DecodeSummary("j 1 jobs\n", &back));
 }
 
 TEST_F(StoreTest, SummaryRecordGoesWithTheTrialWritesThatCarryIt) {
