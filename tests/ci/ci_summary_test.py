@@ -41,9 +41,14 @@ TESTS = {
     "gtest_setup_skip": ([SAMPLE, "--gtest_filter=SetUpSkipSample.*"], ""),
     "gtest_all": ([SAMPLE], ""),
     "gtest_skip_and_fail": ([SAMPLE], "CAIRN_SAMPLE_FAIL=1"),
+    "gtest_bare_skip": ([SAMPLE, "--gtest_filter=SkipSample.Passes:"
+                         "SkipSample.SkipsWithoutReasonOnRequest"],
+                        "CAIRN_SAMPLE_BARE_SKIP=1"),
     "pytest_pass": (PYTEST + ["-k", "passes"], ""),
     "pytest_skip": (PYTEST, ""),
     "pytest_skip_and_fail": (PYTEST, "CAIRN_SAMPLE_FAIL=1"),
+    "pytest_bare_skip": (PYTEST + ["-k", "passes or without_reason"],
+                         "CAIRN_SAMPLE_BARE_SKIP=1"),
     "script_skip": (["sh", "-c", "echo 'SKIPPED: no widget here'; exit 77"], ""),
     "script_silent_skip": (["sh", "-c", "exit 77"], ""),
     "hidden_gtest_skip": (["sh", "-c", "printf '%s\\n' "
@@ -116,7 +121,8 @@ class CountingTest(unittest.TestCase):
                   for c in ET.parse(self.junit).iter("testcase")}
         want = {"gtest_pass": "run", "gtest_skip": "notrun",
                 "gtest_setup_skip": "notrun", "gtest_all": "notrun",
-                "gtest_skip_and_fail": "fail", "pytest_pass": "run",
+                "gtest_skip_and_fail": "fail", "gtest_bare_skip": "fail",
+                "pytest_bare_skip": "fail", "pytest_pass": "run",
                 "pytest_skip": "notrun", "pytest_skip_and_fail": "fail",
                 "script_skip": "notrun", "script_silent_skip": "notrun",
                 "hidden_gtest_skip": "run", "missing_executable": "notrun"}
@@ -125,7 +131,7 @@ class CountingTest(unittest.TestCase):
     def test_counts_and_reasons_with_nothing_allowed(self):
         rc, out = summary(self.junit)
         self.assertEqual(rc, 1, out)
-        self.assertIn("sample: 2 passed, 3 failed, 7 skipped (7 not allowed)",
+        self.assertIn("sample: 2 passed, 5 failed, 7 skipped (7 not allowed)",
                       out)
         for reason in [
                 "SkipSample.Skips: sample reason | second line",
@@ -138,10 +144,28 @@ class CountingTest(unittest.TestCase):
             self.assertIn(reason, out)
         self.assertRegex(out, r"sample: failed \[all\] gtest_skip_and_fail\n")
         self.assertRegex(out, r"sample: failed \[all\] pytest_skip_and_fail\n")
+        # A skip without a reason fails its test: CI cannot judge it.
+        self.assertRegex(out, r"sample: failed \[all\] gtest_bare_skip\n")
+        self.assertRegex(out, r"sample: failed \[all\] pytest_bare_skip\n")
         self.assertRegex(out, r"sample: failed \[all\] missing_executable: "
                               r"not run: Unable to find executable")
         self.assertRegex(out, r"sample: skipped \[all\] gtest_skip "
                               r"\(NOT ALLOWED: not in ")
+
+    def test_a_skip_without_a_reason_fails_naming_the_case(self):
+        env = dict(os.environ, CAIRN_SAMPLE_BARE_SKIP="1")
+        r = subprocess.run(
+            [SAMPLE, "--gtest_filter=SkipSample.SkipsWithoutReasonOnRequest"],
+            env=env, capture_output=True, text=True)
+        self.assertEqual(r.returncode, 1, r.stdout)
+        self.assertIn("FAILED [gtest] SkipSample.SkipsWithoutReasonOnRequest: "
+                      "skipped without a reason", r.stdout)
+        r = subprocess.run(PYTEST + ["-k", "without_reason"], env=env,
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 1, r.stdout)
+        self.assertIn("FAILED [pytest] ", r.stdout)
+        self.assertIn("test_skips_without_reason_on_request: skipped without "
+                      "a reason", r.stdout)
 
     def test_allowed_only_when_every_reason_matches(self):
         allowed = ("gtest_skip | ^SkipSample\\.Skips: sample reason | ok1\n"

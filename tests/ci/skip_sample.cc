@@ -1,7 +1,8 @@
 // A gtest binary for ci_summary_test (not a ctest test itself): one case
 // passes, one skips in its body, one in its fixture's SetUp, one is
-// disabled, and one fails when $CAIRN_SAMPLE_FAIL is set. Its main is
-// tests/testing/gtest_main.cc, as every test binary's.
+// disabled, one fails when $CAIRN_SAMPLE_FAIL is set, and one skips without
+// a reason when $CAIRN_SAMPLE_BARE_SKIP is set (which fails the binary). Its
+// main is tests/testing/gtest_main.cc, as every test binary's.
 #include <cstdlib>
 
 #include "gtest/gtest.h"
@@ -15,6 +16,10 @@ TEST(SkipSample, Skips) { GTEST_SKIP() << "sample reason\nsecond line"; }
 
 TEST(SkipSample, FailsOnRequest) {
   if (std::getenv("CAIRN_SAMPLE_FAIL") != nullptr) FAIL() << "asked to fail";
+}
+
+TEST(SkipSample, SkipsWithoutReasonOnRequest) {
+  if (std::getenv("CAIRN_SAMPLE_BARE_SKIP") != nullptr) GTEST_SKIP();
 }
 
 TEST(SkipSample, DISABLED_Off) {}

@@ -18,22 +18,25 @@ const char* SkipMessage(const ::testing::TestResult& result) {
 }
 
 // Why `info` of `suite` was skipped: its own GTEST_SKIP, else its suite's
-// SetUpTestSuite's, else a global Environment's.
+// SetUpTestSuite's, else a global Environment's; "" when none gave one.
 std::string ReasonOf(const ::testing::TestSuite& suite,
                      const ::testing::TestInfo& info) {
   for (const ::testing::TestResult* r :
        {info.result(), &suite.ad_hoc_test_result(),
         &::testing::UnitTest::GetInstance()->ad_hoc_test_result()}) {
-    if (const char* m = SkipMessage(*r); m != nullptr) {
-      return OneLineReason(*m != '\0' ? m : "GTEST_SKIP() without a reason");
-    }
+    if (const char* m = SkipMessage(*r); m != nullptr) return OneLineReason(m);
   }
-  return "skipped without a GTEST_SKIP message";
+  return "";
 }
 
-// Prints the SKIPPED lines of `suite`; the number printed.
-int PrintSkips(const ::testing::TestSuite& suite) {
-  int n = 0;
+struct Skips {
+  int with_reason = 0;
+  int without_reason = 0;
+};
+
+// Prints the SKIPPED lines of `suite` (a FAILED line for a skip without a
+// reason) and counts them into `skips`.
+void PrintSkips(const ::testing::TestSuite& suite, Skips& skips) {
   for (int j = 0; j < suite.total_test_count(); ++j) {
     const ::testing::TestInfo& info = *suite.GetTestInfo(j);
     std::string reason;
@@ -45,11 +48,18 @@ int PrintSkips(const ::testing::TestSuite& suite) {
     } else {
       continue;
     }
+    if (reason.empty()) {
+      std::printf(
+          "FAILED [gtest] %s.%s: skipped without a reason (GTEST_SKIP() << "
+          "\"why\" is required)\n",
+          suite.name(), info.name());
+      ++skips.without_reason;
+      continue;
+    }
     std::printf("SKIPPED [gtest] %s.%s: %s\n", suite.name(), info.name(),
                 reason.c_str());
-    ++n;
+    ++skips.with_reason;
   }
-  return n;
 }
 
 }  // namespace
@@ -74,13 +84,19 @@ int RunAllTests() {
   const int rc = RUN_ALL_TESTS();
   if (rc != 0) return 1;
   const ::testing::UnitTest& unit = *::testing::UnitTest::GetInstance();
-  int skipped = 0;
+  Skips skips;
   for (int i = 0; i < unit.total_test_suite_count(); ++i) {
-    skipped += PrintSkips(*unit.GetTestSuite(i));
+    PrintSkips(*unit.GetTestSuite(i), skips);
   }
-  if (skipped == 0) return 0;
-  std::printf("%d test(s) skipped: exit %d (ctest: Skipped)\n", skipped,
-              kSkipExitCode);
+  if (skips.without_reason > 0) {
+    std::printf("%d test(s) skipped without a reason: exit 1\n",
+                skips.without_reason);
+    std::fflush(stdout);
+    return 1;
+  }
+  if (skips.with_reason == 0) return 0;
+  std::printf("%d test(s) skipped: exit %d (ctest: Skipped)\n",
+              skips.with_reason, kSkipExitCode);
   std::fflush(stdout);
   return kSkipExitCode;
 }

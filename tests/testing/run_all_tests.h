@@ -16,7 +16,9 @@ namespace cairn::testing {
 // ctest's SKIP_RETURN_CODE for every test (cairn_add_test sets it).
 inline constexpr int kSkipExitCode = 77;
 
-// Runs every test (RUN_ALL_TESTS). Returns 1 when any failed; otherwise
+// Runs every test (RUN_ALL_TESTS). Returns 1 when any failed or was skipped
+// without a reason (printing `FAILED [gtest] Suite.Name: skipped without a
+// reason ...`: a skip must say why, for CI to judge it); otherwise
 // kSkipExitCode when any test was skipped (GTEST_SKIP in the test, its
 // SetUp, its suite's SetUpTestSuite or an Environment) or is disabled
 // (DISABLED_), after printing one line per skip to stdout,

@@ -7,7 +7,8 @@ ctest sees one exit status per pytest run. Matching a skip in the output
 another case failed; exiting 0 would report skips as Passed. This runner
 exits with pytest's own status when anything failed or errored, 77 (ctest's
 SKIP_RETURN_CODE) when nothing failed but a case or module was skipped (or
-xfailed), 5 when nothing ran at all, and 0 when every case ran and passed.
+xfailed), 1 when a case skipped without a reason (CI cannot judge such a
+skip), 5 when nothing ran at all, and 0 when every case ran and passed.
 Each skip is printed after pytest's report, one line each:
 
     SKIPPED [pytest] NODEID: reason
@@ -30,16 +31,20 @@ def one_line(text):
 
 
 def reason_of(report):
-    """Why `report` (a skipped test or collection report) skipped."""
+    """Why `report` (a skipped test or collection report) skipped; "" when
+    it gave no reason."""
     if hasattr(report, "wasxfail"):
-        return "xfail: " + one_line(report.wasxfail or "no reason given")
+        reason = one_line(report.wasxfail or "")
+        return "xfail: " + reason if reason else ""
     longrepr = report.longrepr
     if isinstance(longrepr, tuple) and len(longrepr) == 3:
         message = str(longrepr[2])
         if message.startswith("Skipped: "):
             message = message[len("Skipped: "):]
-        return one_line(message) or "pytest.skip() without a reason"
-    return one_line(longrepr) or "skipped without a reason"
+        elif message == "Skipped":  # pytest.skip() with no reason.
+            message = ""
+        return one_line(message)
+    return one_line(longrepr)
 
 
 class SkipCollector:
@@ -61,9 +66,18 @@ class SkipCollector:
 def main(argv):
     collector = SkipCollector()
     rc = int(pytest.main(argv, plugins=[collector]))
+    bare = 0
     for nodeid, reason in collector.skips:
-        print("SKIPPED [pytest] %s: %s" % (nodeid, reason))
+        if reason:
+            print("SKIPPED [pytest] %s: %s" % (nodeid, reason))
+        else:
+            print("FAILED [pytest] %s: skipped without a reason "
+                  "(pytest.skip(\"why\") is required)" % nodeid)
+            bare += 1
     sys.stdout.flush()
+    if bare:
+        print("%d skipped without a reason: exit 1" % bare)
+        return 1
     if rc not in (int(pytest.ExitCode.OK),
                   int(pytest.ExitCode.NO_TESTS_COLLECTED)):
         return rc  # A failure wins over any skip.
